@@ -1,0 +1,26 @@
+"""Errors of the agent process. Each says what went wrong and how to fix it."""
+
+
+class AgentError(Exception):
+    """Base class of every error the agent raises on purpose."""
+
+
+class ConfigError(AgentError):
+    """config.json or the environment is missing something or holds a bad value."""
+
+
+class StateFileError(AgentError):
+    """A workspace state file cannot be read; it is never overwritten silently."""
+
+
+class ToolCodeError(AgentError):
+    """The LLM's <tool_code> block is malformed; the message goes back to the LLM."""
+
+
+class LLMError(AgentError):
+    """An LLM provider could not be reached, timed out, or answered an error."""
+
+    def __init__(self, provider: str, message: str, hint: str = "") -> None:
+        self.provider = provider
+        self.hint = hint
+        super().__init__(f"{provider}: {message}" + (f" ({hint})" if hint else ""))

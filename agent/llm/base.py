@@ -1,0 +1,29 @@
+"""The one interface every LLM provider implements: a prompt in, text out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from agent.errors import LLMError
+
+__all__ = ["BaseLLM", "LLMError"]
+
+
+class BaseLLM(ABC):
+    """A chat model. `chat()` returns the model's text or raises `LLMError`, never an error as text."""
+
+    name: str = "base"
+    # The prompt template this provider reads from the workspace. Small local models follow
+    # the tool_code format far better with worked examples, so they get their own variant.
+    prompt_template: str = "PROMPT.md"
+
+    def __init__(self, model: str, timeout: float = 60.0) -> None:
+        self.model = model
+        self.timeout = timeout
+
+    @abstractmethod
+    def chat(self, prompt: str) -> str:
+        """Send one prompt (as a single user message) and return the reply text."""
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.model})"

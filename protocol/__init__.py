@@ -1,0 +1,208 @@
+"""The wire between agent and router: command envelope, reply, status values and Redis key names.
+
+This is the only code the agent and the router share (with `protocol.untrusted`, the one
+definition of how outside text is made safe to show a model). JSON only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+
+class ProtocolError(ValueError):
+    """A message on the wire is not valid JSON or not a valid envelope/reply."""
+
+
+class Status(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    EXPIRED = "expired"
+    PENDING_APPROVAL = "pending_approval"
+    # The outcome is not known: a timeout, or a side-effecting command interrupted mid-run.
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Every Redis key name of SafeClaw, under one prefix. ACLs are generated from these too."""
+
+    prefix: str = "safeclaw:"
+    command_queue: str = "safeclaw:command_queue"
+    response_prefix: str = "safeclaw:response:"
+
+    def response(self, command_id: str) -> str:
+        return f"{self.response_prefix}{command_id}"
+
+    @property
+    def router_prefix(self) -> str:
+        """Keys only the router may touch (processing lists, idempotency, dead letters, heartbeats)."""
+        return f"{self.prefix}router:"
+
+    def processing(self, router_id: str) -> str:
+        return f"{self.router_prefix}processing:{router_id}"
+
+    def idempotency(self, command_id: str) -> str:
+        return f"{self.router_prefix}idem:{command_id}"
+
+    def attempts(self, command_id: str) -> str:
+        return f"{self.router_prefix}attempts:{command_id}"
+
+    @property
+    def dead_letter(self) -> str:
+        return f"{self.router_prefix}dead_letter"
+
+    def router_heartbeat(self, router_id: str) -> str:
+        return f"{self.router_prefix}heartbeat:{router_id}"
+
+    @property
+    def agent_prefix(self) -> str:
+        return f"{self.prefix}agent:"
+
+    @property
+    def agent_heartbeat(self) -> str:
+        return f"{self.agent_prefix}heartbeat"
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass
+class CommandEnvelope:
+    """One router action on its way from the agent to the router."""
+
+    id: str  # unique per command; names the reply key and the idempotency record
+    action: str  # router action name, e.g. "CREATE_POST"
+    params: dict[str, Any]  # checked by the router against the skill's own schema
+    conversation: str  # which conversation asked, for logs and policy
+    created_at: float  # unix seconds
+    expires_at: float  # unix seconds; past this the router answers `expired` and never runs it
+    v: int = PROTOCOL_VERSION
+
+    @classmethod
+    def new(
+        cls, action: str, params: dict[str, Any], conversation: str, ttl_seconds: float
+    ) -> CommandEnvelope:
+        now = _now()
+        return cls(
+            id=uuid.uuid4().hex,
+            action=action,
+            params=params,
+            conversation=conversation,
+            created_at=now,
+            expires_at=now + ttl_seconds,
+        )
+
+    def is_expired(self, now: float | None = None) -> bool:
+        return (now if now is not None else _now()) > self.expires_at
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> CommandEnvelope:
+        data = _load_object(raw, "command")
+        try:
+            envelope = cls(
+                id=_require(data, "id", str),
+                action=_require(data, "action", str),
+                params=_require(data, "params", dict),
+                conversation=_require(data, "conversation", str),
+                created_at=float(_require(data, "created_at", (int, float))),
+                expires_at=float(_require(data, "expires_at", (int, float))),
+                v=int(data.get("v", PROTOCOL_VERSION)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ProtocolError(f"invalid command: {exc}") from None
+        if not envelope.id or len(envelope.id) > 128:
+            raise ProtocolError("invalid command: id must be 1-128 characters")
+        if envelope.v != PROTOCOL_VERSION:
+            raise ProtocolError(f"unsupported protocol version {envelope.v} (this side speaks {PROTOCOL_VERSION})")
+        return envelope
+
+
+@dataclass
+class Reply:
+    """The router's answer to one command, pushed to `Keys.response(id)` with a TTL."""
+
+    id: str
+    status: Status
+    message: str = ""  # one human-readable line, safe to show the user
+    result: dict[str, Any] | None = None  # present when status is ok
+    error: str | None = None  # a machine-readable error type when status is not ok
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"dry_run": true}
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "status": str(self.status), "message": self.message}
+        if self.result is not None:
+            data["result"] = self.result
+        if self.error is not None:
+            data["error"] = self.error
+        data.update(self.extra)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Reply:
+        data = _load_object(raw, "reply")
+        try:
+            status = Status(_require(data, "status", str))
+        except ValueError:
+            raise ProtocolError(f"invalid reply: unknown status {data.get('status')!r}") from None
+        known = {"id", "status", "message", "result", "error"}
+        result = data.get("result")
+        return cls(
+            id=_require(data, "id", str),
+            status=status,
+            message=str(data.get("message", "")),
+            result=result if isinstance(result, dict) else None,
+            error=data.get("error") if isinstance(data.get("error"), str) else None,
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def _load_object(raw: str | bytes, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"invalid {what}: not JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"invalid {what}: expected a JSON object")
+    return data
+
+
+def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in data:
+        raise ProtocolError(f"missing field {key!r}")
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ProtocolError(f"field {key!r} has the wrong type")
+    return value
+
+
+# Platform credentials live in the router alone. The agent refuses to start when any of these
+# is in its environment, and the router redacts their values from everything it emits.
+PLATFORM_CREDENTIAL_VARIABLES: dict[str, tuple[str, ...]] = {
+    "bsky": ("BSKY_HANDLE", "BSKY_PASSWORD"),
+    "mastodon": ("MASTODON_INSTANCE", "MASTODON_TOKEN"),
+    "reddit": ("REDDIT_CLIENT_ID", "REDDIT_SECRET", "REDDIT_USERNAME", "REDDIT_PASSWORD"),
+    "x": ("X_API_KEY", "X_API_SECRET", "X_ACCESS_TOKEN", "X_ACCESS_SECRET"),
+    "moltbook": ("MOLTBOOK_API_KEY",),
+}
+# Of those, the ones that are secrets (a handle or an instance URL is an identifier, not a secret).
+SECRET_CREDENTIAL_VARIABLES: frozenset[str] = frozenset(
+    {
+        "BSKY_PASSWORD", "MASTODON_TOKEN", "REDDIT_CLIENT_ID", "REDDIT_SECRET", "REDDIT_PASSWORD",
+        "X_API_KEY", "X_API_SECRET", "X_ACCESS_TOKEN", "X_ACCESS_SECRET", "MOLTBOOK_API_KEY",
+    }
+)

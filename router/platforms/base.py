@@ -1,0 +1,91 @@
+"""The shape every social platform client has. One module per platform beside this one.
+
+Clients run inside the router only. They raise `SkillError` with the seed's error types
+(auth_failed, rate_limited, request_failed, ...) and never put a credential or a raw API
+body into a message. Text other people wrote is returned raw here; the skills pass it
+through `protocol.untrusted` before it leaves the router.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.errors import SkillError
+
+
+@dataclass
+class PostRequest:
+    text: str
+    url: str | None = None  # a link to attach (appended to the text where the platform has no card)
+    reply_to: str | None = None  # post id or URL to reply to
+    quote: str | None = None  # post id or URL to quote
+    subreddit: str | None = None  # Reddit only
+    title: str | None = None  # Reddit only
+    idempotency_key: str = ""  # the command id: makes a retried post harmless where the platform allows
+
+
+@dataclass
+class Notification:
+    kind: str  # mention | reply | like | follow | repost | quote | other
+    author: str  # handle or username of who did it
+    text: str  # what they wrote, "" for likes and follows
+    post_id: str | None
+    url: str | None
+    created_at: str  # ISO 8601
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class PostRef:
+    id: str
+    url: str
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"truncated": true}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "url": self.url, **self.extra}
+
+
+class PlatformClient(ABC):
+    """One social network, authenticated lazily with the credentials given at construction."""
+
+    key: str = ""  # "bsky", "mastodon", "reddit", "x", "moltbook"
+    required: tuple[str, ...] = ()  # credential variables that must be set
+
+    def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
+        missing = [name for name in self.required if not credentials.get(name)]
+        if missing:
+            raise SkillError(
+                "no_credentials",
+                f"{self.key} has no credentials: set {', '.join(missing)} in router/.env",
+            )
+        self.credentials = credentials
+        self.env = env
+        self.timeout = timeout
+
+    @abstractmethod
+    def auth_test(self) -> dict[str, Any]:
+        """Authenticate and return who we are, e.g. {"handle": ..., "id": ...}."""
+
+    @abstractmethod
+    def post(self, request: PostRequest) -> PostRef: ...
+
+    @abstractmethod
+    def delete(self, post_id: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def like(self, post_id: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def profile(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def notifications(self, limit: int) -> list[Notification]: ...
+
+    @abstractmethod
+    def metrics(self, post_id: str) -> dict[str, Any]:
+        """{"likes": n, "reposts": n, "replies": n, ...} where the platform has them."""

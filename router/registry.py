@@ -1,0 +1,69 @@
+"""Skills: what the router can do, each in `router/skills/<name>/skill.py`, found at start-up.
+
+A skill module defines `SKILL = Skill(...)`. The router trusts only this registry: an action
+the agent names that is not here is denied, and params are validated against `Skill.schema`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+
+
+@dataclass
+class SkillContext:
+    """What a running skill may use. Credentials reach skills only through this object."""
+
+    command_id: str  # also the idempotency key a platform may be given
+    conversation: str
+    credentials: Mapping[str, str]  # every loaded credential variable (router side only)
+    env: Mapping[str, str]  # non-secret settings such as base URL overrides
+    data_dir: Path  # files the router owns (notes, outbox)
+    dry_run: bool = False  # side-effecting skills record what they would send instead of sending
+    max_text_chars: int = 2000  # truncation length for untrusted text
+    timeout: float = 20.0  # seconds for one platform request
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("safeclaw.router.skill"))
+
+
+SkillRun = Callable[[dict[str, Any], SkillContext], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str  # the action name, e.g. "CREATE_POST"
+    description: str
+    schema: dict[str, Any]  # JSON Schema of params; additionalProperties should be false
+    side_effect: bool  # True: runs at most once per command id, dry_run applies
+    run: SkillRun
+
+    def validation_error(self, params: Any) -> str | None:
+        """A one-line reason the params are invalid, or None when they are valid."""
+        validator = jsonschema.Draft202012Validator(self.schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "params"
+        return f"{where}: {error.message}"[:300]
+
+
+def discover_skills(skills_dir: Path = SKILLS_DIR) -> dict[str, Skill]:
+    """Import every `skills/<folder>/skill.py` and index its SKILL by action name."""
+    skills: dict[str, Skill] = {}
+    for module_file in sorted(skills_dir.glob("*/skill.py")):
+        module = importlib.import_module(f"router.skills.{module_file.parent.name}.skill")
+        skill = getattr(module, "SKILL", None)
+        if not isinstance(skill, Skill):
+            raise TypeError(f"{module_file} defines no SKILL = Skill(...)")
+        if skill.name in skills:
+            raise ValueError(f"two skills are named {skill.name}")
+        jsonschema.Draft202012Validator.check_schema(skill.schema)
+        skills[skill.name] = skill
+    return skills
