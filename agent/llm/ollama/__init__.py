@@ -1,0 +1,1 @@
+"""The ollama LLM provider."""

@@ -1,0 +1,106 @@
+"""Ollama (the default provider) through the official `ollama` client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+import ollama
+from agent.errors import LLMError
+from agent.llm.base import BaseLLM
+from agent.llm.redact import redact
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_MODEL = "llama3.1:8b"
+
+
+def ollama_host(env: Mapping[str, str]) -> str:
+    """The Ollama base URL from OLLAMA_HOST ("host", "host:port" or a URL), as a full URL."""
+    host = (env.get("OLLAMA_HOST") or "").strip().rstrip("/")
+    if not host:
+        return DEFAULT_HOST
+    if "://" in host:
+        return host  # a URL without a port means the scheme's port, as the ollama client reads it
+    hostport = host.split("/", 1)[0]
+    if hostport.startswith(":"):
+        host = "127.0.0.1" + host
+    elif ":" not in hostport.rsplit("]", 1)[-1]:
+        host = host.replace(hostport, hostport + ":11434", 1)
+    return "http://" + host
+
+
+class OllamaLLM(BaseLLM):
+    name = "ollama"
+
+    def __init__(
+        self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(model or DEFAULT_MODEL, timeout)
+        self.host = ollama_host(os.environ if env is None else env)
+        self._client = ollama.Client(host=self.host, timeout=timeout)
+
+    def chat(self, prompt: str) -> str:
+        response = self._call(
+            lambda: self._client.chat(
+                model=self.model, messages=[{"role": "user", "content": prompt}], stream=False
+            )
+        )
+        text = response.message.content if response.message else None
+        if not text or not text.strip():
+            raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
+                           "try again, or try another model")
+        return text
+
+    def check(self) -> None:
+        """The server answers and has the model pulled."""
+        listing = self._call(self._client.list)
+        names = {m.model for m in listing.models if m.model}
+        wanted = self.model if ":" in self.model else self.model + ":latest"
+        if self.model not in names and wanted not in names:
+            raise self._model_missing()
+
+    def _model_missing(self) -> LLMError:
+        return LLMError(self.name, f"model '{self.model}' not found", f"run `ollama pull {self.model}`")
+
+    def _call(self, request: Any) -> Any:
+        """Run one client call, turning every way it can fail into an LLMError that says what to check."""
+        try:
+            return request()
+        except ollama.ResponseError as e:
+            if e.status_code == 404 and "not found" in str(e.error).lower():
+                raise self._model_missing() from None
+            raise LLMError(
+                self.name, f"HTTP {e.status_code} from Ollama at {self.host}: {redact(str(e.error))}",
+                _status_hint(e.status_code),
+            ) from None
+        except ConnectionError:
+            raise LLMError(
+                self.name, f"cannot reach Ollama at {self.host}",
+                "is `ollama serve` running? set OLLAMA_HOST to its address",
+            ) from None
+        except httpx.TimeoutException:
+            raise LLMError(
+                self.name, f"no answer from Ollama at {self.host} within {self.timeout:g} s",
+                "the model may still be loading; raise the timeout in config.json or use a smaller model",
+            ) from None
+        except httpx.HTTPError as e:
+            raise LLMError(self.name, f"network error talking to {self.host}: {redact(str(e))}",
+                           "check OLLAMA_HOST") from None
+        except (ValueError, ValidationError) as e:
+            # json.JSONDecodeError is a ValueError: the server answered something that is not Ollama JSON
+            raise LLMError(self.name, f"unreadable answer from {self.host}: {redact(str(e))}",
+                           "is OLLAMA_HOST really an Ollama server?") from None
+
+
+def _status_hint(status: int) -> str:
+    if status in (401, 403):
+        return "the server wants credentials: set OLLAMA_API_KEY"
+    if status == 429:
+        return "rate limited: wait and try again"
+    if status >= 500:
+        return "the Ollama server failed; see `ollama serve` logs (out of memory?)"
+    return "check the model name and OLLAMA_HOST"

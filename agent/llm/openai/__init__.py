@@ -1,0 +1,1 @@
+"""The openai LLM provider."""

@@ -1,0 +1,98 @@
+"""OpenAI (or any OpenAI-compatible server) through the official `openai` client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import openai
+from agent.errors import LLMError
+from agent.llm.base import BaseLLM
+from agent.llm.redact import redact
+
+DEFAULT_MODEL = "gpt-4o-mini"
+# A local OpenAI-compatible server (llama.cpp, vLLM) usually ignores the key, but the SDK wants one.
+KEYLESS_PLACEHOLDER = "not-needed"
+
+
+class OpenAILLM(BaseLLM):
+    name = "openai"
+
+    def __init__(
+        self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(model or DEFAULT_MODEL, timeout)
+        env = os.environ if env is None else env
+        self.base_url = env.get("OPENAI_BASE_URL") or None
+        self._key = env.get("OPENAI_API_KEY") or ""
+        if not self._key and not self.base_url:
+            raise LLMError(self.name, "OPENAI_API_KEY is not set",
+                           "put it in .env, or set OPENAI_BASE_URL for a keyless compatible server")
+        # max_retries=1: one retry for a blip, but a dead server fails in seconds, not minutes.
+        self._client = openai.OpenAI(
+            api_key=self._key or KEYLESS_PLACEHOLDER, base_url=self.base_url, timeout=timeout, max_retries=1
+        )
+        self.where = self.base_url or "api.openai.com"
+
+    def chat(self, prompt: str) -> str:
+        completion = self._call(
+            lambda: self._client.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": prompt}]
+            )
+        )
+        choices = getattr(completion, "choices", None)
+        text = choices[0].message.content if choices and choices[0].message else None
+        if not isinstance(text, str) or not text.strip():
+            raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
+                           "try again; check the model's content filter or max tokens")
+        return text
+
+    def check(self) -> None:
+        """The server answers with our key and knows the model."""
+        self._call(lambda: self._client.models.retrieve(self.model))
+
+    def _call(self, request: Any) -> Any:
+        """Run one SDK call, turning every way it can fail into an LLMError that says what to check."""
+        try:
+            return request()
+        except openai.APITimeoutError:
+            raise LLMError(self.name, f"no answer from {self.where} within {self.timeout:g} s",
+                           "raise the timeout in config.json or check OPENAI_BASE_URL") from None
+        except openai.APIConnectionError:
+            raise LLMError(self.name, f"cannot reach {self.where}",
+                           "check the network, or OPENAI_BASE_URL if you use a compatible server") from None
+        except openai.APIStatusError as e:
+            raise self._status_error(e.status_code, _error_message(e)) from None
+        except openai.OpenAIError as e:
+            raise LLMError(self.name, f"unusable answer from {self.where}: {self._safe(str(e))}",
+                           "check OPENAI_BASE_URL") from None
+        except ValueError as e:  # a body that is not JSON (json.JSONDecodeError)
+            raise LLMError(self.name, f"unreadable answer from {self.where}: {self._safe(str(e))}",
+                           "is OPENAI_BASE_URL really an OpenAI-compatible server?") from None
+
+    def _status_error(self, status: int, detail: str) -> LLMError:
+        detail = self._safe(detail)
+        if status == 401:
+            return LLMError(self.name, f"the API key was refused (HTTP 401): {detail}",
+                            "check OPENAI_API_KEY")
+        if status == 404:
+            return LLMError(self.name, f"model '{self.model}' not found (HTTP 404): {detail}",
+                            "check the model name in config.json")
+        if status == 429:
+            return LLMError(self.name, f"rate limited or out of quota (HTTP 429): {detail}",
+                            "wait and retry, or check your plan and billing")
+        hint = "the service failed; try again later" if status >= 500 else "check the request and model"
+        return LLMError(self.name, f"HTTP {status} from {self.where}: {detail}", hint)
+
+    def _safe(self, text: str) -> str:
+        return redact(text, self._key)
+
+
+def _error_message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return error.message
