@@ -1,0 +1,40 @@
+"""Local actions: what the agent does itself. Each is `fn(params, ctx) -> result dict`.
+
+A result may carry `follow_up`: a list of actions ({"name", "params"}) that run next in the
+same turn (browser vision asks for a summary of the page it saved). An action's expected
+failure raises `ActionError`; the loop shows its message to the LLM as an observation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.errors import AgentError
+from agent.llm.base import BaseLLM
+from agent.workspace import Workspace
+
+
+class ActionError(AgentError):
+    """A local action could not do what was asked; the message is for the LLM and the user."""
+
+
+@dataclass
+class ActionContext:
+    workspace: Workspace
+    llm: BaseLLM
+    conversation: str
+    browser: dict[str, Any]  # the "browser" section of config.json
+    env: dict[str, str]
+
+
+LocalAction = Callable[[dict[str, Any], ActionContext], dict[str, Any]]
+
+
+def local_actions() -> dict[str, LocalAction]:
+    """Every local action by name; modules with heavy imports load them only when run."""
+    from agent.actions.memory import memory_write
+    from agent.actions.summary import llm_summary
+
+    return {"_MEMORY_WRITE": memory_write, "_LLM_SUMMARY": llm_summary}

@@ -1,0 +1,40 @@
+"""The channel interface: where messages come from and replies go. One module per channel."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class IncomingMessage:
+    channel: str  # "console", "telegram", ...
+    conversation: str  # history key: "console", "telegram:<chat id>", ...
+    user_id: str  # who wrote it, as the channel names them
+    text: str
+    received_at: float = field(default_factory=time.time)
+
+
+# The agent's answer to one message (runs a whole Think-Act-Observe turn).
+MessageHandler = Callable[[IncomingMessage], Awaitable[str]]
+
+
+class BaseChannel(ABC):
+    name: str = "base"
+
+    def __init__(self, handle: MessageHandler) -> None:
+        self.handle = handle
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Run until stopped. The console also returns by itself at end of input."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop taking messages and release what the channel holds. Safe to call twice."""
+
+    @abstractmethod
+    async def send(self, conversation: str, text: str) -> None:
+        """Deliver a reply (or any message) to a conversation of this channel."""

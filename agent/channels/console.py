@@ -1,0 +1,60 @@
+"""The console channel: a prompt on a terminal; one message per line from a pipe.
+
+From a pipe, stdout carries nothing but replies (logs go to stderr and the log file), and the
+channel returns at end of input so the process can exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+
+CONVERSATION = "console"
+
+
+class ConsoleChannel(BaseChannel):
+    name = "console"
+
+    def __init__(self, handle: MessageHandler, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        super().__init__(handle)
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        self.interactive = self.stdin.isatty() and self.stdout.isatty()
+        self._stopped = asyncio.Event()
+
+    def _read_line(self) -> str | None:
+        try:
+            if self.interactive:
+                return input("you> ")
+            line = self.stdin.readline()
+            return line if line else None
+        except EOFError:
+            return None
+
+    async def start(self) -> None:
+        if self.interactive:
+            self._write("SafeClaw is listening. Ctrl-D or Ctrl-C to leave.\n")
+        while not self._stopped.is_set():
+            line = await asyncio.to_thread(self._read_line)
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            reply = await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+            await self.send(CONVERSATION, reply)
+        if self.interactive:
+            self._write("\nBye.\n")
+
+    async def stop(self) -> None:
+        self._stopped.set()
+
+    async def send(self, conversation: str, text: str) -> None:
+        self._write(f"safeclaw> {text}\n" if self.interactive else f"{text}\n")
+
+    def _write(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()

@@ -1,0 +1,165 @@
+"""The Think-Act-Observe loop: one user message in, one reply out.
+
+history → prompt → LLM → parse → run each action (local) or send it (router) → results into
+the artifact → the LLM sees them → … until it answers with no action or the step bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.actions import ActionContext, LocalAction
+from agent.errors import AgentError, LLMError, ToolCodeError
+from agent.llm.base import BaseLLM
+from agent.prompt import PromptInputs, build_prompt
+from agent.tool_code import Action, parse_reply
+from agent.workspace import Workspace
+
+log = logging.getLogger("safeclaw.agent.loop")
+MAX_FOLLOW_UPS = 4
+
+
+class RouterPort(Protocol):
+    """How the loop reaches the router: `agent.router_client.RouterClient` or `NoRouter`."""
+
+    def call(self, action: str, params: dict[str, Any], conversation: str) -> dict[str, Any]: ...
+
+
+@dataclass
+class LoopLimits:
+    max_steps: int = 5  # LLM calls that may run actions, per turn
+    max_format_retries: int = 2  # malformed tool_code replies the LLM may correct, per turn
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    steps: int = 0
+    observations: list[dict[str, Any]] = field(default_factory=list)
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        workspace: Workspace,
+        llm: BaseLLM,
+        local: dict[str, LocalAction],
+        router: RouterPort,
+        limits: LoopLimits | None = None,
+        browser: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.llm = llm
+        self.local = local
+        self.router = router
+        self.limits = limits or LoopLimits()
+        self.browser = browser or {}
+        self.env = env or {}
+        # Turns share memory.json and artifact.json, so they run one at a time.
+        self._lock = threading.Lock()
+
+    def action_schemas(self) -> dict[str, dict[str, Any]]:
+        """Params schemas of every action the LLM may name: local ones it has, router ones listed."""
+        schemas: dict[str, dict[str, Any]] = {}
+        for entry in self.workspace.read_catalogue("router_actions.json"):
+            schemas[entry["name"]] = entry.get("params") or {"type": "object"}
+        for entry in self.workspace.read_catalogue("agent_action.json"):
+            if entry["name"] in self.local:
+                schemas[entry["name"]] = entry.get("params") or {"type": "object"}
+        return schemas
+
+    def run_turn(self, conversation: str, user_message: str) -> TurnResult:
+        with self._lock:
+            history = self.workspace.load_history(conversation)
+            self.workspace.begin_turn(conversation, user_message)
+            result = self._think_act_observe(conversation, user_message, history)
+            self.workspace.finish_turn(conversation, result.reply)
+            return result
+
+    def _think_act_observe(self, conversation: str, user_message: str, history: list[dict[str, Any]]) -> TurnResult:
+        schemas = self.action_schemas()
+        artifact = self.workspace.load_artifact()
+        steps: list[dict[str, Any]] = []
+        format_errors = 0
+        last_message = ""
+        for step in range(1, self.limits.max_steps + 1):
+            prompt = build_prompt(
+                self.workspace, self.llm.prompt_template,
+                PromptInputs(conversation, user_message, history, artifact),
+            )
+            try:
+                raw = self.llm.chat(prompt)
+            except LLMError as exc:
+                log.warning("LLM failed: %s", exc)
+                return TurnResult(self._llm_failure_message(exc), step, steps)
+            try:
+                parsed = parse_reply(raw, schemas)
+            except ToolCodeError as exc:
+                format_errors += 1
+                log.info("malformed tool_code (%d/%d): %s", format_errors, self.limits.max_format_retries, exc)
+                if format_errors > self.limits.max_format_retries:
+                    return TurnResult(
+                        "Sorry, I could not work out a valid action for that, so I did nothing. "
+                        f"(The model's last attempt was malformed: {exc})", step, steps,
+                    )
+                steps.append({"step": step, "error": "invalid_tool_code", "detail": str(exc),
+                              "hint": "Answer again with valid <tool_code> JSON, or plain text."})
+                artifact = self._save_artifact(conversation, steps)
+                continue
+            if not parsed.actions:
+                return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
+            last_message = parsed.message or last_message
+            steps.append({"step": step, "results": self._execute_all(parsed.actions, conversation)})
+            artifact = self._save_artifact(conversation, steps)
+        reply = (last_message + "\n\n" if last_message else "") + (
+            f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
+        )
+        return TurnResult(reply, self.limits.max_steps, steps)
+
+    def _save_artifact(self, conversation: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        artifact = {"conversation": conversation, "updated_at": time.time(), "steps": steps}
+        self.workspace.save_artifact(artifact)
+        return artifact
+
+    def _execute_all(self, actions: list[Action], conversation: str) -> list[dict[str, Any]]:
+        queue = list(actions)
+        results: list[dict[str, Any]] = []
+        follow_ups = 0
+        while queue:
+            action = queue.pop(0)
+            observation = self.execute(action, conversation)
+            results.append(observation)
+            for follow in observation.pop("follow_up", []) or []:
+                if follow_ups >= MAX_FOLLOW_UPS or follow.get("name") not in self.local:
+                    continue
+                follow_ups += 1
+                queue.append(Action(follow["name"], dict(follow.get("params") or {})))
+        return results
+
+    def execute(self, action: Action, conversation: str) -> dict[str, Any]:
+        """Run one action and return its observation; a failure is an observation, never a crash."""
+        base = {"action": action.name, "params": action.params}
+        if action.name in self.local:
+            ctx = ActionContext(self.workspace, self.llm, conversation, self.browser, self.env)
+            try:
+                result = self.local[action.name](action.params, ctx)
+            except AgentError as exc:
+                return {**base, "status": "error", "message": str(exc)}
+            except Exception as exc:  # an action's bug must not end the turn
+                log.exception("local action %s crashed", action.name)
+                return {**base, "status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
+            follow_up = result.pop("follow_up", None)
+            observation = {**base, "status": "ok", "result": result}
+            if follow_up:
+                observation["follow_up"] = follow_up
+            return observation
+        return {**base, **self.router.call(action.name, action.params, conversation)}
+
+    def _llm_failure_message(self, exc: LLMError) -> str:
+        hint = f" {exc.hint}" if exc.hint else ""
+        return f"Sorry, I could not reach my language model ({exc}).{hint} Your message is saved; try again."

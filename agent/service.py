@@ -1,0 +1,108 @@
+"""Wiring: settings → LLM, router port, loop → channels, all in one asyncio event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import Any
+
+from agent.actions import local_actions
+from agent.channels.base import BaseChannel, IncomingMessage
+from agent.config import AgentSettings
+from agent.errors import AgentError, ConfigError
+from agent.llm.base import BaseLLM
+from agent.loop import AgentLoop, LoopLimits, RouterPort
+
+log = logging.getLogger("safeclaw.agent")
+CHANNELS = ("console", "telegram")
+
+
+def build_llm(settings: AgentSettings) -> BaseLLM:
+    from agent.llm import create_llm
+
+    return create_llm(settings.llm_provider, settings.llm_model, settings.llm_timeout, settings.env)
+
+
+def build_router(settings: AgentSettings) -> RouterPort:
+    from agent.router_client import NoRouter, RouterClient
+
+    if not settings.redis_url:
+        return NoRouter()
+    return RouterClient(settings.redis_url, settings.keys, settings.timeout)
+
+
+def build_loop(settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None) -> AgentLoop:
+    settings.workspace.ensure()
+    return AgentLoop(
+        workspace=settings.workspace,
+        llm=llm or build_llm(settings),
+        local=local_actions(),
+        router=router or build_router(settings),
+        limits=LoopLimits(settings.max_steps, settings.max_format_retries),
+        browser=settings.browser,
+        env=dict(settings.env),
+    )
+
+
+class AgentService:
+    """Owns the loop and the channels; answers each message with one turn."""
+
+    def __init__(self, settings: AgentSettings, loop: AgentLoop) -> None:
+        self.settings = settings
+        self.loop = loop
+        self.channels: list[BaseChannel] = []
+
+    async def handle(self, message: IncomingMessage) -> str:
+        try:
+            result = await asyncio.to_thread(self.loop.run_turn, message.conversation, message.text)
+        except AgentError as exc:
+            log.error("turn failed for %s: %s", message.conversation, exc)
+            return f"Sorry, something is wrong with my setup: {exc}"
+        return result.reply
+
+    def make_channel(self, name: str) -> BaseChannel:
+        if name == "console":
+            from agent.channels.console import ConsoleChannel
+
+            return ConsoleChannel(self.handle)
+        if name == "telegram":
+            from agent.channels.telegram import TelegramChannel
+
+            return TelegramChannel(self.handle, self.settings, self)
+        raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
+
+    async def run(self, channel_names: list[str]) -> int:
+        self.channels = [self.make_channel(name) for name in channel_names]
+        stop = asyncio.Event()
+        event_loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                event_loop.add_signal_handler(signum, stop.set)
+        tasks = [asyncio.create_task(channel.start(), name=channel.name) for channel in self.channels]
+        console = [t for t, c in zip(tasks, self.channels, strict=True) if c.name == "console"]
+        waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
+        # With the console, end of input ends the agent; without it, only a signal does.
+        waiters += console or []
+        try:
+            done, _ = await asyncio.wait(waiters + tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task in tasks and task.exception() is not None:
+                    log.error("channel %s stopped: %s", task.get_name(), task.exception())
+        finally:
+            for channel in self.channels:
+                with contextlib.suppress(Exception):
+                    await channel.stop()
+            for task in [*tasks, *waiters]:
+                task.cancel()
+            await asyncio.gather(*tasks, *waiters, return_exceptions=True)
+        return 0
+
+
+def enabled_channels(settings: AgentSettings) -> list[str]:
+    names = [
+        name for name, conf in settings.channels.items()
+        if isinstance(conf, dict) and conf.get("enabled")
+    ]
+    return names or ["console"]

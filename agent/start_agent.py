@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""SafeClaw agent (the mind). Run `python agent/start_agent.py --help`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Run as a script from the repo root or from inside agent/: import the packages from the root.
+if sys.path and Path(sys.path[0]).resolve() == REPO_ROOT / "agent":
+    sys.path.pop(0)
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from dotenv import load_dotenv  # noqa: E402
+
+from agent.config import AgentSettings  # noqa: E402
+from agent.errors import AgentError  # noqa: E402
+
+EPILOG = """commands:
+  (none) / run          start the agent with the channels enabled in config.json (console by default)
+  config timeout        ask for the router timeout (seconds) and save it
+  config llm            ask for the LLM provider and model and save them
+  config telegram       set up the Telegram channel (token check, allowed users)
+  clear                 clear artifact, conversation histories and the log; nothing else
+  status                LLM, Redis, routers, skills, platforms with credentials, queue depth
+  doctor                check the setup and print what to fix, one line each
+
+files and environment:
+  agent/config.json     settings (copied from agent/config_initial.json on first run; no secrets)
+  agent/.env            secrets and hosts: REDIS_URL, OLLAMA_HOST, OPENAI_API_KEY, GEMINI_API_KEY,
+                        TELEGRAM_BOT_TOKEN, REMOTE_BROWSER_SERVER (see .env.example)
+  SAFECLAW_WORKSPACE    use another workspace folder (default: workspace/)
+  SAFECLAW_CONFIG       use another config file (default: agent/config.json)
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="start_agent.py", description="SafeClaw agent: the mind that thinks and asks the router to act.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", nargs="?", default="run",
+                        choices=["run", "config", "clear", "status", "doctor"], help="what to do (default: run)")
+    parser.add_argument("key", nargs="?", help="for config: timeout, llm or telegram")
+    parser.add_argument("--channel", action="append", dest="channels", metavar="NAME",
+                        help="run this channel (repeatable): console, telegram. Default: those enabled in config")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log INFO to stderr too")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
+    try:
+        return run_command(args)
+    except AgentError as exc:
+        print(f"safeclaw: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from agent.config import config_path_from_env, configure, load_settings
+
+    if args.command == "config":
+        if args.key == "telegram":
+            from agent.channels.telegram_setup import configure_telegram
+
+            configure_telegram(config_path_from_env(os.environ), os.environ)
+            return 0
+        if args.key not in ("timeout", "llm"):
+            print("usage: start_agent.py config {timeout|llm|telegram}", file=sys.stderr)
+            return 2
+        configure(args.key, config_path_from_env(os.environ))
+        return 0
+    settings = load_settings()
+    if args.command == "clear":
+        removed = settings.workspace.clear()
+        print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
+        return 0
+    if args.command in ("status", "doctor"):
+        from agent import health
+
+        return health.status(settings) if args.command == "status" else health.doctor(settings)
+    return run_agent(settings, args)
+
+
+def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
+    from agent.logs import setup_logging
+    from agent.service import AgentService, build_loop, enabled_channels
+
+    settings.workspace.ensure()
+    setup_logging(settings.workspace.log_path, settings.env, args.verbose)
+    service = AgentService(settings, build_loop(settings))
+    return asyncio.run(service.run(args.channels or enabled_channels(settings)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

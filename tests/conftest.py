@@ -1,0 +1,34 @@
+"""Shared fixtures. Every test runs against its own workspace and config in a tmp dir."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(tmp_path, monkeypatch):
+    """Point all agent state at tmp dirs, and keep the developer's real environment out."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    for name in TEMPLATES:
+        shutil.copyfile(SHIPPED_WORKSPACE / name, workspace / name)
+    monkeypatch.setenv("SAFECLAW_WORKSPACE", str(workspace))
+    monkeypatch.setenv("SAFECLAW_CONFIG", str(tmp_path / "config.json"))
+    for name in ("REDIS_URL", "OLLAMA_HOST", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                 "TELEGRAM_BOT_TOKEN", "REMOTE_BROWSER_SERVER", "SAFECLAW_LLM_PROVIDER", "SAFECLAW_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    return workspace
+
+
+@pytest.fixture
+def workspace(isolated_state) -> Workspace:
+    ws = Workspace(isolated_state)
+    ws.ensure()
+    return ws
