@@ -1,0 +1,248 @@
+"""A fake Moltbook REST API (https://www.moltbook.com/api/v1) on 127.0.0.1, plus the small
+recording HTTP server the Reddit and X fakes are built on.
+
+Every fake records each request and has the failure modes the client tests need:
+`fail_mode = "auth"` (401 whose body echoes the submitted secret), `"rate"` (429 with
+Retry-After), `"error"` (500), `"slow"` (answers after `delay` seconds, past the client timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Response = tuple[int, dict[str, str], bytes]
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+    def form(self) -> dict[str, str]:
+        return {k: v[-1] for k, v in parse_qs(self.body.decode()).items()}
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    return status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, json.dumps(
+        payload
+    ).encode()
+
+
+class RecordingServer:
+    """A threaded HTTP server that records requests and answers through `route()`."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.fail_mode: str | None = None
+        self.delay = 3.0
+        self.retry_after = "7"
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> RecordingServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                parts = urlsplit(self.path)
+                recorded = Recorded(
+                    method=self.command,
+                    path=parts.path,
+                    query=parse_qs(parts.query),
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=self.rfile.read(length) if length else b"",
+                )
+                server.requests.append(recorded)
+                status, headers, body = server.respond(recorded)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (the timeout tests)
+
+            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def respond(self, request: Recorded) -> Response:
+        failure = self.failure(request)
+        if failure is not None:
+            return failure
+        return self.route(request)
+
+    def failure(self, request: Recorded) -> Response | None:
+        """The configured failure for this request, or None to answer normally."""
+        if self.fail_mode == "slow":
+            time.sleep(self.delay)
+            return None
+        if self.fail_mode == "rate":
+            return json_response(429, {"error": "Too Many Requests"}, {"Retry-After": self.retry_after})
+        if self.fail_mode == "error":
+            return json_response(500, {"error": "internal server error"})
+        if self.fail_mode == "auth":
+            return json_response(401, {"error": "unauthorized", "echo": self.echo(request)})
+        return None
+
+    def echo(self, request: Recorded) -> str:
+        """What a careless server repeats back on a 401: here, everything the client sent."""
+        return json.dumps(request.headers) + request.body.decode(errors="replace")
+
+    def route(self, request: Recorded) -> Response:
+        raise NotImplementedError
+
+    def paths(self, method: str | None = None) -> list[str]:
+        return [r.path for r in self.requests if method is None or r.method == method]
+
+
+@dataclass
+class MoltPost:
+    id: str
+    title: str
+    content: str | None
+    url: str | None
+    submolt: str
+    author: str
+    upvotes: int = 0
+    downvotes: int = 0
+    comment_count: int = 0
+    created_at: str = "2026-02-01T12:00:00.000Z"
+    comments: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "content": self.content, "url": self.url,
+            "upvotes": self.upvotes, "downvotes": self.downvotes, "comment_count": self.comment_count,
+            "created_at": self.created_at, "author": {"id": "agent-" + self.author, "name": self.author},
+            "submolt": {"id": "sm-" + self.submolt, "name": self.submolt, "display_name": self.submolt.title()},
+        }
+
+
+class FakeMoltbook(RecordingServer):
+    """Speaks the subset of Moltbook's REST API the client uses, under /api/v1."""
+
+    def __init__(self, api_key: str = "moltbook_sk_fake", agent: str = "safeclaw_agent") -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.agent = agent
+        self.posts: dict[str, MoltPost] = {}
+        self.notifications: list[dict[str, Any]] = []
+
+    @property
+    def base(self) -> str:
+        return self.url + "/api/v1"
+
+    def add_post(self, title: str, content: str, submolt: str = "general", author: str = "other") -> MoltPost:
+        post = MoltPost(id=str(uuid.uuid4()), title=title, content=content, url=None, submolt=submolt,
+                        author=author, upvotes=3, comment_count=1)
+        self.posts[post.id] = post
+        return post
+
+    def route(self, request: Recorded) -> Response:
+        if request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return json_response(401, {"success": False, "error": "Invalid API key", "hint": "check the key"})
+        if not request.path.startswith("/api/v1/"):
+            return json_response(404, {"success": False, "error": "Not found"})
+        parts = request.path[len("/api/v1/"):].strip("/").split("/")
+        handler = getattr(self, f"_{request.method.lower()}_{parts[0]}", None)
+        if handler is None:
+            return json_response(404, {"success": False, "error": "Not found"})
+        result: Response = handler(request, parts[1:])
+        return result
+
+    def _get_agents(self, request: Recorded, rest: list[str]) -> Response:
+        if rest != ["me"]:
+            return json_response(404, {"success": False, "error": "Agent not found"})
+        return json_response(200, {"success": True, "agent": {
+            "id": "agent-1", "name": self.agent, "description": "a careful agent", "karma": 42,
+            "follower_count": 5, "following_count": 2, "is_claimed": True,
+            "created_at": "2026-01-30T09:00:00.000Z"}})
+
+    def _post_posts(self, request: Recorded, rest: list[str]) -> Response:
+        body = request.json() or {}
+        if not rest:
+            if not body.get("submolt") or not body.get("title"):
+                return json_response(400, {"success": False, "error": "submolt and title are required"})
+            post = MoltPost(id=str(uuid.uuid4()), title=body["title"], content=body.get("content"),
+                            url=body.get("url"), submolt=body["submolt"], author=self.agent)
+            self.posts[post.id] = post
+            return json_response(201, {"success": True, "post": post.to_json()})
+        post_or_none = self.posts.get(rest[0])
+        if post_or_none is None:
+            return json_response(404, {"success": False, "error": "Post not found"})
+        if rest[1:] == ["upvote"]:
+            post_or_none.upvotes += 1
+            return json_response(200, {"success": True, "message": "Upvoted!"})
+        if rest[1:] == ["comments"]:
+            comment = {"id": str(uuid.uuid4()), "content": body.get("content", ""),
+                       "parent_id": body.get("parent_id"), "author": {"name": self.agent},
+                       "created_at": "2026-02-01T12:05:00.000Z"}
+            post_or_none.comments.append(comment)
+            post_or_none.comment_count += 1
+            return json_response(201, {"success": True, "comment": comment})
+        return json_response(404, {"success": False, "error": "Not found"})
+
+    def _get_posts(self, request: Recorded, rest: list[str]) -> Response:
+        if not rest:
+            limit = int(request.query.get("limit", ["25"])[0])
+            posts = [p.to_json() for p in self.posts.values()][:limit]
+            return json_response(200, {"success": True, "posts": posts, "count": len(posts)})
+        post = self.posts.get(rest[0])
+        if post is None:
+            return json_response(404, {"success": False, "error": "Post not found"})
+        return json_response(200, {"success": True, "post": post.to_json()})
+
+    def _delete_posts(self, request: Recorded, rest: list[str]) -> Response:
+        if not rest or self.posts.pop(rest[0], None) is None:
+            return json_response(404, {"success": False, "error": "Post not found"})
+        return json_response(200, {"success": True, "message": "Post deleted"})
+
+    def _get_submolts(self, request: Recorded, rest: list[str]) -> Response:
+        if len(rest) != 2 or rest[1] != "feed":
+            return json_response(404, {"success": False, "error": "Not found"})
+        limit = int(request.query.get("limit", ["25"])[0])
+        posts = [p.to_json() for p in self.posts.values() if p.submolt == rest[0]][:limit]
+        return json_response(200, {"success": True, "data": {"posts": posts, "has_more": False}})
+
+    def _get_notifications(self, request: Recorded, rest: list[str]) -> Response:
+        limit = int(request.query.get("limit", ["25"])[0])
+        return json_response(200, {"success": True, "notifications": self.notifications[:limit]})
