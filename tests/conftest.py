@@ -32,3 +32,5 @@ def workspace(isolated_state) -> Workspace:
     ws = Workspace(isolated_state)
     ws.ensure()
     return ws
+
+from tests.support.redis_server import redis_server, redis_urls  # noqa: E402, F401

@@ -1,0 +1,162 @@
+"""The ACL matrix against a real redis-server 7: each allowed command works, each other is NOPERM."""
+
+import subprocess
+import sys
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from protocol import Keys
+from router.acl import password_hash, render_acl
+
+KEYS = Keys()
+QUEUE = KEYS.command_queue
+RESP = KEYS.response("c1")
+PROC = KEYS.processing("r1")
+HB = KEYS.router_heartbeat("r1")
+
+
+def client(url):
+    return redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+
+
+@pytest.fixture
+def users(redis_urls):
+    agent, router = client(redis_urls.agent_url), client(redis_urls.router_url)
+    admin = redis_urls.admin_client()
+    yield agent, router, admin
+    for c in (agent, router, admin):
+        c.close()
+
+
+AGENT_ALLOWED = [
+    ("lpush queue", lambda c: c.lpush(QUEUE, "cmd")),
+    ("llen queue", lambda c: c.llen(QUEUE)),
+    ("blpop response", lambda c: c.blpop([RESP], timeout=0.01)),
+    ("lpop response", lambda c: c.lpop(RESP)),
+    ("del response", lambda c: c.delete(RESP)),
+    ("set own heartbeat", lambda c: c.set(KEYS.agent_heartbeat, "{}", ex=30)),
+    ("get own heartbeat", lambda c: c.get(KEYS.agent_heartbeat)),
+    ("get router heartbeat", lambda c: c.get(HB)),
+    ("scan router heartbeats", lambda c: c.scan(0, match=KEYS.router_heartbeat("*"))),
+    ("ping", lambda c: c.ping()),
+]
+AGENT_REFUSED = [
+    ("blmove queue", lambda c: c.blmove(QUEUE, PROC, 0.01)),
+    ("lrange queue", lambda c: c.lrange(QUEUE, 0, -1)),
+    ("rpop queue", lambda c: c.rpop(QUEUE)),
+    ("del queue", lambda c: c.delete(QUEUE)),
+    ("lpush response (forge a reply)", lambda c: c.lpush(RESP, "forged")),
+    ("get idempotency", lambda c: c.get(KEYS.idempotency("c1"))),
+    ("lrange dead letter", lambda c: c.lrange(KEYS.dead_letter, 0, -1)),
+    ("lrange processing", lambda c: c.lrange(PROC, 0, -1)),
+    ("set router heartbeat", lambda c: c.set(HB, "{}")),
+    ("del router heartbeat", lambda c: c.delete(HB)),
+    ("get arbitrary key", lambda c: c.get("other")),
+    ("set arbitrary key", lambda c: c.set("other", "1")),
+    ("keys", lambda c: c.keys("*")),
+    ("flushall", lambda c: c.flushall()),
+    ("config get", lambda c: c.config_get("*")),
+    ("acl list", lambda c: c.acl_list()),
+    ("subscribe", lambda c: c.execute_command("PUBLISH", "x", "y")),
+    ("eval", lambda c: c.eval("return 1", 0)),
+]
+ROUTER_ALLOWED = [
+    ("blmove queue->processing", lambda c: c.blmove(QUEUE, PROC, 0.01, "RIGHT", "LEFT")),
+    ("lmove processing->queue", lambda c: c.lmove(PROC, QUEUE, "LEFT", "LEFT")),
+    ("llen queue", lambda c: c.llen(QUEUE)),
+    ("lrange processing", lambda c: c.lrange(PROC, 0, -1)),
+    ("lrem processing", lambda c: c.lrem(PROC, 1, "x")),
+    ("set idempotency nx", lambda c: c.set(KEYS.idempotency("c1"), "started", nx=True, ex=60)),
+    ("get idempotency", lambda c: c.get(KEYS.idempotency("c1"))),
+    ("incr attempts", lambda c: c.incr(KEYS.attempts("c1"))),
+    ("lpush dead letter", lambda c: c.lpush(KEYS.dead_letter, "x")),
+    ("set heartbeat", lambda c: c.set(HB, "{}", ex=10)),
+    ("scan", lambda c: c.scan(0, match=KEYS.processing("*"))),
+    ("lpush response", lambda c: c.lpush(RESP, "reply")),
+    ("expire response", lambda c: c.expire(RESP, 60)),
+    ("multi/exec", lambda c: c.pipeline(transaction=True).lpush(RESP, "r").expire(RESP, 5).execute()),
+]
+ROUTER_REFUSED = [
+    ("lpush queue (inject a command)", lambda c: c.lpush(QUEUE, "cmd")),
+    ("rpush queue", lambda c: c.rpush(QUEUE, "cmd")),
+    ("del queue", lambda c: c.delete(QUEUE)),
+    ("lrange queue", lambda c: c.lrange(QUEUE, 0, -1)),
+    ("blpop response (steal a reply)", lambda c: c.blpop([RESP], timeout=0.01)),
+    ("get response", lambda c: c.lrange(RESP, 0, -1)),
+    ("get agent heartbeat", lambda c: c.get(KEYS.agent_heartbeat)),
+    ("set arbitrary key", lambda c: c.set("other", "1")),
+    ("keys", lambda c: c.keys("*")),
+    ("flushall", lambda c: c.flushall()),
+    ("config set", lambda c: c.config_set("appendonly", "no")),
+    ("eval", lambda c: c.eval("return 1", 0)),
+]
+
+
+@pytest.mark.parametrize(("name", "op"), AGENT_ALLOWED, ids=[n for n, _ in AGENT_ALLOWED])
+def test_agent_allowed(users, name, op):
+    op(users[0])
+
+
+@pytest.mark.parametrize(("name", "op"), AGENT_REFUSED, ids=[n for n, _ in AGENT_REFUSED])
+def test_agent_refused(users, name, op):
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        op(users[0])
+
+
+@pytest.mark.parametrize(("name", "op"), ROUTER_ALLOWED, ids=[n for n, _ in ROUTER_ALLOWED])
+def test_router_allowed(users, name, op):
+    op(users[1])
+
+
+@pytest.mark.parametrize(("name", "op"), ROUTER_REFUSED, ids=[n for n, _ in ROUTER_REFUSED])
+def test_router_refused(users, name, op):
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        op(users[1])
+
+
+def test_default_user_is_off(redis_urls):
+    anonymous = redis.Redis(port=redis_urls.server.port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
+    with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.NoPermissionError)):
+        anonymous.ping()
+    anonymous.close()
+
+
+def test_wrong_password_refused(redis_urls):
+    bad = redis.Redis(port=redis_urls.server.port, username="agent", password="wrong", socket_timeout=5,
+                      retry=Retry(NoBackoff(), 0))
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        bad.ping()
+    bad.close()
+
+
+def test_file_holds_only_password_hashes():
+    text = render_acl(KEYS, "agent-clear-pw", "router-clear-pw")
+    assert "agent-clear-pw" not in text and "router-clear-pw" not in text
+    assert password_hash("agent-clear-pw") in text
+    assert text.startswith("user default off")
+
+
+def test_cli_writes_file(tmp_path):
+    (tmp_path / "a").write_text("apw\n")
+    (tmp_path / "r").write_text("rpw\n")
+    out = tmp_path / "users.acl"
+    subprocess.run(
+        [sys.executable, "-m", "router.acl", "--agent-password-file", str(tmp_path / "a"),
+         "--router-password-file", str(tmp_path / "r"), "--out", str(out)],
+        check=True, capture_output=True,
+    )
+    assert out.read_text() == render_acl(KEYS, "apw", "rpw")
+
+
+def test_cli_rejects_empty_password_file(tmp_path):
+    (tmp_path / "a").write_text("\n")
+    (tmp_path / "r").write_text("rpw\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "router.acl", "--agent-password-file", str(tmp_path / "a"),
+         "--router-password-file", str(tmp_path / "r"), "--out", str(tmp_path / "o")],
+        capture_output=True, text=True,
+    )
+    assert done.returncode != 0 and "is empty" in done.stderr
