@@ -1,0 +1,25 @@
+"""AUTH_TEST: log in with the platform's credentials and say who we are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import PLATFORM_PARAM, clean, open_client, params_schema, platform_call
+
+SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
+
+
+def auth_test(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    client = open_client(params, ctx)
+    who = platform_call(params["platform"], "login", client.auth_test)
+    return {"platform": params["platform"], "ok": True, "account": clean(who, ctx)}
+
+
+SKILL = Skill(
+    name="AUTH_TEST",
+    description="Check that the platform's credentials work; returns the account's handle and id.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=auth_test,
+)

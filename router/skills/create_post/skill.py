@@ -1,0 +1,53 @@
+"""CREATE_POST: publish a post (or a reply, or a quote) and return its id and public URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.platforms.base import PostRequest
+from router.registry import Skill, SkillContext
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    POST_ID_PARAM,
+    open_client,
+    params_schema,
+    platform_call,
+    record_dry_run,
+)
+
+SCHEMA = params_schema(
+    {
+        "platform": PLATFORM_PARAM,
+        "text": {"type": "string", "minLength": 1, "maxLength": 10000,
+                 "description": "the post; cut to the platform's limit on a character boundary"},
+        "url": {"type": "string", "pattern": "^https?://[^\\s]+$", "maxLength": 2000,
+                "description": "a link to attach"},
+        "reply_to": {**POST_ID_PARAM, "description": "id or URL of the post to reply to"},
+        "quote": {**POST_ID_PARAM, "description": "id or URL of the post to quote"},
+        "subreddit": {"type": "string", "pattern": "^[A-Za-z0-9_]{2,21}$", "description": "Reddit only"},
+        "title": {"type": "string", "minLength": 1, "maxLength": 300, "description": "Reddit only"},
+    },
+    ["platform", "text"],
+)
+
+
+def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    if ctx.dry_run:
+        return record_dry_run("CREATE_POST", params, ctx)
+    client = open_client(params, ctx)
+    request = PostRequest(
+        text=params["text"], url=params.get("url"), reply_to=params.get("reply_to"),
+        quote=params.get("quote"),
+        subreddit=params.get("subreddit"), title=params.get("title"), idempotency_key=ctx.command_id,
+    )
+    ref = platform_call(params["platform"], "post", lambda: client.post(request))
+    return {"platform": params["platform"], **ref.to_dict()}
+
+
+SKILL = Skill(
+    name="CREATE_POST",
+    description="Publish a post, reply or quote on a social platform; returns its id and public URL.",
+    schema=SCHEMA,
+    side_effect=True,
+    run=create_post,
+)

@@ -1,0 +1,34 @@
+"""DELETE_POST: delete one of the account's own posts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    POST_ID_PARAM,
+    open_client,
+    params_schema,
+    platform_call,
+    record_dry_run,
+)
+
+SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
+
+
+def delete_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    if ctx.dry_run:
+        return record_dry_run("DELETE_POST", params, ctx)
+    client = open_client(params, ctx)
+    result = platform_call(params["platform"], "delete", lambda: client.delete(params["post_id"]))
+    return {"platform": params["platform"], **result}
+
+
+SKILL = Skill(
+    name="DELETE_POST",
+    description="Delete one of the account's own posts by id or URL.",
+    schema=SCHEMA,
+    side_effect=True,
+    run=delete_post,
+)

@@ -1,0 +1,41 @@
+"""FETCH_POST: one public Bluesky post and its direct replies, through the AppView."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.errors import SkillError
+from router.platforms import bsky
+from router.registry import Skill, SkillContext
+from router.skills.social_common import POST_ID_PARAM, clean, clean_all, params_schema, platform_call
+
+SCHEMA = {
+    **params_schema(
+        {
+            "platform": {"type": "string", "enum": ["bsky"], "default": "bsky"},
+            "url": {"type": "string", "pattern": "^https?://", "maxLength": 500,
+                    "description": "https://bsky.app/profile/<handle-or-did>/post/<rkey>"},
+            "post_id": {**POST_ID_PARAM, "description": "the post's at:// URI"},
+        },
+        [],
+    ),
+    "minProperties": 1,
+}
+
+
+def fetch_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    ref = params.get("url") or params.get("post_id")
+    if not ref:
+        raise SkillError("invalid_params", "FETCH_POST needs a url or a post_id")
+    post = platform_call("bsky", "post fetch", lambda: bsky.fetch_post(ctx.env, ref, ctx.timeout))
+    replies = clean_all(post.pop("thread_replies", []), ctx)
+    return {"platform": "bsky", "post": clean(post, ctx), "replies": replies}
+
+
+SKILL = Skill(
+    name="FETCH_POST",
+    description="Read one public Bluesky post (by bsky.app URL or at:// URI) and its direct replies.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=fetch_post,
+)

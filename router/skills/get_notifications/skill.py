@@ -1,0 +1,36 @@
+"""GET_NOTIFICATIONS: recent mentions, replies, likes, follows and reposts, in one shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import PLATFORM_PARAM, clean_all, open_client, params_schema, platform_call
+
+DEFAULT_LIMIT = 20
+SCHEMA = params_schema(
+    {"platform": PLATFORM_PARAM,
+     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": DEFAULT_LIMIT}},
+    ["platform"],
+)
+
+
+def get_notifications(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    client = open_client(params, ctx)
+    limit = int(params.get("limit", DEFAULT_LIMIT))
+    found = platform_call(params["platform"], "notifications", lambda: client.notifications(limit))
+    items = clean_all([n.to_dict() for n in found[:limit]], ctx)
+    return {
+        "platform": params["platform"], "count": len(items), "notifications": items,
+        "flagged": sum(1 for item in items if item["flagged"]),
+    }
+
+
+SKILL = Skill(
+    name="GET_NOTIFICATIONS",
+    description="Recent notifications (kind, author, text, post_id, url, created_at); outside text is "
+    "sanitised and suspicious items are flagged.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=get_notifications,
+)

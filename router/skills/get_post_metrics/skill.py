@@ -1,0 +1,31 @@
+"""GET_POST_METRICS: likes, reposts/boosts and replies of a post, where the platform has them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    POST_ID_PARAM,
+    open_client,
+    params_schema,
+    platform_call,
+)
+
+SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
+
+
+def get_post_metrics(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    client = open_client(params, ctx)
+    metrics = platform_call(params["platform"], "metrics", lambda: client.metrics(params["post_id"]))
+    return {"platform": params["platform"], **metrics}
+
+
+SKILL = Skill(
+    name="GET_POST_METRICS",
+    description="Counts of likes, reposts/boosts and replies of a post by id or URL.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=get_post_metrics,
+)

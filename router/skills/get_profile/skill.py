@@ -1,0 +1,25 @@
+"""GET_PROFILE: the account's own profile (names and bio sanitised)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import PLATFORM_PARAM, clean, open_client, params_schema, platform_call
+
+SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
+
+
+def get_profile(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    client = open_client(params, ctx)
+    profile = platform_call(params["platform"], "profile", client.profile)
+    return {"platform": params["platform"], "profile": clean(profile, ctx)}
+
+
+SKILL = Skill(
+    name="GET_PROFILE",
+    description="Read the account's own profile: handle, display name, bio and counts.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=get_profile,
+)

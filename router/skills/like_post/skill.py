@@ -1,0 +1,34 @@
+"""LIKE_POST: like (favourite) a post."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.registry import Skill, SkillContext
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    POST_ID_PARAM,
+    open_client,
+    params_schema,
+    platform_call,
+    record_dry_run,
+)
+
+SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
+
+
+def like_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    if ctx.dry_run:
+        return record_dry_run("LIKE_POST", params, ctx)
+    client = open_client(params, ctx)
+    result = platform_call(params["platform"], "like", lambda: client.like(params["post_id"]))
+    return {"platform": params["platform"], **result}
+
+
+SKILL = Skill(
+    name="LIKE_POST",
+    description="Like (favourite, upvote) a post by id or URL.",
+    schema=SCHEMA,
+    side_effect=True,
+    run=like_post,
+)

@@ -1,0 +1,37 @@
+"""SEARCH_POSTS: public Bluesky posts matching a query, through the AppView (no credentials)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.platforms import bsky
+from router.registry import Skill, SkillContext
+from router.skills.social_common import clean_all, params_schema, platform_call
+
+DEFAULT_LIMIT = 10
+SCHEMA = params_schema(
+    {
+        "platform": {"type": "string", "enum": ["bsky"], "default": "bsky"},
+        "query": {"type": "string", "minLength": 1, "maxLength": 300},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": DEFAULT_LIMIT},
+    },
+    ["query"],
+)
+
+
+def search_posts(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    limit = int(params.get("limit", DEFAULT_LIMIT))
+    query = params["query"]
+    posts = platform_call("bsky", "search", lambda: bsky.search_posts(ctx.env, query, limit, ctx.timeout))
+    items = clean_all(posts[:limit], ctx)
+    return {"platform": "bsky", "count": len(items), "posts": items,
+            "flagged": sum(1 for item in items if item["flagged"])}
+
+
+SKILL = Skill(
+    name="SEARCH_POSTS",
+    description="Search public Bluesky posts; outside text is sanitised and suspicious posts flagged.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=search_posts,
+)

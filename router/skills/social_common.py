@@ -1,0 +1,74 @@
+"""What the social skills share: the params schema pieces, the dry-run outbox, the platform
+call guard and the sanitising of what other people wrote."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from protocol.untrusted import sanitise_item
+from router.errors import SkillError
+from router.platforms import PLATFORM_CLASSES, client_for, platform_class
+from router.platforms.base import PlatformClient
+from router.platforms.http_errors import error_from_exception
+from router.registry import SkillContext
+
+PLATFORMS = sorted(PLATFORM_CLASSES)
+PLATFORM_PARAM: dict[str, Any] = {"type": "string", "enum": PLATFORMS, "description": "which social network"}
+POST_ID_PARAM: dict[str, Any] = {
+    "type": "string", "minLength": 1, "maxLength": 500,
+    "description": "the post's id on the platform, or its public URL",
+}
+OUTBOX_FILE = "outbox.jsonl"
+
+T = TypeVar("T")
+
+
+def params_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A JSON Schema of an object with exactly these properties."""
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def platform_call(platform: str, doing: str, call: Callable[[], T]) -> T:
+    """Run a platform call; whatever it raises leaves as a SkillError with a safe message."""
+    try:
+        return call()
+    except SkillError:
+        raise
+    except Exception as exc:
+        raise error_from_exception(exc, platform, doing) from None
+
+
+def open_client(params: dict[str, Any], ctx: SkillContext) -> PlatformClient:
+    return platform_call(params["platform"], "setup", lambda: client_for(params["platform"], ctx))
+
+
+def check_credentials(platform: str, ctx: SkillContext) -> None:
+    """Raise no_credentials (without any network call) when `platform` lacks a variable."""
+    missing = [name for name in platform_class(platform).required if not ctx.credentials.get(name)]
+    if missing:
+        names = ", ".join(missing)
+        raise SkillError("no_credentials", f"{platform} has no credentials: set {names} in router/.env")
+
+
+def record_dry_run(action: str, params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    """Append what a side-effecting skill would send to the outbox instead of sending it."""
+    check_credentials(params["platform"], ctx)
+    line = {"ts": time.time(), "command_id": ctx.command_id, "action": action,
+            "platform": params["platform"], "params": params}
+    ctx.data_dir.mkdir(parents=True, exist_ok=True)
+    with (ctx.data_dir / OUTBOX_FILE).open("a", encoding="utf-8") as outbox:
+        outbox.write(json.dumps(line, ensure_ascii=False) + "\n")
+    would_send = {"action": action, "platform": params["platform"], "params": params}
+    return {"dry_run": True, "would_send": would_send}
+
+
+def clean(item: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    """One record other people wrote, sanitised and flagged."""
+    return sanitise_item(item, ctx.max_text_chars)
+
+
+def clean_all(items: list[dict[str, Any]], ctx: SkillContext) -> list[dict[str, Any]]:
+    return [clean(item, ctx) for item in items]
