@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+import ollama
 from pydantic import ValidationError
 
-import ollama
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact

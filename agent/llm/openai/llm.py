@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import openai
+
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact

