@@ -27,6 +27,7 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]  # lower-case names
     body: bytes
+    raw_query: str = ""
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
@@ -73,6 +74,7 @@ class RecordingServer:
                     query=parse_qs(parts.query),
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=self.rfile.read(length) if length else b"",
+                    raw_query=parts.query,
                 )
                 server.requests.append(recorded)
                 status, headers, body = server.respond(recorded)
