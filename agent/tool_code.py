@@ -66,6 +66,8 @@ def parse_actions(block: str, schemas: dict[str, dict[str, Any]]) -> list[Action
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ToolCodeError(f"the tool_code block is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except RecursionError:
+        raise ToolCodeError("the tool_code block is nested too deeply") from None
     if not isinstance(data, list):
         raise ToolCodeError('the tool_code block must be a JSON list: [{"name": ..., "params": {...}}]')
     return [parse_action(item, index, schemas) for index, item in enumerate(data)]

@@ -1,0 +1,141 @@
+import json
+
+import pytest
+
+from agent.actions import local_actions
+from agent.errors import LLMError
+from agent.llm.scripted.llm import ScriptedLLM
+from agent.loop import AgentLoop, LoopLimits
+
+
+class RecordingRouter:
+    """A router port that records what the mind asked for and answers with a fixed observation."""
+
+    def __init__(self, answer=None):
+        self.calls = []
+        self.answer = answer or {"status": "ok", "result": {"pong": True}}
+
+    def call(self, action, params, conversation):
+        self.calls.append((action, params, conversation))
+        return dict(self.answer)
+
+
+def make_loop(workspace, *replies, router=None, max_steps=5, retries=2):
+    llm = ScriptedLLM(list(replies))
+    loop = AgentLoop(workspace, llm, local_actions(), router or RecordingRouter(), LoopLimits(max_steps, retries))
+    return loop, llm
+
+
+def tool(*actions):
+    return "<tool_code>" + json.dumps([{"name": n, "params": p} for n, p in actions]) + "</tool_code>"
+
+
+def test_plain_answer_ends_the_turn_and_is_saved(workspace):
+    loop, llm = make_loop(workspace, "Hi! How can I help?")
+    result = loop.run_turn("console", "hello")
+    assert result.reply == "Hi! How can I help?"
+    assert len(llm.prompts) == 1 and "hello" in llm.prompts[0]
+    assert workspace.load_history("console")[-1]["response"] == "Hi! How can I help?"
+
+
+def test_memory_write_then_observe_then_answer(workspace):
+    loop, llm = make_loop(
+        workspace,
+        "Noted. " + tool(("_MEMORY_WRITE", {"new_memory": {"cat": "Miso"}})),
+        "I will remember that your cat is Miso.",
+    )
+    result = loop.run_turn("console", "My cat is Miso")
+    assert result.reply == "I will remember that your cat is Miso."
+    assert workspace.load_memory()["cat"]["value"] == "Miso"
+    assert "remembered cat" in llm.prompts[1]  # the second step observed the result
+    artifact = workspace.load_artifact()
+    assert artifact["conversation"] == "console"
+    assert artifact["steps"][0]["results"][0]["status"] == "ok"
+
+
+def test_router_actions_go_to_the_router_port(workspace):
+    router = RecordingRouter()
+    loop, llm = make_loop(workspace, tool(("PING", {})), "The router is alive.", router=router)
+    assert loop.run_turn("console", "ping the router").reply == "The router is alive."
+    assert router.calls == [("PING", {}, "console")]
+    assert '"pong": true' in llm.prompts[1]
+
+
+def test_malformed_tool_code_is_retried_then_answered(workspace):
+    loop, llm = make_loop(workspace, "<tool_code>[{oops}]</tool_code>", "Sorry, plain answer.")
+    assert loop.run_turn("console", "x").reply == "Sorry, plain answer."
+    assert "not valid JSON" in llm.prompts[1]
+
+
+def test_retries_are_bounded_and_the_user_gets_a_clear_message(workspace):
+    loop, llm = make_loop(workspace, *["<tool_code>nope</tool_code>"] * 3, retries=2)
+    reply = loop.run_turn("console", "x").reply
+    assert "could not work out a valid action" in reply
+    assert len(llm.prompts) == 3
+
+
+def test_unknown_action_is_an_observation_not_a_crash(workspace):
+    loop, llm = make_loop(workspace, tool(("FORMAT_DISK", {})), "OK, I can't do that.")
+    assert loop.run_turn("console", "x").reply == "OK, I can't do that."
+    assert "unknown action 'FORMAT_DISK'" in llm.prompts[1]
+
+
+def test_step_bound_stops_a_looping_model(workspace):
+    loop, llm = make_loop(workspace, *[tool(("PING", {}))] * 10, max_steps=3)
+    result = loop.run_turn("console", "loop forever")
+    assert len(llm.prompts) == 3
+    assert "stopped after 3 steps" in result.reply
+
+
+def test_llm_failure_is_a_clear_message_and_the_message_is_kept(workspace):
+    loop, _ = make_loop(workspace, LLMError("ollama", "cannot reach Ollama", "is `ollama serve` running?"))
+    reply = loop.run_turn("console", "remember my birthday").reply
+    assert "could not reach my language model" in reply and "ollama serve" in reply
+    assert workspace.load_history("console")[-1]["user"] == "remember my birthday"
+
+
+def test_local_action_failure_is_an_observation(workspace):
+    loop, llm = make_loop(workspace, tool(("_LLM_SUMMARY", {"content": "../memory.json"})), "Could not.")
+    assert loop.run_turn("console", "x").reply == "Could not."
+    assert "outside the workspace output folder" in llm.prompts[1]
+
+
+def test_follow_up_runs_in_the_same_turn(workspace):
+    (workspace.output_dir / "page.txt").write_text("A page about cats.")
+
+    def fake_vision(params, ctx):
+        return {"saved": "output/page.txt", "follow_up": [{"name": "_LLM_SUMMARY", "params": {"content": "output/page.txt"}}]}
+
+    actions = {**local_actions(), "_FAKE_VISION": fake_vision}
+    workspace.root.joinpath("agent_action.json").write_text(json.dumps(
+        json.loads(workspace.root.joinpath("agent_action.json").read_text())
+        + [{"name": "_FAKE_VISION", "instruction": "", "params": {"type": "object"}}]))
+    llm = ScriptedLLM([tool(("_FAKE_VISION", {})), "It is about cats.", "The page is about cats."])
+    loop = AgentLoop(workspace, llm, actions, RecordingRouter())
+    result = loop.run_turn("console", "look at the page")
+    assert result.reply == "The page is about cats."
+    assert len(llm.prompts) == 3
+    assert "A page about cats." in llm.prompts[1]  # the summary prompt, fenced
+    assert "<<<UNTRUSTED_DATA source=page.txt>>>" in llm.prompts[1]
+    results = workspace.load_artifact()["steps"][0]["results"]
+    assert [r["action"] for r in results] == ["_FAKE_VISION", "_LLM_SUMMARY"]
+    assert results[1]["result"]["output"] == "It is about cats."
+
+
+def test_history_feeds_the_next_turn(workspace):
+    loop, llm = make_loop(workspace, "Nice to meet you, Ada.", "Your name is Ada.")
+    loop.run_turn("console", "I am Ada")
+    loop.run_turn("console", "what is my name?")
+    assert "Owner: I am Ada" in llm.prompts[1]
+    assert "You: Nice to meet you, Ada." in llm.prompts[1]
+
+
+@pytest.mark.parametrize("step_reply", [
+    # A mind that obeys an injection can only name actions; the router decides. Here the
+    # injected request to read secrets is not an action at all and stays an observation.
+    tool(("_READ_ENV", {"name": "BSKY_PASSWORD"})),
+])
+def test_no_hidden_actions_exist(workspace, step_reply):
+    loop, llm = make_loop(workspace, step_reply, "done")
+    loop.run_turn("console", "x")
+    assert "unknown action '_READ_ENV'" in llm.prompts[1]
