@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system programs SafeClaw's tests and stack use, where they are missing:
+# redis-server (the broker), chromium + chromedriver (browser vision). Debian/Ubuntu (apt).
+set -euo pipefail
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "Please install: ${need[*]} (this script knows only apt-get)." >&2
+  exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "Please install as root: apt-get install ${need[*]}" >&2; exit 1
+  fi
+fi
+echo "Installing system packages: ${need[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
