@@ -27,6 +27,7 @@ from prawcore.sessions import RetryStrategy
 
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.http_errors import error_for_status
 
 PUBLIC_URL = "https://www.reddit.com"
 TITLE_LIMIT = 300
@@ -58,29 +59,6 @@ class _Requestor(prawcore.Requestor):
         return super().request(*args, timeout=self.timeout, **kwargs)
 
 
-def _error_for_status(status: int, retry_after: float | None = None) -> SkillError:
-    if status in (401, 403):
-        return SkillError("auth_failed", f"reddit refused the credentials (HTTP {status})")
-    if status == 429:
-        return SkillError("rate_limited", "reddit rate limit reached", retry_after=retry_after)
-    if status == 404:
-        return SkillError("not_found", "reddit has no such post or comment")
-    if status in (408,) or status >= 500:
-        return SkillError("request_failed", f"reddit is unavailable (HTTP {status})")
-    return SkillError("internal_error", f"reddit answered HTTP {status}")
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for name in ("retry-after", "x-ratelimit-reset"):
-        value = headers.get(name)
-        if value:
-            try:
-                return float(value)
-            except ValueError:
-                continue
-    return None
-
-
 def _translate(exc: Exception) -> SkillError:
     """One safe SkillError for any praw/prawcore failure: no body, no credential."""
     if isinstance(exc, SkillError):
@@ -88,9 +66,10 @@ def _translate(exc: Exception) -> SkillError:
     if isinstance(exc, prawcore.OAuthException):
         return SkillError("auth_failed", "reddit refused the username or password")
     if isinstance(exc, prawcore.ResponseException):
-        return _error_for_status(exc.response.status_code, _retry_after(exc.response.headers))
+        return error_for_status("reddit", exc.response.status_code, exc.response.headers)
     if isinstance(exc, prawcore.RequestException):
-        return SkillError("request_failed", f"reddit could not be reached ({type(exc.original_exception).__name__})")
+        cause = type(exc.original_exception).__name__
+        return SkillError("request_failed", f"reddit could not be reached ({cause})")
     if isinstance(exc, RedditAPIException):
         kinds = {item.error_type for item in exc.items}
         if "RATELIMIT" in kinds:
@@ -173,12 +152,18 @@ class RedditClient(PlatformClient):
             return reddit.submission(ref)
         raise SkillError("invalid_params", "reddit ids look like t3_abc123, t1_abc123 or a reddit URL")
 
-    def auth_test(self) -> dict[str, Any]:
+    def _me(self) -> Any:
         me = self._call(lambda r: r.user.me())
+        if me is None:
+            raise SkillError("auth_failed", "reddit did not say who these credentials belong to")
+        return me
+
+    def auth_test(self) -> dict[str, Any]:
+        me = self._me()
         return {"handle": f"u/{me.name}", "id": f"t2_{me.id}"}
 
     def profile(self) -> dict[str, Any]:
-        me = self._call(lambda r: r.user.me())
+        me = self._me()
         return {
             "handle": f"u/{me.name}",
             "id": f"t2_{me.id}",

@@ -9,35 +9,30 @@ session adds the router's timeout, which tweepy never sets.
 tweepy, oauthlib and requests-oauthlib log raw response bodies and OAuth parameters (consumer key,
 access token) at DEBUG level, so their loggers are held at INFO here.
 
-Posts are cut to 280 weighted characters the way X counts them (twitter-text v3): most Latin,
-Greek, Cyrillic etc. weigh 1, CJK and other scripts 2, an emoji sequence 2, a URL 23; the cut
-falls on a grapheme boundary and never inside a URL.
+Posts are cut to 280 weighted characters the way X counts them (twitter-text v3, see
+`router.platforms.text_limits`): most Latin-range characters weigh 1, CJK and other scripts 2,
+an emoji sequence 2, a URL 23; the cut falls on a grapheme boundary and never inside a URL.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
-import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-import grapheme
 import requests
 import tweepy
 
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.http_errors import error_for_status
+from router.platforms.text_limits import URL_WEIGHT, X_LIMIT, truncate, x_weighted_length
 
 for _noisy in ("tweepy.client", "oauthlib", "requests_oauthlib"):
     logging.getLogger(_noisy).setLevel(logging.INFO)
 
 TWITTER_HOST = "https://api.twitter.com"
-MAX_WEIGHT = 280
-URL_WEIGHT = 23
-_URL = re.compile(r"https?://[^\s<>\"]+", re.IGNORECASE)
-_LIGHT_RANGES = ((0x0000, 0x10FF), (0x2000, 0x200D), (0x2010, 0x201F), (0x2032, 0x2037))
 _STATUS_URL = re.compile(r"(?:x|twitter)\.com/[^/]+/status(?:es)?/(\d{1,25})", re.IGNORECASE)
 _T = TypeVar("_T")
 
@@ -50,66 +45,20 @@ class _XSession(requests.Session):
         self.base = base.rstrip("/").removesuffix("/2")
         self.timeout = timeout
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         if isinstance(url, str) and url.startswith(TWITTER_HOST):
             url = self.base + url[len(TWITTER_HOST):]
         kwargs.setdefault("timeout", self.timeout)
         return super().request(method, url, *args, **kwargs)
 
 
-def _is_emoji(cluster: str) -> bool:
-    return "\ufe0f" in cluster or any(
-        ord(ch) >= 0x1F000 or 0x2300 <= ord(ch) <= 0x27BF or 0x2B00 <= ord(ch) <= 0x2BFF for ch in cluster
-    )
-
-
-def _char_weight(ch: str) -> int:
-    point = ord(ch)
-    return 1 if any(low <= point <= high for low, high in _LIGHT_RANGES) else 2
-
-
-def _tokens(text: str) -> list[tuple[str, int]]:
-    """The text as (piece, weight) pairs: whole URLs, then single grapheme clusters."""
-    pieces: list[tuple[str, int]] = []
-    position = 0
-    for found in _URL.finditer(text):
-        pieces.extend(_cluster_tokens(text[position:found.start()]))
-        pieces.append((found.group(0), URL_WEIGHT))
-        position = found.end()
-    pieces.extend(_cluster_tokens(text[position:]))
-    return pieces
-
-
-def _cluster_tokens(text: str) -> list[tuple[str, int]]:
-    return [(c, 2 if _is_emoji(c) else sum(_char_weight(ch) for ch in c)) for c in grapheme.graphemes(text)]
-
-
-def weighted_length(text: str) -> int:
-    """How long X says `text` is (twitter-text v3 weighting)."""
-    return sum(weight for _, weight in _tokens(unicodedata.normalize("NFC", text)))
-
-
-def fit_weighted(text: str, limit: int = MAX_WEIGHT) -> tuple[str, bool]:
-    """`text` cut to `limit` weighted characters with an ellipsis, and whether it was cut."""
-    text = unicodedata.normalize("NFC", text)
-    tokens = _tokens(text)
-    if sum(weight for _, weight in tokens) <= limit:
-        return text, False
-    kept: list[str] = []
-    used = 0
-    for piece, weight in tokens:
-        if used + weight > limit - 1:  # room for the ellipsis
-            break
-        kept.append(piece)
-        used += weight
-    return "".join(kept).rstrip() + "…", True
-
-
 def compose_tweet(text: str, url: str | None) -> tuple[str, bool]:
-    """The tweet text with the link appended (if not already there), within 280 weighted chars."""
+    """The tweet text with the link appended (if not already there), within 280 weighted chars.
+
+    The cut (see `text_limits.truncate`) falls on a grapheme boundary and never inside a URL."""
     if not url or url in text:
-        return fit_weighted(text)
-    body, cut = fit_weighted(text, MAX_WEIGHT - URL_WEIGHT - 1)
+        return truncate(text, X_LIMIT, x_weighted_length)
+    body, cut = truncate(text, X_LIMIT - URL_WEIGHT - 1, x_weighted_length)
     return (f"{body} {url}" if body else url), cut
 
 
@@ -124,28 +73,12 @@ def tweet_id(ref: str) -> str:
     raise SkillError("invalid_params", "an X post id is a number or an x.com/<user>/status/<id> URL")
 
 
-def _retry_after(exc: tweepy.TooManyRequests) -> float | None:
-    header = exc.response.headers.get("retry-after") if exc.response is not None else None
-    if header and header.isdigit():
-        return float(header)
-    reset = getattr(exc, "reset_time", None)
-    return float(max(0, int(reset) - int(time.time()))) if reset else None
-
-
 def _translate(exc: Exception) -> SkillError:
     """One safe SkillError for any tweepy/requests failure: no body, no credential."""
     if isinstance(exc, SkillError):
         return exc
-    if isinstance(exc, tweepy.Unauthorized | tweepy.Forbidden):
-        return SkillError("auth_failed", f"X refused the credentials (HTTP {exc.response.status_code})")
-    if isinstance(exc, tweepy.TooManyRequests):
-        return SkillError("rate_limited", "X rate limit reached", retry_after=_retry_after(exc))
-    if isinstance(exc, tweepy.TwitterServerError):
-        return SkillError("request_failed", f"X is unavailable (HTTP {exc.response.status_code})")
-    if isinstance(exc, tweepy.NotFound):
-        return SkillError("not_found", "X has no such post")
-    if isinstance(exc, tweepy.HTTPException):
-        return SkillError("internal_error", f"X answered HTTP {exc.response.status_code}")
+    if isinstance(exc, tweepy.HTTPException) and exc.response is not None:
+        return error_for_status("X", exc.response.status_code, exc.response.headers, "request")
     if isinstance(exc, requests.Timeout | requests.ConnectionError):
         return SkillError("request_failed", f"X could not be reached ({type(exc).__name__})")
     return SkillError("internal_error", f"X client failed ({type(exc).__name__})")
@@ -210,7 +143,9 @@ class XClient(PlatformClient):
         reply_to = tweet_id(request.reply_to) if request.reply_to else None
         quote = tweet_id(request.quote) if request.quote else None
         created = self._call(
-            lambda c: c.create_tweet(text=text, in_reply_to_tweet_id=reply_to, quote_tweet_id=quote, user_auth=True)
+            lambda c: c.create_tweet(
+                text=text, in_reply_to_tweet_id=reply_to, quote_tweet_id=quote, user_auth=True
+            )
         )
         ident = str(created.data["id"])
         ref = PostRef(id=ident, url=self._url(ident))

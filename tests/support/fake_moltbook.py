@@ -155,7 +155,8 @@ class MoltPost:
             "id": self.id, "title": self.title, "content": self.content, "url": self.url,
             "upvotes": self.upvotes, "downvotes": self.downvotes, "comment_count": self.comment_count,
             "created_at": self.created_at, "author": {"id": "agent-" + self.author, "name": self.author},
-            "submolt": {"id": "sm-" + self.submolt, "name": self.submolt, "display_name": self.submolt.title()},
+            "submolt": {"id": "sm-" + self.submolt, "name": self.submolt,
+                        "display_name": self.submolt.title()},
         }
 
 

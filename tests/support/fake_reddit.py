@@ -51,7 +51,8 @@ class FakeReddit(RecordingServer):
         ident = next(self._ids)
         thing = Thing("t3", ident, {"title": title, "subreddit": subreddit, "author": "someone",
                                     "score": 12, "upvote_ratio": 0.93, "num_comments": 4,
-                                    "created_utc": CREATED, "permalink": f"/r/{subreddit}/comments/{ident}/x/",
+                                    "created_utc": CREATED,
+                                    "permalink": f"/r/{subreddit}/comments/{ident}/x/",
                                     **data})
         self.things[thing.fullname] = thing
         return thing
@@ -61,19 +62,22 @@ class FakeReddit(RecordingServer):
         thing = Thing("t1", ident, {
             "author": author, "body": body, "subject": subject, "was_comment": True, "new": True,
             "context": f"/r/test/comments/abc123/x/{ident}/?context=3", "parent_id": "t3_abc123",
-            "link_title": "a post", "subreddit": "test", "created_utc": CREATED, "type": subject.replace(" ", "_"),
+            "link_title": "a post", "subreddit": "test", "created_utc": CREATED,
+            "type": subject.replace(" ", "_"),
             "dest": self.username, "first_message": None, "first_message_name": None, "replies": "",
         })
         self.inbox.append(thing)
         return thing
 
     def echo(self, request: Recorded) -> str:
-        return f"invalid grant for {request.body.decode(errors='replace')} {request.headers.get('authorization')}"
+        sent = request.body.decode(errors="replace")
+        return f"invalid grant for {sent} {request.headers.get('authorization')}"
 
     def respond(self, request: Recorded) -> Response:
         if request.path == "/api/v1/access_token":
             if self.fail_mode == "auth":
-                return json_response(401, {"message": "Unauthorized", "error": 401, "echo": self.echo(request)})
+                echo = self.echo(request)
+                return json_response(401, {"message": "Unauthorized", "error": 401, "echo": echo})
             return self._token(request)
         return super().respond(request)
 
@@ -106,8 +110,9 @@ class FakeReddit(RecordingServer):
         return handler(request)
 
     def _me(self, request: Recorded) -> Response:
-        return json_response(200, {"name": self.username, "id": "u1abc", "link_karma": 10, "comment_karma": 25,
-                                   "created_utc": CREATED, "is_suspended": False, "has_verified_email": True})
+        return json_response(200, {"name": self.username, "id": "u1abc", "link_karma": 10,
+                                   "comment_karma": 25, "created_utc": CREATED, "is_suspended": False,
+                                   "has_verified_email": True})
 
     def _submit(self, request: Recorded) -> Response:
         form = request.form()
@@ -149,4 +154,5 @@ class FakeReddit(RecordingServer):
 
     def _info(self, request: Recorded) -> Response:
         names = ",".join(request.query.get("id", [])).split(",")
-        return json_response(200, listing([self.things[n].listing_child() for n in names if n in self.things]))
+        found = [self.things[n].listing_child() for n in names if n in self.things]
+        return json_response(200, listing(found))

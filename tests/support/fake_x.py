@@ -18,8 +18,9 @@ ME_ID = "1500000000000000001"
 
 
 class FakeX(RecordingServer):
-    def __init__(self, api_key: str = "ck", api_secret: str = "cs", access_token: str = f"{ME_ID}-fakeaccesstoken",
-                 access_secret: str = "as", username: str = "safeclaw_bot") -> None:
+    def __init__(self, api_key: str = "ck", api_secret: str = "cs",
+                 access_token: str = f"{ME_ID}-fakeaccesstoken", access_secret: str = "as",
+                 username: str = "safeclaw_bot") -> None:
         super().__init__()
         self.api_key, self.api_secret = api_key, api_secret
         self.access_token, self.access_secret = access_token, access_secret
@@ -43,7 +44,8 @@ class FakeX(RecordingServer):
 
     def failure(self, request: Recorded) -> Response | None:
         if self.fail_mode == "rate":
-            return json_response(429, {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429},
+            body = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
+            return json_response(429, body,
                                  {"x-rate-limit-reset": str(int(time.time()) + int(self.retry_after)),
                                   "x-rate-limit-remaining": "0"})
         return super().failure(request)
@@ -107,7 +109,8 @@ class FakeX(RecordingServer):
                  "public_metrics": {"retweet_count": 2, "reply_count": 1, "like_count": 9, "quote_count": 0,
                                     "bookmark_count": 1, "impression_count": 120}}
         self.tweets[ident] = tweet
-        return json_response(201, {"data": {"id": ident, "text": body["text"], "edit_history_tweet_ids": [ident]}})
+        return json_response(201, {"data": {"id": ident, "text": body["text"],
+                                            "edit_history_tweet_ids": [ident]}})
 
     def _tweet(self, ident: str) -> Response:
         tweet = self.tweets.get(ident)
