@@ -1,0 +1,374 @@
+"""A fake Bluesky PDS + AppView on 127.0.0.1 speaking the XRPC endpoints the `atproto` SDK calls.
+
+Faithful where the SDK and our tests look: JWT-shaped session tokens with `exp`, did:plc DIDs,
+CIDv1 (dag-cbor, sha-256) strings, AT-URIs, ISO datetimes; createRecord validates a post the way
+the PDS does (TID record key, 300 graphemes, facet byte ranges inside the UTF-8 text, strong
+refs in reply/embed) and refuses a record key that is taken. Every request is recorded.
+
+Failure modes (`fail_mode`, optionally limited to `fail_paths`): "auth" (401 whose body echoes
+the submitted password), "rate" (429 with retry-after and ratelimit-* headers), "error" (500),
+"slow" (answers after `delay` seconds).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import grapheme
+
+Response = tuple[int, dict[str, str], bytes]
+TID_RE = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(payload).encode()
+    return status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body
+
+
+class RecordingHTTPServer:
+    """A threaded HTTP server on 127.0.0.1 that records requests and answers through `route()`."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.fail_mode: str | None = None
+        self.fail_paths: set[str] | None = None  # None: every path fails
+        self.delay = 3.0
+        self.retry_after = "7"
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._release = threading.Event()  # ends a "slow" wait early at stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def route(self, request: Recorded) -> Response:
+        raise NotImplementedError
+
+    def auth_failure(self, request: Recorded) -> Response:
+        return json_response(401, {"error": "Unauthorized"})
+
+    def failure(self, request: Recorded) -> Response | None:
+        if self.fail_mode is None or (self.fail_paths is not None and request.path not in self.fail_paths):
+            return None
+        if self.fail_mode == "auth":
+            return self.auth_failure(request)
+        if self.fail_mode == "rate":
+            reset = str(int(time.time()) + 30)
+            return json_response(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"}, {
+                "Retry-After": self.retry_after, "RateLimit-Limit": "3000", "RateLimit-Remaining": "0",
+                "RateLimit-Reset": reset, "X-RateLimit-Limit": "300", "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Reset": datetime.fromtimestamp(int(reset), UTC).isoformat().replace("+00:00", "Z"),
+            })
+        if self.fail_mode == "error":
+            return json_response(500, {"error": "InternalServerError", "message": "Internal Server Error"})
+        if self.fail_mode == "slow":
+            self._release.wait(self.delay)
+        return None
+
+    def respond(self, request: Recorded) -> Response:
+        return self.failure(request) or self.route(request)
+
+    def start(self) -> RecordingHTTPServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                parts = urlsplit(self.path)
+                recorded = Recorded(self.command, parts.path, parse_qs(parts.query),
+                                    {k.lower(): v for k, v in self.headers.items()},
+                                    self.rfile.read(length) if length else b"")
+                server.requests.append(recorded)
+                status, headers, body = server.respond(recorded)
+                try:
+                    self.send_response(status)
+                    for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                    pass
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def fake_jwt(payload: dict[str, Any]) -> str:
+    header = {"typ": "at+jwt", "alg": "ES256K"}
+    signature = hashlib.sha256(json.dumps(payload).encode()).digest() * 2
+    return ".".join([_b64url(json.dumps(header).encode()), _b64url(json.dumps(payload).encode()), _b64url(signature)])
+
+
+def fake_cid(content: Any) -> str:
+    """A CIDv1 string (dag-cbor codec, sha2-256 multihash) of `content`, base32 multibase."""
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).digest()
+    return "b" + base64.b32encode(bytes([0x01, 0x71, 0x12, 0x20]) + digest).decode().lower().rstrip("=")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _did_for(handle: str) -> str:
+    return "did:plc:" + base64.b32encode(hashlib.sha256(handle.encode()).digest()).decode().lower()[:24]
+
+
+class FakeBluesky(RecordingHTTPServer):
+    """PDS and AppView in one: the tests point BSKY_SERVICE and BSKY_APPVIEW at it."""
+
+    def __init__(self, handle: str = "safeclaw.test", password: str = "app-pass-word") -> None:
+        super().__init__()
+        self.handle, self.password = handle, password
+        self.did = self.add_account(handle, "SafeClaw", "A careful agent.")
+        self.access_jwt = fake_jwt({"scope": "com.atproto.appPass", "sub": self.did, "aud": "did:web:pds.test",
+                                    "iat": int(time.time()), "exp": int(time.time()) + 7200})
+        self.refresh_jwt = fake_jwt({"scope": "com.atproto.refresh", "sub": self.did, "jti": "r1",
+                                     "iat": int(time.time()), "exp": int(time.time()) + 86400 * 60})
+        self.records: dict[str, dict[str, Any]] = {}  # AT-URI → {"cid", "value", "indexedAt"}
+        self.notifications: list[dict[str, Any]] = []
+        self._tid = itertools.count(1)
+
+    # -- state helpers for tests -------------------------------------------------------------
+    def add_account(self, handle: str, display_name: str = "", description: str = "") -> str:
+        if not hasattr(self, "accounts"):
+            self.accounts: dict[str, dict[str, str]] = {}
+        did = _did_for(handle)
+        self.accounts[did] = {"handle": handle, "displayName": display_name, "description": description}
+        return did
+
+    def next_tid(self) -> str:
+        return "3l" + "".join("234567abcdefghijklmnopqrstuvwxyz"[int(d)] for d in f"{next(self._tid):011d}")
+
+    def handle_of(self, did: str) -> str:
+        return self.accounts[did]["handle"]
+
+    def add_post(self, did: str, text: str, reply: dict[str, Any] | None = None) -> str:
+        rkey = self.next_tid()
+        value: dict[str, Any] = {"$type": "app.bsky.feed.post", "text": text, "createdAt": now_iso()}
+        if reply:
+            value["reply"] = reply
+        return self._store(did, "app.bsky.feed.post", rkey, value)
+
+    def strong_ref(self, uri: str) -> dict[str, str]:
+        return {"uri": uri, "cid": self.records[uri]["cid"]}
+
+    def add_notification(self, reason: str, author_did: str, text: str = "", subject: str | None = None) -> None:
+        if reason in ("mention", "reply", "quote"):
+            uri = self.add_post(author_did, text)
+            record = self.records[uri]["value"]
+        else:
+            kind = {"like": "app.bsky.feed.like", "repost": "app.bsky.feed.repost",
+                    "follow": "app.bsky.graph.follow"}[reason]
+            record = {"$type": kind, "createdAt": now_iso(),
+                      "subject": self.did if reason == "follow" else self.strong_ref(subject or "")}
+            uri = f"at://{author_did}/{kind}/{self.next_tid()}"
+        self.notifications.append({
+            "uri": uri, "cid": fake_cid(record), "author": self._profile_view(author_did), "reason": reason,
+            **({"reasonSubject": subject} if subject else {}), "record": record, "isRead": False,
+            "indexedAt": now_iso(), "labels": [],
+        })
+
+    def writes(self, path: str = "/xrpc/com.atproto.repo.createRecord") -> list[dict[str, Any]]:
+        return [r.json() for r in self.requests if r.path == path]
+
+    # -- XRPC ------------------------------------------------------------------------------------
+    def auth_failure(self, request: Recorded) -> Response:
+        submitted = self.password
+        if request.path.endswith("createSession") and request.body:
+            submitted = str(request.json().get("password", ""))
+        return json_response(401, {"error": "AuthenticationRequired",
+                                   "message": f"Invalid identifier or password: {submitted}"})
+
+    def _store(self, did: str, collection: str, rkey: str, value: dict[str, Any]) -> str:
+        uri = f"at://{did}/{collection}/{rkey}"
+        self.records[uri] = {"cid": fake_cid(value), "value": value, "indexedAt": now_iso(), "likes": 0}
+        return uri
+
+    def _profile_view(self, did: str) -> dict[str, Any]:
+        account = self.accounts[did]
+        return {"did": did, "handle": account["handle"], "displayName": account["displayName"],
+                "labels": [], "createdAt": "2024-01-01T00:00:00.000Z"}
+
+    def _post_view(self, uri: str) -> dict[str, Any]:
+        stored = self.records[uri]
+        replies = sum(1 for r in self.records.values() if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri)
+        return {"uri": uri, "cid": stored["cid"], "author": self._profile_view(uri.split("/")[2]),
+                "record": stored["value"], "indexedAt": stored["indexedAt"], "likeCount": stored["likes"],
+                "repostCount": 2, "replyCount": replies, "quoteCount": 0, "labels": []}
+
+    def _error(self, status: int, error: str, message: str) -> Response:
+        return json_response(status, {"error": error, "message": message})
+
+    def _authorised(self, request: Recorded) -> bool:
+        return request.headers.get("authorization") == f"Bearer {self.access_jwt}"
+
+    def route(self, request: Recorded) -> Response:
+        name = request.path.removeprefix("/xrpc/")
+        handler = getattr(self, "x_" + name.replace(".", "_"), None)
+        if handler is None:
+            return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {name}")
+        query = {k: v[-1] for k, v in request.query.items()}
+        needs_auth = name.startswith("com.atproto.repo.") and request.method == "POST" or name.startswith(
+            "app.bsky.notification.")
+        if needs_auth and not self._authorised(request):
+            return self._error(401, "AuthMissing", "Authentication Required")
+        result: Response = handler(request, query)
+        return result
+
+    def x_com_atproto_server_createSession(self, request: Recorded, query: dict[str, str]) -> Response:
+        body = request.json()
+        if body.get("identifier") not in (self.handle, self.did) or body.get("password") != self.password:
+            return self.auth_failure(request)
+        return json_response(200, {"accessJwt": self.access_jwt, "refreshJwt": self.refresh_jwt,
+                                   "handle": self.handle, "did": self.did, "active": True})
+
+    def x_app_bsky_actor_getProfile(self, request: Recorded, query: dict[str, str]) -> Response:
+        did = query["actor"] if query["actor"].startswith("did:") else _did_for(query["actor"])
+        if did not in self.accounts:
+            return self._error(400, "InvalidRequest", "Profile not found")
+        view = self._profile_view(did)
+        own = [u for u in self.records if u.startswith(f"at://{did}/app.bsky.feed.post/")]
+        return json_response(200, {**view, "description": self.accounts[did]["description"],
+                                   "followersCount": 12, "followsCount": 3, "postsCount": len(own)})
+
+    def x_com_atproto_identity_resolveHandle(self, request: Recorded, query: dict[str, str]) -> Response:
+        did = _did_for(query.get("handle", ""))
+        if did not in self.accounts:
+            return self._error(400, "InvalidRequest", "Unable to resolve handle")
+        return json_response(200, {"did": did})
+
+    def x_com_atproto_repo_getRecord(self, request: Recorded, query: dict[str, str]) -> Response:
+        uri = f"at://{query['repo']}/{query['collection']}/{query['rkey']}"
+        if uri not in self.records:
+            return self._error(400, "RecordNotFound", f"Could not locate record: {uri}")
+        return json_response(200, {"uri": uri, "cid": self.records[uri]["cid"], "value": self.records[uri]["value"]})
+
+    def x_com_atproto_repo_createRecord(self, request: Recorded, query: dict[str, str]) -> Response:
+        body = request.json()
+        if body.get("repo") != self.did:
+            return self._error(401, "AuthRequired", "Input/repo does not match the session")
+        collection, record, rkey = body["collection"], body["record"], body.get("rkey")
+        if rkey is None:
+            rkey = self.next_tid()
+        problem = validate_record(collection, rkey, record, self.records)
+        if problem:
+            return self._error(400, "InvalidRequest", problem)
+        if f"at://{self.did}/{collection}/{rkey}" in self.records:
+            return self._error(400, "InvalidRequest", "Record already exists")
+        if collection == "app.bsky.feed.like":
+            self.records[record["subject"]["uri"]]["likes"] += 1
+        uri = self._store(self.did, collection, rkey, record)
+        return json_response(200, {"uri": uri, "cid": self.records[uri]["cid"], "validationStatus": "valid",
+                                   "commit": {"cid": fake_cid(uri), "rev": "3lcommit2222a"}})
+
+    def x_com_atproto_repo_deleteRecord(self, request: Recorded, query: dict[str, str]) -> Response:
+        body = request.json()
+        self.records.pop(f"at://{body['repo']}/{body['collection']}/{body['rkey']}", None)
+        return json_response(200, {"commit": {"cid": fake_cid(body), "rev": "3lcommit3333a"}})
+
+    def x_app_bsky_notification_listNotifications(self, request: Recorded, query: dict[str, str]) -> Response:
+        limit = int(query.get("limit", 50))
+        return json_response(200, {"notifications": self.notifications[:limit], "seenAt": now_iso()})
+
+    def x_app_bsky_feed_getPosts(self, request: Recorded, query: dict[str, str]) -> Response:
+        return json_response(200, {"posts": [self._post_view(u) for u in request.query.get("uris", [])
+                                             if u in self.records]})
+
+    def x_app_bsky_feed_searchPosts(self, request: Recorded, query: dict[str, str]) -> Response:
+        words = query.get("q", "").lower()
+        hits = [u for u, r in self.records.items()
+                if r["value"].get("$type") == "app.bsky.feed.post" and words in r["value"]["text"].lower()]
+        hits = hits[: int(query.get("limit", 25))]
+        return json_response(200, {"posts": [self._post_view(u) for u in hits], "hitsTotal": len(hits)})
+
+    def x_app_bsky_feed_getPostThread(self, request: Recorded, query: dict[str, str]) -> Response:
+        uri = query["uri"]
+        if uri not in self.records:
+            return self._error(400, "NotFound", f"Post not found: {uri}")
+        replies = [{"$type": "app.bsky.feed.defs#threadViewPost", "post": self._post_view(u), "replies": []}
+                   for u, r in self.records.items() if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri]
+        return json_response(200, {"thread": {"$type": "app.bsky.feed.defs#threadViewPost",
+                                              "post": self._post_view(uri), "replies": replies}})
+
+
+def _valid_strong_ref(ref: Any, records: dict[str, Any]) -> bool:
+    return isinstance(ref, dict) and ref.get("uri") in records and ref.get("cid") == records[ref["uri"]]["cid"]
+
+
+def validate_record(collection: str, rkey: str, record: dict[str, Any], records: dict[str, Any]) -> str | None:
+    """Why the PDS would refuse this record (lexicon validation), or None."""
+    if record.get("$type") != collection:
+        return "Invalid $type: must match the collection"
+    if not TID_RE.match(rkey):
+        return f"Invalid record key for {collection}: must be a TID"
+    try:
+        datetime.fromisoformat(str(record.get("createdAt", "")).replace("Z", "+00:00"))
+    except ValueError:
+        return "Record/createdAt must be a valid datetime"
+    if collection == "app.bsky.feed.like":
+        return None if _valid_strong_ref(record.get("subject"), records) else "Record/subject must be a strong ref"
+    text = record.get("text", "")
+    if grapheme.length(text) > 300 or len(text.encode()) > 3000:
+        return "Record/text must not be longer than 300 graphemes"
+    for facet in record.get("facets") or []:
+        index = facet.get("index", {})
+        if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= len(text.encode()):
+            return "Record/facets: byte slice out of range"
+    reply = record.get("reply")
+    if reply and not (_valid_strong_ref(reply.get("root"), records) and _valid_strong_ref(reply.get("parent"), records)):
+        return "Record/reply must have valid root and parent strong refs"
+    embed = record.get("embed")
+    if embed and embed.get("$type") == "app.bsky.embed.record" and not _valid_strong_ref(embed.get("record"), records):
+        return "Record/embed/record must be a strong ref"
+    return None
