@@ -25,5 +25,11 @@ class BaseLLM(ABC):
     def chat(self, prompt: str) -> str:
         """Send one prompt (as a single user message) and return the reply text."""
 
+    def check(self) -> None:
+        """Cheaply verify the provider can answer (server up, key accepted, model present); raise LLMError.
+
+        The default has nothing to check.
+        """
+
     def describe(self) -> str:
         return f"{self.name} ({self.model})"

@@ -80,7 +80,7 @@ class ScriptedJSONServer:
 
     # --- to be provided by each service ----------------------------------------------
     def route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        """Answer one request: (status, JSON-able body). Raise `_Serve` for a failure."""
+        """Answer one request: (status, JSON-able body). `serve()` applies failures."""
         raise NotImplementedError
 
     def error_body(self, status: int, message: str) -> Any:
@@ -96,7 +96,7 @@ class ScriptedJSONServer:
     def __enter__(self) -> ScriptedJSONServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 

@@ -40,8 +40,12 @@ class OllamaLLM(BaseLLM):
         self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(model or DEFAULT_MODEL, timeout)
-        self.host = ollama_host(os.environ if env is None else env)
-        self._client = ollama.Client(host=self.host, timeout=timeout)
+        env = os.environ if env is None else env
+        self.host = ollama_host(env)
+        # Ollama itself needs no key; a proxy in front of it (or ollama.com) may want OLLAMA_API_KEY.
+        self._key = env.get("OLLAMA_API_KEY") or ""
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else None
+        self._client = ollama.Client(host=self.host, timeout=timeout, headers=headers)
 
     def chat(self, prompt: str) -> str:
         response = self._call(
@@ -74,7 +78,7 @@ class OllamaLLM(BaseLLM):
             if e.status_code == 404 and "not found" in str(e.error).lower():
                 raise self._model_missing() from None
             raise LLMError(
-                self.name, f"HTTP {e.status_code} from Ollama at {self.host}: {redact(str(e.error))}",
+                self.name, f"HTTP {e.status_code} from Ollama at {self.host}: {redact(str(e.error), self._key)}",
                 _status_hint(e.status_code),
             ) from None
         except ConnectionError:
@@ -88,11 +92,11 @@ class OllamaLLM(BaseLLM):
                 "the model may still be loading; raise the timeout in config.json or use a smaller model",
             ) from None
         except httpx.HTTPError as e:
-            raise LLMError(self.name, f"network error talking to {self.host}: {redact(str(e))}",
+            raise LLMError(self.name, f"network error talking to {self.host}: {redact(str(e), self._key)}",
                            "check OLLAMA_HOST") from None
         except (ValueError, ValidationError) as e:
             # json.JSONDecodeError is a ValueError: the server answered something that is not Ollama JSON
-            raise LLMError(self.name, f"unreadable answer from {self.host}: {redact(str(e))}",
+            raise LLMError(self.name, f"unreadable answer from {self.host}: {redact(str(e), self._key)}",
                            "is OLLAMA_HOST really an Ollama server?") from None
 
 
