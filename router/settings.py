@@ -1,0 +1,145 @@
+"""The router's one settings object, loaded once at the entry point from env + `router/.env`."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values
+
+from protocol import Keys
+from router.errors import ConfigError
+
+ROUTER_DIR = Path(__file__).resolve().parent
+REPO_ROOT = ROUTER_DIR.parent
+DEFAULT_ENV_FILE = ROUTER_DIR / ".env"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+_RATE_LIMIT = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    limit: int  # at most this many commands of one action...
+    window_seconds: int  # ...per fixed window of this many seconds
+
+
+@dataclass(frozen=True)
+class RouterSettings:
+    redis_url: str  # redis://router:PASS@host:port/0
+    keys: Keys
+    router_id: str  # names this router's processing list and heartbeat; keep it stable across restarts
+    reply_ttl: int = 3600  # seconds a reply waits on its key for the agent
+    max_attempts: int = 3  # crashes of one command before it goes to the dead-letter list
+    data_dir: Path = ROUTER_DIR  # files the router owns (notes.jsonl, outbox)
+    dry_run: bool = False
+    kill_switch: bool = False  # True: every side-effecting action is denied
+    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
+    require_approval: frozenset[str] = frozenset()  # actions answered pending_approval, never run
+    log_file: Path = REPO_ROOT / "logs" / "router.log"
+    log_level: str = "INFO"
+    heartbeat_ttl: int = 15  # seconds; a router whose heartbeat is gone has its commands recovered
+    idempotency_ttl: int = 7 * 24 * 3600  # seconds a side-effecting command's record is kept
+    block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
+    test_hooks: bool = False  # SAFECLAW_TEST_HOOKS=1 enables slow/crashing NOTE params for tests
+    env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
+
+    @property
+    def redis_password(self) -> str:
+        return urlsplit(self.redis_url).password or ""
+
+    @classmethod
+    def load(
+        cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
+    ) -> RouterSettings:
+        """The process environment wins over `router/.env`, as python-dotenv does by default."""
+        return cls.from_env(merged_environment(env_file, environ))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RouterSettings:
+        redis_url = env.get("REDIS_URL", "").strip()
+        if not redis_url:
+            raise ConfigError(
+                "REDIS_URL is not set: put REDIS_URL=redis://router:PASSWORD@127.0.0.1:6379/0 in router/.env "
+                "(see .env.example and `python -m router.acl --help` for the users)"
+            )
+        if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
+            raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
+        keys = Keys(
+            command_queue=env.get("COMMAND_QUEUE") or Keys.command_queue,
+            response_prefix=env.get("RESPONSE_PREFIX") or Keys.response_prefix,
+        )
+        return cls(
+            redis_url=redis_url,
+            keys=keys,
+            router_id=_router_id(env.get("ROUTER_ID", "")),
+            reply_ttl=_int(env, "ROUTER_REPLY_TTL", 3600, minimum=1),
+            max_attempts=_int(env, "ROUTER_MAX_ATTEMPTS", 3, minimum=1),
+            data_dir=Path(env.get("ROUTER_DATA_DIR") or ROUTER_DIR),
+            dry_run=_bool(env, "ROUTER_DRY_RUN"),
+            kill_switch=_bool(env, "ROUTER_KILL_SWITCH"),
+            rate_limits=parse_rate_limits(env.get("ROUTER_RATE_LIMITS", "")),
+            require_approval=frozenset(
+                a.strip() for a in env.get("ROUTER_REQUIRE_APPROVAL", "").split(",") if a.strip()
+            ),
+            log_file=Path(env.get("ROUTER_LOG_FILE") or REPO_ROOT / "logs" / "router.log"),
+            log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
+            heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
+            test_hooks=_bool(env, "SAFECLAW_TEST_HOOKS"),
+            env=dict(env),
+        )
+
+
+def merged_environment(env_file: Path | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    if env_file is not None and env_file.is_file():
+        merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    merged.update(os.environ if environ is None else environ)
+    return merged
+
+
+def parse_rate_limits(text: str) -> dict[str, RateLimit]:
+    """`NOTE=30/60,CREATE_POST=5/3600`: at most 30 NOTE per 60 s, 5 CREATE_POST per hour."""
+    limits: dict[str, RateLimit] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        match = _RATE_LIMIT.match(item)
+        if match is None or int(match.group(3)) == 0:
+            raise ConfigError(f"ROUTER_RATE_LIMITS: {item!r} is not ACTION=COUNT/SECONDS (e.g. NOTE=30/60)")
+        limits[match.group(1)] = RateLimit(int(match.group(2)), int(match.group(3)))
+    return limits
+
+
+def _router_id(value: str) -> str:
+    value = value.strip()
+    if not value:
+        return f"{socket.gethostname()}-{os.getpid()}"
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+        raise ConfigError("ROUTER_ID may hold only letters, digits, '_', '.', '-' (at most 64)")
+    return value
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}")
+    return value
+
+
+def _bool(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be true or false, not {raw!r}")

@@ -1,0 +1,83 @@
+"""Start the router: `python router/start_router.py` (from the repo root or from inside `router/`).
+
+Reads REDIS_URL and the rest of its settings from the environment and `router/.env`, loads the
+platform credentials (the router alone holds them), discovers the skills, and runs the worker
+until SIGTERM or Ctrl-C, after which it finishes the command in hand and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from router.credentials import load_credentials, platforms_with_credentials, secret_values  # noqa: E402
+from router.errors import ConfigError  # noqa: E402
+from router.logs import setup_logging  # noqa: E402
+from router.redaction import Redactor  # noqa: E402
+from router.registry import discover_skills  # noqa: E402
+from router.settings import DEFAULT_ENV_FILE, RouterSettings  # noqa: E402
+from router.worker import Worker  # noqa: E402
+
+log = logging.getLogger("safeclaw.router")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python router/start_router.py", description=__doc__.split("\n\n")[0],
+        epilog="Settings (env or router/.env): REDIS_URL (required), COMMAND_QUEUE, RESPONSE_PREFIX, "
+               "ROUTER_ID, "
+               "ROUTER_REPLY_TTL, ROUTER_MAX_ATTEMPTS, ROUTER_DATA_DIR, ROUTER_DRY_RUN, ROUTER_KILL_SWITCH, "
+               "ROUTER_RATE_LIMITS, ROUTER_REQUIRE_APPROVAL, ROUTER_LOG_FILE, ROUTER_LOG_LEVEL, "
+               "ROUTER_HEARTBEAT_TTL. See .env.example.",
+    )
+    parser.add_argument("--env-file", type=Path, default=DEFAULT_ENV_FILE,
+                        help=f"dotenv file to read (default: {DEFAULT_ENV_FILE})")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        settings = RouterSettings.load(args.env_file)
+    except ConfigError as exc:
+        print(f"router: {exc}", file=sys.stderr)
+        return 2
+    credentials = load_credentials(settings.env)
+    redactor = Redactor([*secret_values(settings.env, credentials), settings.redis_password])
+    if redactor.too_short:
+        print("router: a credential value is shorter than 4 characters; refusing to run with it",
+              file=sys.stderr)
+        return 2
+    setup_logging(settings.log_file, settings.log_level, redactor)
+    try:
+        skills = discover_skills()
+    except (ImportError, TypeError, ValueError) as exc:
+        log.exception("cannot load the skills: %s", exc)
+        return 2
+    log.info("platforms with credentials: %s", ", ".join(platforms_with_credentials(credentials)) or "none")
+    worker = Worker(settings, skills, credentials, redactor)
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("%s received; finishing the command in hand, then stopping", signal.Signals(signum).name)
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        worker.run()
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

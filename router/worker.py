@@ -1,0 +1,324 @@
+"""The router loop: take a command reliably, check it, run its skill at most once, reply.
+
+Take: BLMOVE from the command queue into this router's processing list, so a command is never
+only in memory. Done: one MULTI stores the idempotency record, pushes the (redacted) reply with
+a TTL, and removes the command from the processing list. Recovery (at start, after Redis comes
+back, and every heartbeat period) re-handles what is left in this router's list and moves over
+the lists of routers whose heartbeat is gone. Side-effecting commands keep a record per id:
+never started -> run; done -> re-send the stored reply; started, not done -> `unknown`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from router.credentials import platforms_with_credentials, secret_values
+from router.errors import ConfigError, SkillError
+from router.policy import Policy
+from router.redaction import Redactor
+from router.registry import Skill, SkillContext
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+MAX_BACKOFF_SECONDS = 5.0
+
+
+def connect(settings: RouterSettings) -> redis.Redis:
+    """A client that fails fast; the worker does its own bounded backoff."""
+    return redis.Redis.from_url(
+        settings.redis_url, decode_responses=True, socket_connect_timeout=3,
+        socket_timeout=settings.block_seconds + 10, retry=Retry(NoBackoff(), 0),
+    )
+
+
+class Worker:
+    def __init__(
+        self, settings: RouterSettings, skills: Mapping[str, Skill], credentials: Mapping[str, str],
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.settings = settings
+        self.keys = settings.keys
+        self.skills = dict(skills)
+        self.credentials = dict(credentials)
+        self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
+        self.policy = Policy(settings)
+        self.processing = self.keys.processing(settings.router_id)
+        self.conn = connect(settings)
+        self.started_at = time.time()
+        self._stop = threading.Event()
+        self._redis_down_since: float | None = None
+        self._failures = 0
+        self._next_recovery = 0.0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to exit after the command in hand (safe from a signal handler)."""
+        self._stop.set()
+
+    def run(self) -> None:
+        beat = threading.Thread(target=self._heartbeat_loop, name="router-heartbeat", daemon=True)
+        beat.start()
+        log.info("router %s started; skills: %s", self.settings.router_id, ", ".join(sorted(self.skills)))
+        try:
+            while not self._stop.is_set():
+                self._step()
+        finally:
+            self._stop.set()
+            beat.join(timeout=5)
+            self._clear_heartbeat()
+            self.conn.close()
+            log.info("router %s stopped", self.settings.router_id)
+
+    def _step(self) -> None:
+        try:
+            if time.monotonic() >= self._next_recovery:
+                self._recover()
+                self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
+            raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
+                                   "RIGHT", "LEFT")
+            self._redis_ok()
+            if raw is not None:
+                self._handle(str(raw))
+        except redis.AuthenticationError as exc:
+            raise ConfigError(f"Redis refused the router's login ({exc}); check REDIS_URL") from None
+        except REDIS_DOWN as exc:
+            self._redis_lost(exc)
+            self._stop.wait(min(MAX_BACKOFF_SECONDS, 0.1 * 2 ** min(self._failures, 6)))
+
+    def _redis_lost(self, exc: Exception) -> None:
+        self._failures += 1
+        if self._redis_down_since is None:
+            self._redis_down_since = time.monotonic()
+            log.warning("Redis unreachable (%s: %s); retrying with backoff up to %.0fs",
+                        type(exc).__name__, exc, MAX_BACKOFF_SECONDS)
+
+    def _redis_ok(self) -> None:
+        if self._redis_down_since is not None:
+            log.info("Redis reachable again after %.1fs", time.monotonic() - self._redis_down_since)
+            self._redis_down_since = None
+            self._next_recovery = 0.0  # re-handle anything left in our processing list
+        self._failures = 0
+
+    # -- heartbeat -------------------------------------------------------------------------
+    def heartbeat_value(self) -> str:
+        return json.dumps({
+            "router_id": self.settings.router_id, "pid": os.getpid(), "started_at": self.started_at,
+            "ts": time.time(), "skills": sorted(self.skills),
+            "platforms_with_credentials": platforms_with_credentials(self.credentials),
+        })
+
+    def _heartbeat_loop(self) -> None:
+        conn = connect(self.settings)
+        key = self.keys.router_heartbeat(self.settings.router_id)
+        try:
+            while not self._stop.is_set():
+                with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
+                    conn.set(key, self.heartbeat_value(), ex=self.settings.heartbeat_ttl)
+                self._stop.wait(self.settings.heartbeat_ttl / 3)
+        finally:
+            conn.close()
+
+    def _clear_heartbeat(self) -> None:
+        with contextlib.suppress(*REDIS_DOWN):  # else it expires on its own
+            self.conn.delete(self.keys.router_heartbeat(self.settings.router_id))
+
+    # -- recovery --------------------------------------------------------------------------
+    def _recover(self) -> None:
+        for raw in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
+            log.info("recovering a command left in %s", self.processing)
+            self._handle(str(raw))
+        for key in self.conn.scan_iter(match=self.keys.processing("*"), count=100):
+            other = key[len(self.keys.processing("")):]
+            if other == self.settings.router_id or self.conn.exists(self.keys.router_heartbeat(other)):
+                continue
+            while not self._stop.is_set():
+                moved = self.conn.lmove(key, self.processing, "RIGHT", "LEFT")
+                if moved is None:
+                    break
+                log.info("recovering a command of router %s (its heartbeat is gone)", other)
+                self._handle(str(moved))
+
+    # -- one command -----------------------------------------------------------------------
+    def _handle(self, raw: str) -> None:
+        started = time.monotonic()
+        try:
+            envelope = CommandEnvelope.from_json(raw)
+        except ProtocolError as exc:
+            self._dead_letter(raw, None, f"malformed command: {exc}", readable_id(raw))
+            return
+        try:
+            reply, record = self._decide(envelope, raw)
+        except REDIS_DOWN:
+            raise
+        except Exception as exc:  # a bug must not wedge the queue: set the command aside
+            log.exception("router error on command %s", envelope.id)
+            self._dead_letter(raw, envelope.action, f"router error: {type(exc).__name__}: {exc}", envelope.id,
+                              "internal_error")
+            return
+        if reply is not None:
+            self._finish(raw, reply, record)
+            log.info("command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
+                     (time.monotonic() - started) * 1000)
+
+    def _decide(self, envelope: CommandEnvelope, raw: str) -> tuple[Reply | None, bool]:
+        """The reply to send, and whether it completes an idempotency record."""
+        stored = self.conn.get(self.keys.idempotency(envelope.id))
+        if stored is not None:
+            return self._answer_from_record(envelope, str(stored)), True
+        if envelope.is_expired():
+            return Reply(envelope.id, Status.EXPIRED, "the command expired before the router ran it; "
+                         "it was not run", error="expired"), False
+        skill = self.skills.get(envelope.action)
+        if skill is None:
+            known = ", ".join(sorted(self.skills))
+            return Reply(envelope.id, Status.DENIED, f"unknown action {envelope.action!r}; the router knows: "
+                         f"{known}", error="unknown_command"), False
+        problem = skill.validation_error(envelope.params)
+        if problem is not None:
+            return Reply(envelope.id, Status.DENIED, f"invalid params for {skill.name}: {problem}",
+                         error="invalid_params"), False
+        decision = self.policy.check(skill, self.conn)
+        if decision is not None:
+            return Reply(envelope.id, decision.status, decision.message, error=decision.error), False
+        if skill.side_effect:
+            record = json.dumps({"state": "started", "router_id": self.settings.router_id, "ts": time.time()})
+            if not self.conn.set(self.keys.idempotency(envelope.id), record, nx=True,
+                                 ex=self.settings.idempotency_ttl):
+                log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
+                self.conn.lrem(self.processing, 1, raw)
+                return None, False
+        return self._run(skill, envelope, raw), skill.side_effect
+
+    def _answer_from_record(self, envelope: CommandEnvelope, stored: str) -> Reply:
+        record = json.loads(stored)
+        if record.get("state") == "done":
+            log.info("command %s already done; re-sending its stored reply", envelope.id)
+            return Reply.from_json(json.dumps(record["reply"]))
+        log.warning("command %s started earlier and never finished; answering unknown", envelope.id)
+        return Reply(envelope.id, Status.UNKNOWN, f"{envelope.action} was interrupted while running; it may "
+                     "or may not have happened, and it will not be retried", error="interrupted")
+
+    def _run(self, skill: Skill, envelope: CommandEnvelope, raw: str) -> Reply | None:
+        attempts_key = self.keys.attempts(envelope.id)
+        last_error = "the router stopped while running it"
+        while True:
+            attempt = int(self.conn.incr(attempts_key))
+            self.conn.expire(attempts_key, self.settings.idempotency_ttl)
+            if attempt > self.settings.max_attempts:
+                return self._give_up(envelope, raw, attempt - 1, last_error)
+            try:
+                result = skill.run(envelope.params, self.context(envelope))
+                if not isinstance(result, dict):
+                    raise TypeError(f"skill {skill.name} returned {type(result).__name__}, not a dict")
+            except SkillError as exc:
+                extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
+                return Reply(envelope.id, Status.ERROR, exc.message, error=exc.kind, extra=extra)
+            except Exception as exc:
+                log.exception("skill %s crashed on command %s (attempt %d of %d)", skill.name, envelope.id,
+                              attempt, self.settings.max_attempts)
+                last_error = f"{type(exc).__name__}: {exc}"
+                continue
+            extra = {"dry_run": True} if self.settings.dry_run and skill.side_effect else {}
+            return Reply(envelope.id, Status.OK, result=result, extra=extra)
+
+    def _give_up(self, envelope: CommandEnvelope, raw: str, crashes: int, reason: str) -> Reply:
+        reason = f"crashed {crashes} times; last: {reason}"
+        self._dead_letter(raw, envelope.action, reason, None)
+        return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {crashes} times and was set aside "
+                     "for the router's operator (dead-letter list)", error="internal_error")
+
+    def context(self, envelope: CommandEnvelope) -> SkillContext:
+        return SkillContext(
+            command_id=envelope.id, conversation=envelope.conversation, credentials=self.credentials,
+            env={**public_environment(self.settings.env, self.credentials),
+                 "ROUTER_ID": self.settings.router_id},
+            data_dir=self.settings.data_dir, dry_run=self.settings.dry_run,
+            log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
+        )
+
+    # -- writing results -------------------------------------------------------------------
+    def _finish(self, raw: str, reply: Reply, complete_record: bool) -> None:
+        """Store the record, push the reply, drop the command: all or nothing, retried while Redis is down."""
+        safe = self.redactor.value(reply.to_dict())
+        text = self.redactor.text(json.dumps(safe, ensure_ascii=False))
+        record = json.dumps({"state": "done", "reply": safe, "ts": time.time()}, ensure_ascii=False)
+        response_key = self.keys.response(reply.id)
+
+        def write(pipe: redis.client.Pipeline) -> None:
+            if complete_record:
+                pipe.set(self.keys.idempotency(reply.id), self.redactor.text(record),
+                         ex=self.settings.idempotency_ttl)
+            pipe.lpush(response_key, text)
+            pipe.expire(response_key, self.settings.reply_ttl)
+            pipe.delete(self.keys.attempts(reply.id))
+            pipe.lrem(self.processing, 1, raw)
+
+        self._transaction(write)
+
+    def _dead_letter(
+        self, raw: str, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
+    ) -> None:
+        """Set a command aside with the reason; answer it when an id is known and no reply follows."""
+        log.error("dead-lettering command %s: %s", reply_id or "(no readable id)", reason)
+        entry = self.redactor.text(json.dumps({
+            "reason": reason, "action": action, "router_id": self.settings.router_id, "ts": time.time(),
+            "command": raw[:10_000],
+        }, ensure_ascii=False))
+
+        def write(pipe: redis.client.Pipeline) -> None:
+            pipe.lpush(self.keys.dead_letter, entry)
+            if reply_id is None:
+                pipe.lrem(self.processing, 1, raw)
+
+        self._transaction(write)
+        if reply_id is not None:
+            message = f"the command was set aside for the router's operator (dead-letter): {reason}"
+            self._finish(raw, Reply(reply_id, Status.ERROR, message[:300], error=kind), False)
+
+    def _transaction(self, write: Any) -> None:
+        while True:
+            try:
+                pipe = self.conn.pipeline(transaction=True)
+                write(pipe)
+                pipe.execute()
+                self._redis_ok()
+                return
+            except REDIS_DOWN as exc:
+                self._redis_lost(exc)
+                if self._stop.is_set() and self._failures > 3:
+                    log.error("stopping with a finished command unrecorded; it stays in %s", self.processing)
+                    return
+                delay = min(MAX_BACKOFF_SECONDS, 0.1 * 2 ** min(self._failures, 6))
+                if self._stop.is_set():
+                    time.sleep(min(delay, 0.5))  # stopping: a few quick tries, then give up
+                else:
+                    self._stop.wait(delay)
+
+
+def readable_id(raw: str) -> str | None:
+    """The command id of a malformed command, if one can be read, so its sender gets an answer."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+
+
+def public_environment(env: Mapping[str, str], credentials: Mapping[str, str]) -> dict[str, str]:
+    """The environment a skill sees as settings: no credential, no secret-named variable, no REDIS_URL."""
+    secrets = set(secret_values(env, credentials))
+    return {k: v for k, v in env.items() if k != "REDIS_URL" and k not in credentials and v not in secrets}
