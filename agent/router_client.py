@@ -1,0 +1,163 @@
+"""The agent's side of the wire: send a router action, wait for its reply, return an observation.
+
+`RouterClient.call()` never raises for a router or Redis problem: every outcome is an
+observation dict the loop can show the LLM. A timeout is `unknown` ("no answer yet"), never a
+failure. Each call waits only on its own reply key, so a late reply never lands in a later turn.
+`NoRouter` stands in when REDIS_URL is not set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
+
+log = logging.getLogger("safeclaw.agent.router")
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+SEND_ATTEMPTS = 3  # tries to push a command while Redis is unreachable (backoff 0.2 s, 0.4 s)
+HEARTBEAT_MAX_AGE = 30.0  # seconds: an older router heartbeat means "no router alive"
+
+Observation = dict[str, Any]
+
+
+class RouterClient:
+    def __init__(self, redis_url: str, keys: Keys, timeout: float) -> None:
+        if timeout <= 0:
+            raise ValueError("the router timeout must be positive")
+        self.keys = keys
+        self.timeout = timeout
+        self.conn = redis.Redis.from_url(
+            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=timeout + 5,
+            retry=Retry(NoBackoff(), 0),
+        )
+        self._down = False
+
+    def call(self, action: str, params: dict[str, Any], conversation: str) -> Observation:
+        """Send one command and wait up to `timeout` seconds for its reply."""
+        envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout)
+        deadline = time.monotonic() + self.timeout
+        if not self._send(envelope):
+            return {"status": "error", "error": "router_unreachable",
+                    "message": "cannot reach Redis to send the command to the router; it was not sent"}
+        return self._wait(envelope, deadline)
+
+    def _send(self, envelope: CommandEnvelope) -> bool:
+        for attempt in range(SEND_ATTEMPTS):
+            try:
+                self.conn.lpush(self.keys.command_queue, envelope.to_json())
+                self._reachable()
+                return True
+            except REDIS_DOWN as exc:
+                self._unreachable(exc)
+                if attempt + 1 < SEND_ATTEMPTS:
+                    time.sleep(0.2 * 2**attempt)
+        return False
+
+    def _wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
+        key = self.keys.response(envelope.id)
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                popped = self.conn.blpop([key], timeout=max(0.01, left))
+                self._reachable()
+            except REDIS_DOWN as exc:  # the command was sent: its outcome is unknown, not failed
+                self._unreachable(exc)
+                time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                continue
+            if popped is None:
+                break
+            self._discard(key)
+            return observation(envelope, str(popped[1]))
+        return {"status": "unknown", "message": f"no answer from the router within {self.timeout:g}s yet; "
+                "outcome unknown — it may still happen"}
+
+    def _discard(self, key: str) -> None:
+        """Drop a duplicate reply (a re-sent stored reply) so nothing lingers for its TTL."""
+        with contextlib.suppress(*REDIS_DOWN):  # else it expires on its own
+            self.conn.delete(key)
+
+    def _unreachable(self, exc: Exception) -> None:
+        if not self._down:
+            self._down = True
+            log.warning("Redis unreachable (%s: %s); router actions will wait or fail until it is back",
+                        type(exc).__name__, exc)
+
+    def _reachable(self) -> None:
+        if self._down:
+            self._down = False
+            log.info("Redis reachable again")
+
+    def routers(self) -> list[dict[str, Any]]:
+        """The heartbeats of routers alive now (id, pid, skills, platforms_with_credentials, ts)."""
+        found = []
+        for key in self.conn.scan_iter(match=self.keys.router_heartbeat("*"), count=100):
+            raw = self.conn.get(key)
+            try:
+                beat = json.loads(raw) if raw else None
+            except json.JSONDecodeError:
+                continue
+            if isinstance(beat, dict) and time.time() - float(beat.get("ts", 0)) <= HEARTBEAT_MAX_AGE:
+                found.append(beat)
+        return found
+
+    def ping(self) -> bool:
+        """True when at least one router's heartbeat is present and fresh."""
+        try:
+            return bool(self.routers())
+        except REDIS_DOWN as exc:
+            self._unreachable(exc)
+            return False
+
+    def heartbeat(self, info: dict[str, Any], ttl: int = 60) -> None:
+        """Tell operators the agent is alive (its own key; the router does not need it)."""
+        try:
+            self.conn.set(self.keys.agent_heartbeat, json.dumps({**info, "ts": time.time()}), ex=ttl)
+        except REDIS_DOWN as exc:
+            self._unreachable(exc)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class NoRouter:
+    """The router stand-in when REDIS_URL is unset: every router action says how to connect one."""
+
+    def call(self, action: str, params: dict[str, Any], conversation: str) -> Observation:
+        return {"status": "error", "error": "router_not_connected",
+                "message": "router not connected: set REDIS_URL in agent/.env and start the router"}
+
+    def ping(self) -> bool:
+        return False
+
+    def heartbeat(self, info: dict[str, Any], ttl: int = 60) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def observation(envelope: CommandEnvelope, raw: str) -> Observation:
+    """The reply as the loop shows it to the LLM."""
+    try:
+        reply = Reply.from_json(raw)
+    except ProtocolError as exc:
+        return {"status": "error", "error": "bad_reply",
+                "message": f"the router's reply was unreadable: {exc}"}
+    if reply.id != envelope.id:
+        return {"status": "error", "error": "bad_reply", "message": "the router answered a different command"}
+    if reply.status is Status.OK:
+        result: Observation = {"status": "ok", "result": reply.result or {}}
+        if reply.message:
+            result["message"] = reply.message
+    else:
+        result = {"status": str(reply.status), "error": reply.error or str(reply.status),
+                  "message": reply.message}
+    result.update({k: v for k, v in reply.extra.items() if k not in result})
+    return result
