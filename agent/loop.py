@@ -6,6 +6,7 @@ the artifact → the LLM sees them → … until it answers with no action or th
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -87,6 +88,7 @@ class AgentLoop:
         steps: list[dict[str, Any]] = []
         format_errors = 0
         last_message = ""
+        done: set[str] = set()  # actions that succeeded this turn; a repeat is not run again
         for step in range(1, self.limits.max_steps + 1):
             prompt = build_prompt(
                 self.workspace, self.llm.prompt_template,
@@ -114,8 +116,12 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            steps.append({"step": step, "results": self._execute_all(parsed.actions, conversation)})
+            results = self._execute_all(parsed.actions, conversation, done)
+            steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, steps)
+            if all(r["status"] == "skipped" for r in results):
+                # The model only repeats what it already did: its message is the answer.
+                return TurnResult(last_message or "Done (I did not repeat an action already taken).", step, steps)
         reply = (last_message + "\n\n" if last_message else "") + (
             f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
         )
@@ -126,13 +132,20 @@ class AgentLoop:
         self.workspace.save_artifact(artifact)
         return artifact
 
-    def _execute_all(self, actions: list[Action], conversation: str) -> list[dict[str, Any]]:
+    def _execute_all(self, actions: list[Action], conversation: str, done: set[str]) -> list[dict[str, Any]]:
         queue = list(actions)
         results: list[dict[str, Any]] = []
         follow_ups = 0
         while queue:
             action = queue.pop(0)
+            key = json.dumps([action.name, action.params], sort_keys=True)
+            if key in done:
+                results.append({"action": action.name, "params": action.params, "status": "skipped",
+                                "message": "already done earlier in this turn (result above); not repeated"})
+                continue
             observation = self.execute(action, conversation)
+            if observation.get("status") in ("ok", "unknown", "pending_approval"):
+                done.add(key)
             results.append(observation)
             for follow in observation.pop("follow_up", []) or []:
                 if follow_ups >= MAX_FOLLOW_UPS or follow.get("name") not in self.local:

@@ -80,6 +80,8 @@ def parse_action(item: Any, index: int, schemas: dict[str, dict[str, Any]]) -> A
     name = item.get("name")
     if not isinstance(name, str) or not name:
         raise ToolCodeError(f"{where} has no 'name'")
+    if name not in schemas and f"_{name}" in schemas:
+        name = f"_{name}"  # small models drop the leading underscore of local actions
     if name not in schemas:
         known = ", ".join(sorted(schemas))
         raise ToolCodeError(f"{where}: unknown action {name!r}; known actions: {known}")

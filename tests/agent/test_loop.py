@@ -81,7 +81,7 @@ def test_unknown_action_is_an_observation_not_a_crash(workspace):
 
 
 def test_step_bound_stops_a_looping_model(workspace):
-    loop, llm = make_loop(workspace, *[tool(("PING", {}))] * 10, max_steps=3)
+    loop, llm = make_loop(workspace, *[tool(("NOTE", {"text": f"n{i}"})) for i in range(10)], max_steps=3)
     result = loop.run_turn("console", "loop forever")
     assert len(llm.prompts) == 3
     assert "stopped after 3 steps" in result.reply
@@ -139,3 +139,27 @@ def test_no_hidden_actions_exist(workspace, step_reply):
     loop, llm = make_loop(workspace, step_reply, "done")
     loop.run_turn("console", "x")
     assert "unknown action '_READ_ENV'" in llm.prompts[1]
+
+
+def test_a_repeated_action_is_not_run_twice_in_one_turn(workspace):
+    router = RecordingRouter()
+    post = tool(("NOTE", {"text": "hello"}))
+    loop, llm = make_loop(workspace, "Posting. " + post, "Posting again. " + post, router=router)
+    result = loop.run_turn("console", "write a note")
+    assert router.calls == [("NOTE", {"text": "hello"}, "console")]
+    assert result.reply == "Posting again."
+    assert workspace.load_artifact()["steps"][1]["results"][0]["status"] == "skipped"
+
+
+def test_an_unknown_outcome_is_not_retried_blindly(workspace):
+    router = RecordingRouter({"status": "unknown", "message": "no answer yet; outcome unknown"})
+    post = tool(("NOTE", {"text": "hello"}))
+    loop, llm = make_loop(workspace, post, post, "I asked; the outcome is not known yet.", router=router)
+    assert loop.run_turn("console", "x").reply == "Done (I did not repeat an action already taken)."
+    assert len(router.calls) == 1
+
+
+def test_small_models_may_drop_the_local_underscore(workspace):
+    loop, _ = make_loop(workspace, tool(("MEMORY_WRITE", {"new_memory": {"tea": "yes"}})), "Saved.")
+    loop.run_turn("console", "I like tea")
+    assert workspace.load_memory()["tea"]["value"] == "yes"
