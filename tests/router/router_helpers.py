@@ -1,0 +1,116 @@
+"""Helpers for router tests: settings, in-process worker threads, real router subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import redis
+
+from protocol import CommandEnvelope
+from router.registry import Skill
+from router.settings import RouterSettings
+from router.skills.note.skill import SKILL as NOTE
+from router.skills.ping.skill import SKILL as PING
+from router.worker import Worker
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MY_SKILLS: dict[str, Skill] = {"PING": PING, "NOTE": NOTE}
+
+
+def router_env(router_url: str, data_dir: Path, router_id: str = "r1", **extra: str) -> dict[str, str]:
+    env = {
+        "REDIS_URL": router_url, "ROUTER_ID": router_id, "ROUTER_DATA_DIR": str(data_dir),
+        "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"), "SAFECLAW_TEST_HOOKS": "1",
+        "ROUTER_HEARTBEAT_TTL": "3",
+    }
+    env.update(extra)
+    return env
+
+
+def settings_for(router_url: str, data_dir: Path, router_id: str = "r1", **extra: str) -> RouterSettings:
+    return RouterSettings.from_env(router_env(router_url, data_dir, router_id, **extra))
+
+
+class WorkerThread:
+    """A Worker running in a thread of the test process; stop() joins it."""
+
+    def __init__(self, settings: RouterSettings, skills: dict[str, Skill] | None = None,
+                 credentials: dict[str, str] | None = None) -> None:
+        self.worker = Worker(settings, skills or MY_SKILLS, credentials or {})
+        self.thread = threading.Thread(target=self.worker.run, daemon=True)
+
+    def __enter__(self) -> Worker:
+        self.thread.start()
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        self.worker.stop()
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "worker did not stop"
+
+
+class RouterProcess:
+    """`python router/start_router.py` as a real subprocess with its own env."""
+
+    def __init__(self, env: dict[str, str], cwd: Path = REPO_ROOT) -> None:
+        full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+        self.log_path = Path(env["ROUTER_DATA_DIR"]) / f"{env['ROUTER_ID']}.stderr"
+        self._stderr = open(self.log_path, "ab")  # noqa: SIM115 - closed in wait()
+        self.process = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
+            env=full_env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=self._stderr,
+        )
+
+    def signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    def wait(self, timeout: float = 60) -> int:
+        code = self.process.wait(timeout=timeout)
+        self._stderr.close()
+        return code
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.wait()
+
+
+def wait_until(predicate, what: str, deadline_seconds: float = 60.0, interval: float = 0.05):
+    deadline = time.monotonic() + deadline_seconds
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(interval)
+
+
+def push(admin: redis.Redis, keys, action: str, params: dict, ttl: float = 120, conversation: str = "t") -> str:
+    envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=ttl)
+    admin.lpush(keys.command_queue, envelope.to_json())
+    return envelope.id
+
+
+def reply_of(admin: redis.Redis, keys, command_id: str, timeout: float = 60) -> dict:
+    popped = admin.blpop([keys.response(command_id)], timeout=timeout)
+    assert popped is not None, f"no reply for {command_id}"
+    return json.loads(popped[1])
+
+
+def note_lines(data_dir: Path) -> list[dict]:
+    path = data_dir / "notes.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,0 +1,190 @@
+"""The router loop in-process against a real redis-server: checks, idempotency, recovery, poison."""
+
+import json
+import time
+
+import pytest
+
+from protocol import CommandEnvelope, Reply, Status
+from router.worker import Worker
+from tests.router.router_helpers import (
+    MY_SKILLS, WorkerThread, note_lines, push, reply_of, settings_for, wait_until,
+)
+
+
+@pytest.fixture
+def admin(redis_urls):
+    client = redis_urls.admin_client()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def keys(redis_urls):
+    return redis_urls.keys
+
+
+def test_ping_round_trip(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        reply = reply_of(admin, keys, push(admin, keys, "PING", {}))
+    assert reply["status"] == "ok" and reply["result"] == {"pong": True, "router_id": "r1"}
+    assert admin.llen(keys.processing("r1")) == 0
+
+
+def test_note_written_once_and_reply_has_ttl(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        cid = push(admin, keys, "NOTE", {"text": "hello"})
+        wait_until(lambda: admin.exists(keys.response(cid)), "the reply")
+        assert 0 < admin.ttl(keys.response(cid)) <= 3600
+        reply = reply_of(admin, keys, cid)
+    assert reply["status"] == "ok"
+    assert [line["text"] for line in note_lines(tmp_path)] == ["hello"]
+    assert json.loads(admin.get(keys.idempotency(cid)))["state"] == "done"
+
+
+def test_same_command_twice_runs_once_and_resends_reply(redis_urls, admin, keys, tmp_path):
+    envelope = CommandEnvelope.new("NOTE", {"text": "once"}, "t", ttl_seconds=60)
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        admin.lpush(keys.command_queue, envelope.to_json())
+        first = reply_of(admin, keys, envelope.id)
+        admin.lpush(keys.command_queue, envelope.to_json())
+        second = reply_of(admin, keys, envelope.id)
+    assert first == second and first["status"] == "ok"
+    assert len(note_lines(tmp_path)) == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "params", "error"),
+    [
+        ("DELETE_EVERYTHING", {}, "unknown_command"),
+        ("NOTE", {}, "invalid_params"),
+        ("NOTE", {"text": "x", "to": "everyone"}, "invalid_params"),
+        ("NOTE", {"text": 42}, "invalid_params"),
+        ("PING", {"x": 1}, "invalid_params"),
+    ],
+)
+def test_unknown_action_and_invalid_params_denied_never_run(redis_urls, admin, keys, tmp_path, action, params,
+                                                            error):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        reply = reply_of(admin, keys, push(admin, keys, action, params))
+    assert reply["status"] == "denied" and reply["error"] == error and reply["message"]
+    assert note_lines(tmp_path) == []
+
+
+def test_expired_command_answered_expired_never_run(redis_urls, admin, keys, tmp_path):
+    envelope = CommandEnvelope.new("NOTE", {"text": "too late"}, "t", ttl_seconds=60)
+    envelope.expires_at = time.time() - 1
+    admin.lpush(keys.command_queue, envelope.to_json())
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        reply = reply_of(admin, keys, envelope.id)
+    assert reply["status"] == "expired"
+    assert note_lines(tmp_path) == []
+    assert admin.get(keys.idempotency(envelope.id)) is None
+
+
+def test_malformed_json_dead_lettered(redis_urls, admin, keys, tmp_path):
+    admin.lpush(keys.command_queue, "{not json")
+    admin.lpush(keys.command_queue, json.dumps({"id": "abc123", "action": "NOTE"}))  # id readable, rest missing
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        reply = reply_of(admin, keys, "abc123")
+        wait_until(lambda: admin.llen(keys.dead_letter) == 2, "two dead letters")
+    assert reply["status"] == "error" and "set aside" in reply["message"]
+    reasons = [json.loads(e)["reason"] for e in admin.lrange(keys.dead_letter, 0, -1)]
+    assert all(r.startswith("malformed command") for r in reasons)
+    assert admin.llen(keys.processing("r1")) == 0
+
+
+def test_poison_command_dead_lettered_after_max_attempts(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="3")):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x", "crash": True}))
+        after = reply_of(admin, keys, push(admin, keys, "PING", {}))  # the router lives on
+    assert reply["status"] == "error" and reply["error"] == "internal_error"
+    assert "3 times" in reply["message"]
+    [entry] = [json.loads(e) for e in admin.lrange(keys.dead_letter, 0, -1)]
+    assert entry["action"] == "NOTE" and "crashed 3 times" in entry["reason"] and "RuntimeError" in entry["reason"]
+    assert after["status"] == "ok"
+
+
+def test_test_hooks_refused_when_off(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, SAFECLAW_TEST_HOOKS="0")):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x", "crash": True}))
+    assert reply["status"] == "error" and reply["error"] == "invalid_params"
+    assert admin.llen(keys.dead_letter) == 0
+
+
+def plant_in_processing(admin, keys, router_id, envelope, record=None):
+    admin.lpush(keys.processing(router_id), envelope.to_json())
+    if record is not None:
+        admin.set(keys.idempotency(envelope.id), json.dumps(record))
+
+
+def test_recovery_of_own_processing_list(redis_urls, admin, keys, tmp_path):
+    never_started = CommandEnvelope.new("NOTE", {"text": "run me"}, "t", 60)
+    started = CommandEnvelope.new("NOTE", {"text": "do not rerun"}, "t", 60)
+    done = CommandEnvelope.new("NOTE", {"text": "already done"}, "t", 60)
+    stored = Reply(done.id, Status.OK, result={"written": True, "stored": 1}).to_dict()
+    plant_in_processing(admin, keys, "r1", never_started)
+    plant_in_processing(admin, keys, "r1", started, {"state": "started"})
+    plant_in_processing(admin, keys, "r1", done, {"state": "done", "reply": stored})
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        replies = {e.id: reply_of(admin, keys, e.id) for e in (never_started, started, done)}
+    assert replies[never_started.id]["status"] == "ok"
+    assert replies[started.id]["status"] == "unknown"
+    assert replies[done.id] == stored
+    assert [line["text"] for line in note_lines(tmp_path)] == ["run me"]
+    assert admin.llen(keys.processing("r1")) == 0
+
+
+def test_recovery_of_dead_router_list_only_when_heartbeat_gone(redis_urls, admin, keys, tmp_path):
+    alive, dead = CommandEnvelope.new("PING", {}, "t", 60), CommandEnvelope.new("PING", {}, "t", 60)
+    plant_in_processing(admin, keys, "alive", alive)
+    admin.set(keys.router_heartbeat("alive"), "{}", ex=60)
+    plant_in_processing(admin, keys, "dead", dead)
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        assert reply_of(admin, keys, dead.id)["status"] == "ok"
+    assert admin.llen(keys.processing("alive")) == 1 and not admin.exists(keys.response(alive.id))
+
+
+def test_kill_switch_denies_side_effects_only(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_KILL_SWITCH="1")):
+        note = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x"}))
+        ping = reply_of(admin, keys, push(admin, keys, "PING", {}))
+    assert note["status"] == "denied" and note["error"] == "kill_switch"
+    assert ping["status"] == "ok" and note_lines(tmp_path) == []
+
+
+def test_rate_limit_denies_with_retry_time(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_RATE_LIMITS="NOTE=2/3600")):
+        replies = [reply_of(admin, keys, push(admin, keys, "NOTE", {"text": str(i)})) for i in range(3)]
+    assert [r["status"] for r in replies] == ["ok", "ok", "denied"]
+    assert replies[2]["error"] == "rate_limited" and "retry in" in replies[2]["message"]
+    assert len(note_lines(tmp_path)) == 2
+
+
+def test_approval_required_is_pending_never_run(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x"}))
+    assert reply["status"] == "pending_approval" and note_lines(tmp_path) == []
+
+
+def test_dry_run_marks_reply_and_writes_nothing(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="true")):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x"}))
+    assert reply["status"] == "ok" and reply["dry_run"] is True and note_lines(tmp_path) == []
+
+
+def test_heartbeat_lists_skills_and_platforms(redis_urls, admin, keys, tmp_path):
+    credentials = {"MOLTBOOK_API_KEY": "moltbook-key-123"}
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path), credentials=credentials):
+        beat = json.loads(wait_until(lambda: admin.get(keys.router_heartbeat("r1")), "a heartbeat"))
+    assert beat["skills"] == ["NOTE", "PING"] and beat["platforms_with_credentials"] == ["moltbook"]
+    assert beat["router_id"] == "r1" and beat["ts"] >= beat["started_at"]
+    assert admin.get(keys.router_heartbeat("r1")) is None  # removed on a clean stop
+
+
+def test_wrong_router_password_is_a_config_error(redis_urls, tmp_path):
+    from router.errors import ConfigError
+    bad_url = redis_urls.router_url.replace("router:", "router:x", 1)
+    worker = Worker(settings_for(bad_url, tmp_path), MY_SKILLS, {})
+    with pytest.raises(ConfigError, match="REDIS_URL"):
+        worker.run()
