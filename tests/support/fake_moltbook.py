@@ -82,6 +82,8 @@ class RecordingServer:
                     self.send_response(status)
                     for name, value in headers.items():
                         self.send_header(name, value)
+                    if recorded.headers.get("connection", "").lower() == "close":
+                        self.send_header("Connection", "close")  # as real servers do; no stale reuse
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
@@ -95,7 +97,7 @@ class RecordingServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 
