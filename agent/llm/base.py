@@ -30,6 +30,7 @@ class BaseLLM(ABC):
 
         The default has nothing to check.
         """
+        return None
 
     def describe(self) -> str:
         return f"{self.name} ({self.model})"

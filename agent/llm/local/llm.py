@@ -7,6 +7,7 @@ PROMPT_local.md to follow the tool_code format.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -111,6 +112,15 @@ class LocalLLM(BaseLLM):
             if path not in _models:
                 _models[path] = _load(path)
             return _models[path]
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free models before interpreter teardown; llama.cpp's own finaliser fails that late."""
+    with _load_lock:
+        for llama in _models.values():
+            llama.close()
+        _models.clear()
 
 
 def _load(path: Path) -> Any:

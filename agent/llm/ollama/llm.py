@@ -77,10 +77,9 @@ class OllamaLLM(BaseLLM):
         except ollama.ResponseError as e:
             if e.status_code == 404 and "not found" in str(e.error).lower():
                 raise self._model_missing() from None
-            raise LLMError(
-                self.name, f"HTTP {e.status_code} from Ollama at {self.host}: {redact(str(e.error), self._key)}",
-                _status_hint(e.status_code),
-            ) from None
+            detail = redact(str(e.error), self._key)
+            raise LLMError(self.name, f"HTTP {e.status_code} from Ollama at {self.host}: {detail}",
+                           _status_hint(e.status_code)) from None
         except ConnectionError:
             raise LLMError(
                 self.name, f"cannot reach Ollama at {self.host}",
