@@ -80,11 +80,21 @@ class RecordingHTTPServer:
             return self.auth_failure(request)
         if self.fail_mode == "rate":
             reset = str(int(time.time()) + 30)
-            return json_response(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"}, {
-                "Retry-After": self.retry_after, "RateLimit-Limit": "3000", "RateLimit-Remaining": "0",
-                "RateLimit-Reset": reset, "X-RateLimit-Limit": "300", "X-RateLimit-Remaining": "0",
-                "X-RateLimit-Reset": datetime.fromtimestamp(int(reset), UTC).isoformat().replace("+00:00", "Z"),
-            })
+            return json_response(
+                429,
+                {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
+                {
+                    "Retry-After": self.retry_after,
+                    "RateLimit-Limit": "3000",
+                    "RateLimit-Remaining": "0",
+                    "RateLimit-Reset": reset,
+                    "X-RateLimit-Limit": "300",
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": datetime.fromtimestamp(int(reset), UTC)
+                    .isoformat()
+                    .replace("+00:00", "Z"),
+                },
+            )
         if self.fail_mode == "error":
             return json_response(500, {"error": "InternalServerError", "message": "Internal Server Error"})
         if self.fail_mode == "slow":
@@ -103,9 +113,13 @@ class RecordingHTTPServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 parts = urlsplit(self.path)
-                recorded = Recorded(self.command, parts.path, parse_qs(parts.query),
-                                    {k.lower(): v for k, v in self.headers.items()},
-                                    self.rfile.read(length) if length else b"")
+                recorded = Recorded(
+                    self.command,
+                    parts.path,
+                    parse_qs(parts.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length) if length else b"",
+                )
                 server.requests.append(recorded)
                 status, headers, body = server.respond(recorded)
                 try:
@@ -124,7 +138,9 @@ class RecordingHTTPServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name=type(self).__name__, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -147,7 +163,9 @@ def _b64url(data: bytes) -> str:
 def fake_jwt(payload: dict[str, Any]) -> str:
     header = {"typ": "at+jwt", "alg": "ES256K"}
     signature = hashlib.sha256(json.dumps(payload).encode()).digest() * 2
-    return ".".join([_b64url(json.dumps(header).encode()), _b64url(json.dumps(payload).encode()), _b64url(signature)])
+    return ".".join(
+        [_b64url(json.dumps(header).encode()), _b64url(json.dumps(payload).encode()), _b64url(signature)]
+    )
 
 
 def fake_cid(content: Any) -> str:
@@ -171,10 +189,24 @@ class FakeBluesky(RecordingHTTPServer):
         super().__init__()
         self.handle, self.password = handle, password
         self.did = self.add_account(handle, "SafeClaw", "A careful agent.")
-        self.access_jwt = fake_jwt({"scope": "com.atproto.appPass", "sub": self.did, "aud": "did:web:pds.test",
-                                    "iat": int(time.time()), "exp": int(time.time()) + 7200})
-        self.refresh_jwt = fake_jwt({"scope": "com.atproto.refresh", "sub": self.did, "jti": "r1",
-                                     "iat": int(time.time()), "exp": int(time.time()) + 86400 * 60})
+        self.access_jwt = fake_jwt(
+            {
+                "scope": "com.atproto.appPass",
+                "sub": self.did,
+                "aud": "did:web:pds.test",
+                "iat": int(time.time()),
+                "exp": int(time.time()) + 7200,
+            }
+        )
+        self.refresh_jwt = fake_jwt(
+            {
+                "scope": "com.atproto.refresh",
+                "sub": self.did,
+                "jti": "r1",
+                "iat": int(time.time()),
+                "exp": int(time.time()) + 86400 * 60,
+            }
+        )
         self.records: dict[str, dict[str, Any]] = {}  # AT-URI → {"cid", "value", "indexedAt"}
         self.notifications: list[dict[str, Any]] = []
         self._tid = itertools.count(1)
@@ -203,21 +235,37 @@ class FakeBluesky(RecordingHTTPServer):
     def strong_ref(self, uri: str) -> dict[str, str]:
         return {"uri": uri, "cid": self.records[uri]["cid"]}
 
-    def add_notification(self, reason: str, author_did: str, text: str = "", subject: str | None = None) -> None:
+    def add_notification(
+        self, reason: str, author_did: str, text: str = "", subject: str | None = None
+    ) -> None:
         if reason in ("mention", "reply", "quote"):
             uri = self.add_post(author_did, text)
             record = self.records[uri]["value"]
         else:
-            kind = {"like": "app.bsky.feed.like", "repost": "app.bsky.feed.repost",
-                    "follow": "app.bsky.graph.follow"}[reason]
-            record = {"$type": kind, "createdAt": now_iso(),
-                      "subject": self.did if reason == "follow" else self.strong_ref(subject or "")}
+            kind = {
+                "like": "app.bsky.feed.like",
+                "repost": "app.bsky.feed.repost",
+                "follow": "app.bsky.graph.follow",
+            }[reason]
+            record = {
+                "$type": kind,
+                "createdAt": now_iso(),
+                "subject": self.did if reason == "follow" else self.strong_ref(subject or ""),
+            }
             uri = f"at://{author_did}/{kind}/{self.next_tid()}"
-        self.notifications.append({
-            "uri": uri, "cid": fake_cid(record), "author": self._profile_view(author_did), "reason": reason,
-            **({"reasonSubject": subject} if subject else {}), "record": record, "isRead": False,
-            "indexedAt": now_iso(), "labels": [],
-        })
+        self.notifications.append(
+            {
+                "uri": uri,
+                "cid": fake_cid(record),
+                "author": self._profile_view(author_did),
+                "reason": reason,
+                **({"reasonSubject": subject} if subject else {}),
+                "record": record,
+                "isRead": False,
+                "indexedAt": now_iso(),
+                "labels": [],
+            }
+        )
 
     def writes(self, path: str = "/xrpc/com.atproto.repo.createRecord") -> list[dict[str, Any]]:
         return [r.json() for r in self.requests if r.path == path]
@@ -227,8 +275,10 @@ class FakeBluesky(RecordingHTTPServer):
         submitted = self.password
         if request.path.endswith("createSession") and request.body:
             submitted = str(request.json().get("password", ""))
-        return json_response(401, {"error": "AuthenticationRequired",
-                                   "message": f"Invalid identifier or password: {submitted}"})
+        return json_response(
+            401,
+            {"error": "AuthenticationRequired", "message": f"Invalid identifier or password: {submitted}"},
+        )
 
     def _store(self, did: str, collection: str, rkey: str, value: dict[str, Any]) -> str:
         uri = f"at://{did}/{collection}/{rkey}"
@@ -237,15 +287,33 @@ class FakeBluesky(RecordingHTTPServer):
 
     def _profile_view(self, did: str) -> dict[str, Any]:
         account = self.accounts[did]
-        return {"did": did, "handle": account["handle"], "displayName": account["displayName"],
-                "labels": [], "createdAt": "2024-01-01T00:00:00.000Z"}
+        return {
+            "did": did,
+            "handle": account["handle"],
+            "displayName": account["displayName"],
+            "labels": [],
+            "createdAt": "2024-01-01T00:00:00.000Z",
+        }
 
     def _post_view(self, uri: str) -> dict[str, Any]:
         stored = self.records[uri]
-        replies = sum(1 for r in self.records.values() if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri)
-        return {"uri": uri, "cid": stored["cid"], "author": self._profile_view(uri.split("/")[2]),
-                "record": stored["value"], "indexedAt": stored["indexedAt"], "likeCount": stored["likes"],
-                "repostCount": 2, "replyCount": replies, "quoteCount": 0, "labels": []}
+        replies = sum(
+            1
+            for r in self.records.values()
+            if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri
+        )
+        return {
+            "uri": uri,
+            "cid": stored["cid"],
+            "author": self._profile_view(uri.split("/")[2]),
+            "record": stored["value"],
+            "indexedAt": stored["indexedAt"],
+            "likeCount": stored["likes"],
+            "repostCount": 2,
+            "replyCount": replies,
+            "quoteCount": 0,
+            "labels": [],
+        }
 
     def _error(self, status: int, error: str, message: str) -> Response:
         return json_response(status, {"error": error, "message": message})
@@ -259,8 +327,9 @@ class FakeBluesky(RecordingHTTPServer):
         if handler is None:
             return self._error(501, "MethodNotImplemented", f"Method Not Implemented: {name}")
         query = {k: v[-1] for k, v in request.query.items()}
-        needs_auth = name.startswith("com.atproto.repo.") and request.method == "POST" or name.startswith(
-            "app.bsky.notification.")
+        needs_auth = (name.startswith("com.atproto.repo.") and request.method == "POST") or name.startswith(
+            "app.bsky.notification."
+        )
         if needs_auth and not self._authorised(request):
             return self._error(401, "AuthMissing", "Authentication Required")
         result: Response = handler(request, query)
@@ -270,8 +339,16 @@ class FakeBluesky(RecordingHTTPServer):
         body = request.json()
         if body.get("identifier") not in (self.handle, self.did) or body.get("password") != self.password:
             return self.auth_failure(request)
-        return json_response(200, {"accessJwt": self.access_jwt, "refreshJwt": self.refresh_jwt,
-                                   "handle": self.handle, "did": self.did, "active": True})
+        return json_response(
+            200,
+            {
+                "accessJwt": self.access_jwt,
+                "refreshJwt": self.refresh_jwt,
+                "handle": self.handle,
+                "did": self.did,
+                "active": True,
+            },
+        )
 
     def x_app_bsky_actor_getProfile(self, request: Recorded, query: dict[str, str]) -> Response:
         did = query["actor"] if query["actor"].startswith("did:") else _did_for(query["actor"])
@@ -279,8 +356,16 @@ class FakeBluesky(RecordingHTTPServer):
             return self._error(400, "InvalidRequest", "Profile not found")
         view = self._profile_view(did)
         own = [u for u in self.records if u.startswith(f"at://{did}/app.bsky.feed.post/")]
-        return json_response(200, {**view, "description": self.accounts[did]["description"],
-                                   "followersCount": 12, "followsCount": 3, "postsCount": len(own)})
+        return json_response(
+            200,
+            {
+                **view,
+                "description": self.accounts[did]["description"],
+                "followersCount": 12,
+                "followsCount": 3,
+                "postsCount": len(own),
+            },
+        )
 
     def x_com_atproto_identity_resolveHandle(self, request: Recorded, query: dict[str, str]) -> Response:
         did = _did_for(query.get("handle", ""))
@@ -292,7 +377,9 @@ class FakeBluesky(RecordingHTTPServer):
         uri = f"at://{query['repo']}/{query['collection']}/{query['rkey']}"
         if uri not in self.records:
             return self._error(400, "RecordNotFound", f"Could not locate record: {uri}")
-        return json_response(200, {"uri": uri, "cid": self.records[uri]["cid"], "value": self.records[uri]["value"]})
+        return json_response(
+            200, {"uri": uri, "cid": self.records[uri]["cid"], "value": self.records[uri]["value"]}
+        )
 
     def x_com_atproto_repo_createRecord(self, request: Recorded, query: dict[str, str]) -> Response:
         body = request.json()
@@ -309,8 +396,15 @@ class FakeBluesky(RecordingHTTPServer):
         if collection == "app.bsky.feed.like":
             self.records[record["subject"]["uri"]]["likes"] += 1
         uri = self._store(self.did, collection, rkey, record)
-        return json_response(200, {"uri": uri, "cid": self.records[uri]["cid"], "validationStatus": "valid",
-                                   "commit": {"cid": fake_cid(uri), "rev": "3lcommit2222a"}})
+        return json_response(
+            200,
+            {
+                "uri": uri,
+                "cid": self.records[uri]["cid"],
+                "validationStatus": "valid",
+                "commit": {"cid": fake_cid(uri), "rev": "3lcommit2222a"},
+            },
+        )
 
     def x_com_atproto_repo_deleteRecord(self, request: Recorded, query: dict[str, str]) -> Response:
         body = request.json()
@@ -322,13 +416,17 @@ class FakeBluesky(RecordingHTTPServer):
         return json_response(200, {"notifications": self.notifications[:limit], "seenAt": now_iso()})
 
     def x_app_bsky_feed_getPosts(self, request: Recorded, query: dict[str, str]) -> Response:
-        return json_response(200, {"posts": [self._post_view(u) for u in request.query.get("uris", [])
-                                             if u in self.records]})
+        return json_response(
+            200, {"posts": [self._post_view(u) for u in request.query.get("uris", []) if u in self.records]}
+        )
 
     def x_app_bsky_feed_searchPosts(self, request: Recorded, query: dict[str, str]) -> Response:
         words = query.get("q", "").lower()
-        hits = [u for u, r in self.records.items()
-                if r["value"].get("$type") == "app.bsky.feed.post" and words in r["value"]["text"].lower()]
+        hits = [
+            u
+            for u, r in self.records.items()
+            if r["value"].get("$type") == "app.bsky.feed.post" and words in r["value"]["text"].lower()
+        ]
         hits = hits[: int(query.get("limit", 25))]
         return json_response(200, {"posts": [self._post_view(u) for u in hits], "hitsTotal": len(hits)})
 
@@ -336,17 +434,32 @@ class FakeBluesky(RecordingHTTPServer):
         uri = query["uri"]
         if uri not in self.records:
             return self._error(400, "NotFound", f"Post not found: {uri}")
-        replies = [{"$type": "app.bsky.feed.defs#threadViewPost", "post": self._post_view(u), "replies": []}
-                   for u, r in self.records.items() if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri]
-        return json_response(200, {"thread": {"$type": "app.bsky.feed.defs#threadViewPost",
-                                              "post": self._post_view(uri), "replies": replies}})
+        replies = [
+            {"$type": "app.bsky.feed.defs#threadViewPost", "post": self._post_view(u), "replies": []}
+            for u, r in self.records.items()
+            if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri
+        ]
+        return json_response(
+            200,
+            {
+                "thread": {
+                    "$type": "app.bsky.feed.defs#threadViewPost",
+                    "post": self._post_view(uri),
+                    "replies": replies,
+                }
+            },
+        )
 
 
 def _valid_strong_ref(ref: Any, records: dict[str, Any]) -> bool:
-    return isinstance(ref, dict) and ref.get("uri") in records and ref.get("cid") == records[ref["uri"]]["cid"]
+    return (
+        isinstance(ref, dict) and ref.get("uri") in records and ref.get("cid") == records[ref["uri"]]["cid"]
+    )
 
 
-def validate_record(collection: str, rkey: str, record: dict[str, Any], records: dict[str, Any]) -> str | None:
+def validate_record(
+    collection: str, rkey: str, record: dict[str, Any], records: dict[str, Any]
+) -> str | None:
     """Why the PDS would refuse this record (lexicon validation), or None."""
     if record.get("$type") != collection:
         return "Invalid $type: must match the collection"
@@ -357,7 +470,11 @@ def validate_record(collection: str, rkey: str, record: dict[str, Any], records:
     except ValueError:
         return "Record/createdAt must be a valid datetime"
     if collection == "app.bsky.feed.like":
-        return None if _valid_strong_ref(record.get("subject"), records) else "Record/subject must be a strong ref"
+        return (
+            None
+            if _valid_strong_ref(record.get("subject"), records)
+            else "Record/subject must be a strong ref"
+        )
     text = record.get("text", "")
     if grapheme.length(text) > 300 or len(text.encode()) > 3000:
         return "Record/text must not be longer than 300 graphemes"
@@ -366,9 +483,15 @@ def validate_record(collection: str, rkey: str, record: dict[str, Any], records:
         if not 0 <= index.get("byteStart", -1) < index.get("byteEnd", -1) <= len(text.encode()):
             return "Record/facets: byte slice out of range"
     reply = record.get("reply")
-    if reply and not (_valid_strong_ref(reply.get("root"), records) and _valid_strong_ref(reply.get("parent"), records)):
+    if reply and not (
+        _valid_strong_ref(reply.get("root"), records) and _valid_strong_ref(reply.get("parent"), records)
+    ):
         return "Record/reply must have valid root and parent strong refs"
     embed = record.get("embed")
-    if embed and embed.get("$type") == "app.bsky.embed.record" and not _valid_strong_ref(embed.get("record"), records):
+    if (
+        embed
+        and embed.get("$type") == "app.bsky.embed.record"
+        and not _valid_strong_ref(embed.get("record"), records)
+    ):
         return "Record/embed/record must be a strong ref"
     return None

@@ -36,8 +36,10 @@ def to_html(text: str) -> str:
     paragraphs = []
     for block in text.split("\n\n"):
         escaped = html.escape(block)
-        linked = _URL.sub(lambda m: f'<a href="{m.group(0)}" rel="nofollow noopener" target="_blank">'
-                                    f'{m.group(0)}</a>', escaped)
+        linked = _URL.sub(
+            lambda m: f'<a href="{m.group(0)}" rel="nofollow noopener" target="_blank">{m.group(0)}</a>',
+            escaped,
+        )
         paragraphs.append("<p>" + linked.replace("\n", "<br />") + "</p>")
     return "".join(paragraphs)
 
@@ -58,33 +60,78 @@ class FakeMastodon(RecordingHTTPServer):
         return self.url.split("//", 1)[1]
 
     def account(self, username: str, display_name: str = "", note: str = "") -> dict[str, Any]:
-        return {"id": str(100000 + sum(username.encode()) * 7), "username": username, "acct": username,
-                "display_name": display_name, "note": note, "locked": False, "bot": False,
-                "created_at": "2024-01-01T00:00:00.000Z", "url": f"https://social.test/@{username}",
-                "followers_count": 12, "following_count": 3, "statuses_count": len(self.statuses)
-                if hasattr(self, "statuses") else 0, "emojis": [], "fields": [], "avatar": "", "header": ""}
+        return {
+            "id": str(100000 + sum(username.encode()) * 7),
+            "username": username,
+            "acct": username,
+            "display_name": display_name,
+            "note": note,
+            "locked": False,
+            "bot": False,
+            "created_at": "2024-01-01T00:00:00.000Z",
+            "url": f"https://social.test/@{username}",
+            "followers_count": 12,
+            "following_count": 3,
+            "statuses_count": len(self.statuses) if hasattr(self, "statuses") else 0,
+            "emojis": [],
+            "fields": [],
+            "avatar": "",
+            "header": "",
+        }
 
-    def add_status(self, text: str, author: dict[str, Any] | None = None, in_reply_to_id: str | None = None,
-                   raw_html: str | None = None) -> dict[str, Any]:
+    def add_status(
+        self,
+        text: str,
+        author: dict[str, Any] | None = None,
+        in_reply_to_id: str | None = None,
+        raw_html: str | None = None,
+    ) -> dict[str, Any]:
         status_id = str(next(self._ids))
         author = author or self.me
         status = {
-            "id": status_id, "uri": f"{self.url}/users/{author['username']}/statuses/{status_id}",
-            "url": f"{self.url}/@{author['username']}/{status_id}", "created_at": _now(), "account": author,
-            "content": raw_html if raw_html is not None else to_html(text), "text": text,
-            "visibility": "public", "sensitive": False, "spoiler_text": "", "media_attachments": [],
-            "mentions": [], "tags": [], "emojis": [], "reblogs_count": 1, "favourites_count": 0,
-            "replies_count": 0, "in_reply_to_id": in_reply_to_id, "in_reply_to_account_id": None,
-            "reblog": None, "language": "en", "favourited": False, "edited_at": None,
+            "id": status_id,
+            "uri": f"{self.url}/users/{author['username']}/statuses/{status_id}",
+            "url": f"{self.url}/@{author['username']}/{status_id}",
+            "created_at": _now(),
+            "account": author,
+            "content": raw_html if raw_html is not None else to_html(text),
+            "text": text,
+            "visibility": "public",
+            "sensitive": False,
+            "spoiler_text": "",
+            "media_attachments": [],
+            "mentions": [],
+            "tags": [],
+            "emojis": [],
+            "reblogs_count": 1,
+            "favourites_count": 0,
+            "replies_count": 0,
+            "in_reply_to_id": in_reply_to_id,
+            "in_reply_to_account_id": None,
+            "reblog": None,
+            "language": "en",
+            "favourited": False,
+            "edited_at": None,
         }
         self.statuses[status_id] = status
         if in_reply_to_id in self.statuses:
             self.statuses[in_reply_to_id]["replies_count"] += 1
         return status
 
-    def add_notification(self, kind: str, author: dict[str, Any], status: dict[str, Any] | None = None) -> None:
-        self.notifications.insert(0, {"id": str(next(self._ids)), "type": kind, "created_at": _now(),
-                                      "account": author, "status": status, "group_key": f"ungrouped-{kind}"})
+    def add_notification(
+        self, kind: str, author: dict[str, Any], status: dict[str, Any] | None = None
+    ) -> None:
+        self.notifications.insert(
+            0,
+            {
+                "id": str(next(self._ids)),
+                "type": kind,
+                "created_at": _now(),
+                "account": author,
+                "status": status,
+                "group_key": f"ungrouped-{kind}",
+            },
+        )
 
     def posts(self) -> list[Recorded]:
         return [r for r in self.requests if r.method == "POST" and r.path == "/api/v1/statuses"]
@@ -100,12 +147,20 @@ class FakeMastodon(RecordingHTTPServer):
         if path in ("/api/v1/instance", "/api/v2/instance"):
             return json_response(200, self.instance_info())
         if path == "/api/v1/accounts/verify_credentials":
-            return json_response(200, {**self.me, "statuses_count": len(self.statuses),
-                                       "source": {"note": "A careful agent.", "privacy": "public"}})
+            return json_response(
+                200,
+                {
+                    **self.me,
+                    "statuses_count": len(self.statuses),
+                    "source": {"note": "A careful agent.", "privacy": "public"},
+                },
+            )
         if path == "/api/v1/notifications":
             limit = int(request.query.get("limit", ["40"])[-1])
             types = set(request.query.get("types[]", [])) or None
-            return json_response(200, [n for n in self.notifications if types is None or n["type"] in types][:limit])
+            return json_response(
+                200, [n for n in self.notifications if types is None or n["type"] in types][:limit]
+            )
         if path == "/api/v1/statuses" and request.method == "POST":
             return self.create_status(request)
         match = _STATUS_PATH.match(path)
@@ -120,11 +175,23 @@ class FakeMastodon(RecordingHTTPServer):
         return json_response(200, status)
 
     def instance_info(self) -> dict[str, Any]:
-        return {"domain": self.domain, "title": "Fake Mastodon", "version": "4.3.0", "source_url": "",
-                "description": "", "languages": ["en"], "api_versions": {"mastodon": 2},
-                "configuration": {"statuses": {"max_characters": self.max_characters,
-                                               "max_media_attachments": 4, "characters_reserved_per_url": 23},
-                                  "urls": {"streaming": "wss://social.test"}}}
+        return {
+            "domain": self.domain,
+            "title": "Fake Mastodon",
+            "version": "4.3.0",
+            "source_url": "",
+            "description": "",
+            "languages": ["en"],
+            "api_versions": {"mastodon": 2},
+            "configuration": {
+                "statuses": {
+                    "max_characters": self.max_characters,
+                    "max_media_attachments": 4,
+                    "characters_reserved_per_url": 23,
+                },
+                "urls": {"streaming": "wss://social.test"},
+            },
+        }
 
     def create_status(self, request: Recorded) -> Response:
         form = {k: v[-1] for k, v in parse_qs(request.body.decode()).items()}
@@ -135,8 +202,9 @@ class FakeMastodon(RecordingHTTPServer):
         if not text:
             return json_response(422, {"error": "Validation failed: Text can't be blank"})
         if server_length(text) > self.max_characters:
-            return json_response(422, {"error": f"Validation failed: Text character limit of "
-                                                f"{self.max_characters} exceeded"})
+            return json_response(
+                422, {"error": f"Validation failed: Text character limit of {self.max_characters} exceeded"}
+            )
         reply_to = form.get("in_reply_to_id")
         if reply_to and reply_to not in self.statuses:
             return json_response(404, {"error": "Record not found"})
