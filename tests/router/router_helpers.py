@@ -97,7 +97,8 @@ def wait_until(predicate, what: str, deadline_seconds: float = 60.0, interval: f
         time.sleep(interval)
 
 
-def push(admin: redis.Redis, keys, action: str, params: dict, ttl: float = 120, conversation: str = "t") -> str:
+def push(admin: redis.Redis, keys, action: str, params: dict, ttl: float = 120,
+         conversation: str = "t") -> str:
     envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=ttl)
     admin.lpush(keys.command_queue, envelope.to_json())
     return envelope.id

@@ -8,7 +8,13 @@ import pytest
 from protocol import CommandEnvelope, Reply, Status
 from router.worker import Worker
 from tests.router.router_helpers import (
-    MY_SKILLS, WorkerThread, note_lines, push, reply_of, settings_for, wait_until,
+    MY_SKILLS,
+    WorkerThread,
+    note_lines,
+    push,
+    reply_of,
+    settings_for,
+    wait_until,
 )
 
 
@@ -84,7 +90,8 @@ def test_expired_command_answered_expired_never_run(redis_urls, admin, keys, tmp
 
 def test_malformed_json_dead_lettered(redis_urls, admin, keys, tmp_path):
     admin.lpush(keys.command_queue, "{not json")
-    admin.lpush(keys.command_queue, json.dumps({"id": "abc123", "action": "NOTE"}))  # id readable, rest missing
+    # The id is readable, the rest is missing: the sender still gets an answer.
+    admin.lpush(keys.command_queue, json.dumps({"id": "abc123", "action": "NOTE"}))
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         reply = reply_of(admin, keys, "abc123")
         wait_until(lambda: admin.llen(keys.dead_letter) == 2, "two dead letters")
@@ -101,7 +108,8 @@ def test_poison_command_dead_lettered_after_max_attempts(redis_urls, admin, keys
     assert reply["status"] == "error" and reply["error"] == "internal_error"
     assert "3 times" in reply["message"]
     [entry] = [json.loads(e) for e in admin.lrange(keys.dead_letter, 0, -1)]
-    assert entry["action"] == "NOTE" and "crashed 3 times" in entry["reason"] and "RuntimeError" in entry["reason"]
+    assert entry["action"] == "NOTE" and "crashed 3 times" in entry["reason"]
+    assert "RuntimeError" in entry["reason"]
     assert after["status"] == "ok"
 
 

@@ -1,0 +1,42 @@
+"""Router settings: loaded once from env + router/.env, clear errors naming the variable."""
+
+import pytest
+
+from router.errors import ConfigError
+from router.settings import RateLimit, RouterSettings, parse_rate_limits
+
+URL = "redis://router:pw@127.0.0.1:6379/0"
+
+
+def test_missing_redis_url_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError, match="REDIS_URL"):
+        RouterSettings.load(tmp_path / "none.env", environ={})
+
+
+def test_env_file_read_and_process_env_wins(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text(f"REDIS_URL={URL}\nROUTER_ID=from-file\nROUTER_MAX_ATTEMPTS=5\n")
+    settings = RouterSettings.load(env_file, environ={"ROUTER_ID": "from-env"})
+    assert settings.redis_url == URL and settings.router_id == "from-env" and settings.max_attempts == 5
+    assert settings.redis_password == "pw"
+    assert settings.keys.command_queue == "safeclaw:command_queue"
+
+
+def test_custom_queue_names():
+    settings = RouterSettings.from_env({"REDIS_URL": URL, "COMMAND_QUEUE": "q", "RESPONSE_PREFIX": "r:"})
+    assert settings.keys.command_queue == "q" and settings.keys.response("1") == "r:1"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("ROUTER_MAX_ATTEMPTS", "three"), ("ROUTER_MAX_ATTEMPTS", "0"), ("ROUTER_DRY_RUN", "maybe"),
+     ("ROUTER_ID", "bad id!"), ("ROUTER_RATE_LIMITS", "NOTE=fast")],
+)
+def test_bad_values_name_the_variable(name, value):
+    with pytest.raises(ConfigError, match=name):
+        RouterSettings.from_env({"REDIS_URL": URL, name: value})
+
+
+def test_rate_limits_parse():
+    assert parse_rate_limits("NOTE=30/60, CREATE_POST=5/3600") == {
+        "NOTE": RateLimit(30, 60), "CREATE_POST": RateLimit(5, 3600)}
