@@ -1,0 +1,332 @@
+"""_BROWSER_VISION: open a web page in headless Chromium and save what it shows.
+
+The page is opened through Selenium: a remote WebDriver at REMOTE_BROWSER_SERVER (a Selenium
+Grid or a standalone chromedriver) when set, else a local Chromium driven by its chromedriver,
+both binaries given by path so Selenium Manager never tries to download anything.
+It saves the HTML, a screenshot and the visible text under output/, and asks for the
+_LLM_SUMMARY follow-up of the text. The page text is untrusted: the result carries none of
+it (only a sanitised title and the sanitiser's flags); the summary step sanitises and fences it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.actions import ActionContext, ActionError
+from agent.actions.consent import dismiss_consent_banners
+from agent.actions.url_guard import CheckedURL, check_url, parse_ip_literal
+from agent.workspace import write_text_atomic
+from protocol.untrusted import sanitise_text
+
+log = logging.getLogger("safeclaw.agent.browser")
+
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+DEFAULT_CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROME_ARGS = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-extensions",
+    "--disable-default-apps", "--mute-audio", "--window-size=1280,1024",
+)
+SCRIPT_TIMEOUT = 10.0
+MAX_TEXT_CHARS = 500_000
+MAX_HTML_CHARS = 5_000_000
+_NET_ERROR = re.compile(r"\b(?:net::)?(ERR_[A-Z0-9_]+)\b")
+NET_ERROR_HINTS = {
+    "ERR_CONNECTION_REFUSED": "connection refused: nothing is listening at that address",
+    "ERR_NAME_NOT_RESOLVED": "the host name does not resolve",
+    "ERR_CONNECTION_TIMED_OUT": "the connection timed out",
+    "ERR_TIMED_OUT": "the connection timed out",
+    "ERR_CONNECTION_RESET": "the connection was reset",
+    "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
+    "ERR_INTERNET_DISCONNECTED": "there is no network connection",
+    "ERR_CERT_AUTHORITY_INVALID": "the site's TLS certificate is not trusted",
+    "ERR_UNSAFE_PORT": "the browser refuses that port",
+}
+_PAGE_STATE = """
+const nav = performance.getEntriesByType('navigation')[0];
+return {href: location.href, ready: document.readyState,
+        status: nav && typeof nav.responseStatus === 'number' ? nav.responseStatus : null,
+        error_text: location.href.startsWith('chrome-error:') && document.body
+                    ? document.body.innerText.slice(0, 2000) : ''};
+"""
+
+
+@dataclass
+class BrowserSession:
+    """A running WebDriver session and what must be cleaned up after it."""
+
+    driver: Any
+    service: Any = None  # the local chromedriver Service, None for a remote WebDriver
+    profile_dir: Path | None = None  # fresh Chromium profile, removed on close
+    closed: bool = field(default=False, repr=False)
+
+    @property
+    def service_pid(self) -> int | None:
+        process = getattr(self.service, "process", None)
+        return process.pid if process is not None else None
+
+
+@dataclass
+class PageCapture:
+    final_url: str
+    title: str
+    html: str
+    text: str
+    png: bytes
+    consent_clicked: list[str]
+
+
+class Deadline:
+    """The total time bound of one visit."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        left = self.ends - time.monotonic()
+        if left <= 0:
+            raise ActionError(f"the visit took longer than browser.total_timeout ({self.seconds:g} s)")
+        return left
+
+
+def find_binary(env: dict[str, str], variable: str, default: str, package: str) -> str:
+    """The path of a browser binary: $variable, else `default`, else found on PATH."""
+    configured = env.get(variable)
+    candidates = [configured] if configured else [default, shutil.which(Path(default).name) or ""]
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    where = configured or default
+    raise ActionError(
+        f"{Path(default).name} not found at {where}: install the {package} package, set {variable} "
+        "to its path, or set REMOTE_BROWSER_SERVER to a Selenium Grid / chromedriver URL"
+    )
+
+
+def chrome_options(profile_dir: Path | None, binary: str | None, pin: CheckedURL | None) -> Any:
+    from selenium.webdriver import ChromeOptions
+
+    options = ChromeOptions()
+    for argument in CHROME_ARGS:
+        options.add_argument(argument)
+    if profile_dir is not None:
+        options.add_argument(f"--user-data-dir={profile_dir}")
+    if binary is not None:
+        options.binary_location = binary
+    if pin is not None and pin.addresses and parse_ip_literal(pin.host) is None:
+        # Pin the checked address so the name cannot re-resolve elsewhere (DNS rebinding).
+        address = pin.addresses[0]
+        target = f"[{address}]" if ":" in address else address
+        options.add_argument(f"--host-resolver-rules=MAP {pin.host} {target}")
+    options.page_load_strategy = "normal"
+    return options
+
+
+def open_driver(env: dict[str, str], deadline: Deadline, pin: CheckedURL | None = None) -> BrowserSession:
+    """Start a WebDriver session: remote at REMOTE_BROWSER_SERVER, else local Chromium."""
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.remote.client_config import ClientConfig
+    from urllib3.exceptions import HTTPError
+
+    remote = env.get("REMOTE_BROWSER_SERVER", "").strip()
+    session = BrowserSession(driver=None)
+    try:
+        if remote:
+            if not remote.startswith(("http://", "https://")):
+                raise ActionError(f"REMOTE_BROWSER_SERVER must be an http(s) URL, not {remote!r}")
+            address = remote
+            options = chrome_options(None, None, None)
+        else:
+            binary = find_binary(env, "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium")
+            driver_path = find_binary(env, "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver")
+            session.profile_dir = Path(tempfile.mkdtemp(prefix="safeclaw-chromium-"))
+            options = chrome_options(session.profile_dir, binary, pin)
+            session.service = Service(executable_path=driver_path, log_output=os.devnull)
+            session.service.start()
+            address = session.service.service_url
+        config = ClientConfig(remote_server_addr=address, timeout=int(deadline.remaining()) + 10)
+        session.driver = webdriver.Remote(command_executor=address, options=options, client_config=config)
+        return session
+    except ActionError:
+        close_session(session)
+        raise
+    except (WebDriverException, HTTPError, OSError) as exc:
+        close_session(session)
+        where = f"the remote WebDriver at {remote}" if remote else "the local Chromium"
+        detail = getattr(exc, "msg", None) or str(exc)
+        raise ActionError(f"could not start {where}: {first_line(detail)}") from None
+
+
+def close_session(session: BrowserSession) -> None:
+    """Quit the browser, stop chromedriver, remove the profile; never raises, safe to repeat."""
+    if session.closed:
+        return
+    session.closed = True
+    if session.driver is not None:
+        try:
+            session.driver.quit()
+        except Exception as exc:  # a dead driver must not keep us from cleaning up the rest
+            log.info("driver.quit failed: %s", first_line(str(exc)))
+    if session.service is not None:
+        try:
+            session.service.stop()
+        except Exception as exc:
+            log.info("chromedriver stop failed: %s", first_line(str(exc)))
+    if session.profile_dir is not None:
+        kill_profile_processes(session.profile_dir)
+        shutil.rmtree(session.profile_dir, ignore_errors=True)
+
+
+def kill_profile_processes(profile_dir: Path) -> None:
+    """Kill any Chromium process still using our own fresh profile (left by a crashed driver)."""
+    marker = f"--user-data-dir={profile_dir}".encode()
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+
+
+def first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:300]
+
+
+def navigate(driver: Any, url: str, page_load_timeout: float, deadline: Deadline) -> None:
+    """Load `url`; ActionError for a timeout, a network error page or an HTTP error status."""
+    from selenium.common.exceptions import TimeoutException, WebDriverException
+
+    timeout = min(page_load_timeout, deadline.remaining())
+    driver.set_page_load_timeout(timeout)
+    driver.set_script_timeout(min(SCRIPT_TIMEOUT, deadline.remaining()))
+    try:
+        driver.get(url)
+    except TimeoutException:
+        raise ActionError(f"the page did not load within {timeout:g} s (browser.page_load_timeout)") from None
+    except WebDriverException as exc:
+        raise ActionError(describe_net_error(url, exc.msg or str(exc))) from None
+    state = driver.execute_script(_PAGE_STATE)
+    if str(state.get("href", "")).startswith("chrome-error:"):
+        raise ActionError(describe_net_error(url, str(state.get("error_text", ""))))
+    status = state.get("status")
+    if isinstance(status, int) and status >= 400:
+        raise ActionError(f"the server answered HTTP {status} for {url}; no page saved")
+
+
+def describe_net_error(url: str, detail: str) -> str:
+    match = _NET_ERROR.search(detail)
+    if not match:
+        return f"could not open {url}: {first_line(detail) or 'the browser showed an error page'}"
+    code = match.group(1)
+    hint = NET_ERROR_HINTS.get(code)
+    return f"could not open {url}: {code}" + (f" ({hint})" if hint else "")
+
+
+def wait_until_complete(driver: Any, deadline: Deadline) -> None:
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(driver, min(5.0, deadline.remaining()), poll_frequency=0.1).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
+        )
+    except TimeoutException:
+        log.info("page never reached readyState complete; capturing it as it is")
+
+
+def capture_page(session: BrowserSession, checked: CheckedURL, browser: dict[str, Any],
+                 deadline: Deadline) -> PageCapture:
+    driver = session.driver
+    navigate(driver, checked.url, float(browser.get("page_load_timeout", 20)), deadline)
+    final_url = str(driver.current_url)
+    if final_url != checked.url:
+        try:
+            check_url(final_url, bool(browser.get("allow_private_addresses", False)))
+        except ActionError as exc:
+            raise ActionError(f"the page redirected to a refused address; no page saved ({exc})") from None
+    wait_until_complete(driver, deadline)
+    clicked = dismiss_consent_banners(driver)
+    deadline.remaining()
+    wait_until_complete(driver, deadline)
+    text = driver.execute_script("return document.body ? document.body.innerText : ''") or ""
+    return PageCapture(
+        final_url=str(driver.current_url),
+        title=str(driver.title or ""),
+        html=str(driver.page_source or "")[:MAX_HTML_CHARS],
+        text=str(text)[:MAX_TEXT_CHARS],
+        png=driver.get_screenshot_as_png(),
+        consent_clicked=clicked,
+    )
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_capture(output_dir: Path, capture: PageCapture) -> dict[str, str]:
+    """Write .html, .png and .txt under output/ with a name no other call shares."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"browser_vision-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    write_text_atomic(output_dir / f"{stem}.html", capture.html)
+    write_bytes_atomic(output_dir / f"{stem}.png", capture.png)
+    write_text_atomic(output_dir / f"{stem}.txt", capture.text)
+    return {kind: f"output/{stem}.{kind}" for kind in ("html", "png", "txt")}
+
+
+def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    browser = ctx.browser or {}
+    checked = check_url(params.get("url"), bool(browser.get("allow_private_addresses", False)))
+    deadline = Deadline(float(browser.get("total_timeout", 45)))
+    session = open_driver(ctx.env, deadline, pin=checked)
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        capture = capture_page(session, checked, browser, deadline)
+    except WebDriverException as exc:
+        detail = first_line(exc.msg or type(exc).__name__)
+        raise ActionError(f"the browser failed while reading {checked.url}: {detail}") from None
+    finally:
+        close_session(session)
+    files = save_capture(ctx.workspace.output_dir, capture)
+    title = sanitise_text(capture.title, 300)
+    page = sanitise_text(capture.text, MAX_TEXT_CHARS)
+    reasons = list(dict.fromkeys(title.reasons + page.reasons))
+    log.info("browser vision saved %s (%d chars, flagged=%s)", files["txt"], len(capture.text), bool(reasons))
+    return {
+        "url": checked.url,
+        "final_url": sanitise_text(capture.final_url, 2048).text,
+        "title": title.text,
+        "files": files,
+        "consent_dismissed": len(capture.consent_clicked),
+        "flagged": bool(reasons),
+        "flag_reasons": reasons,
+        "follow_up": [{"name": "_LLM_SUMMARY", "params": {"content": files["txt"]}}],
+    }

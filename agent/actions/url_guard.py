@@ -1,0 +1,112 @@
+"""Which URLs the browser may open: http(s) only, no credentials, no private networks.
+
+Every address a host name resolves to is checked (IPv4 and IPv6, IPv4-mapped IPv6 and the
+legacy decimal/octal/hex IPv4 spellings browsers accept), because a name that resolves to
+one public and one loopback address is as dangerous as a loopback literal.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from agent.actions import ActionError
+
+ALLOWED_SCHEMES = ("http", "https")
+MAX_URL_CHARS = 2048
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class CheckedURL:
+    url: str
+    host: str  # the host name as the browser will see it (IDNA-encoded, no brackets)
+    addresses: tuple[str, ...]  # every address the host resolved to, all checked
+
+
+def is_public_address(address: IPAddress) -> bool:
+    """True for a globally routable unicast address; false for loopback, private, link-local …"""
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+        if mapped is not None and not is_public_address(mapped):
+            return False
+        if address.ipv4_mapped is not None:
+            return True
+    return address.is_global and not (
+        address.is_multicast or address.is_reserved or address.is_loopback
+        or address.is_link_local or address.is_unspecified or address.is_private
+    )
+
+
+def parse_ip_literal(host: str) -> IPAddress | None:
+    """The address a host string spells, also in the forms inet_aton accepts (0x7f000001, 0177.1)."""
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        pass
+    if all(part and part.isalnum() for part in host.split(".")):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
+
+
+def resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address `host` resolves to; ActionError when it does not resolve."""
+    literal = parse_ip_literal(host)
+    if literal is not None:
+        return [literal]
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ActionError(f"cannot resolve the host {host!r} ({exc}); check the URL") from None
+    addresses: list[IPAddress] = []
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if address not in addresses:
+            addresses.append(address)
+    if not addresses:
+        raise ActionError(f"the host {host!r} resolves to no address")
+    return addresses
+
+
+def check_url(url: object, allow_private: bool = False) -> CheckedURL:
+    """The URL if the browser may open it; else ActionError saying why not."""
+    if not isinstance(url, str) or not url.strip():
+        raise ActionError('url must be a non-empty string such as "https://example.org/"')
+    url = url.strip()
+    if len(url) > MAX_URL_CHARS:
+        raise ActionError(f"url is too long ({len(url)} characters, at most {MAX_URL_CHARS})")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise ActionError("url must not contain spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ActionError(f"url is malformed ({exc})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        shown = scheme + ":" if scheme else "a URL without a scheme"
+        raise ActionError(f"only http:// and https:// URLs may be opened, not {shown}")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ActionError("URLs with a user name or password in them are refused")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise ActionError("url has no host name")
+    try:
+        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        raise ActionError(f"the host name {host!r} is not valid") from None
+    addresses = resolve(ascii_host, port or (443 if scheme == "https" else 80))
+    if not allow_private:
+        blocked = [str(a) for a in addresses if not is_public_address(a)]
+        if blocked:
+            raise ActionError(
+                f"refused: {host} is a loopback, private, link-local or reserved address "
+                f"({', '.join(blocked)}); set browser.allow_private_addresses to true in config.json "
+                "to allow local pages"
+            )
+    return CheckedURL(url=url, host=ascii_host, addresses=tuple(str(a) for a in addresses))
