@@ -1,0 +1,48 @@
+"""MOLTBOOK_COMMENT: comment on a Moltbook post (side effect; dry_run records it in the outbox)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from router.platforms.moltbook import MoltbookClient
+from router.registry import Skill, SkillContext
+from router.skills.social_common import OUTBOX_FILE, check_credentials, params_schema, platform_call
+
+SCHEMA = params_schema(
+    {
+        "post_id": {"type": "string", "minLength": 1, "maxLength": 500,
+                    "description": "the post's id or its https://www.moltbook.com/post/<id> URL"},
+        "text": {"type": "string", "minLength": 1, "maxLength": 10000, "description": "the comment"},
+    },
+    ["post_id", "text"],
+)
+
+
+def _record_dry_run(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    line = {"ts": time.time(), "command_id": ctx.command_id, "action": "MOLTBOOK_COMMENT",
+            "platform": "moltbook", "params": params}
+    ctx.data_dir.mkdir(parents=True, exist_ok=True)
+    with (ctx.data_dir / OUTBOX_FILE).open("a", encoding="utf-8") as outbox:
+        outbox.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return {"dry_run": True,
+            "would_send": {"action": "MOLTBOOK_COMMENT", "platform": "moltbook", "params": params}}
+
+
+def moltbook_comment(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    check_credentials("moltbook", ctx)
+    if ctx.dry_run:
+        return _record_dry_run(params, ctx)
+    client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
+    ref = platform_call("moltbook", "comment", lambda: client.comment(params["post_id"], params["text"]))
+    return {"platform": "moltbook", **ref.to_dict()}
+
+
+SKILL = Skill(
+    name="MOLTBOOK_COMMENT",
+    description="Comment on a Moltbook post by id or URL; returns the comment id and the post's URL.",
+    schema=SCHEMA,
+    side_effect=True,
+    run=moltbook_comment,
+)

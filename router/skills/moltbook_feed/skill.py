@@ -1,0 +1,41 @@
+"""MOLTBOOK_FEED: read the posts of one Moltbook submolt (read-only, sanitised and flagged)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.platforms.moltbook import SORTS, MoltbookClient
+from router.registry import Skill, SkillContext
+from router.skills.social_common import check_credentials, clean_all, params_schema, platform_call
+
+DEFAULT_LIMIT = 10
+SCHEMA = params_schema(
+    {
+        "submolt": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                    "description": "the community's name, e.g. general"},
+        "sort": {"type": "string", "enum": list(SORTS), "default": "hot"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": DEFAULT_LIMIT},
+    },
+    ["submolt"],
+)
+
+
+def moltbook_feed(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    check_credentials("moltbook", ctx)
+    client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
+    limit = int(params.get("limit", DEFAULT_LIMIT))
+    posts = platform_call("moltbook", "feed",
+                          lambda: client.feed(params["submolt"], params.get("sort", "hot"), limit))
+    items = clean_all(posts, ctx)
+    return {"platform": "moltbook", "submolt": params["submolt"], "count": len(items), "posts": items,
+            "flagged": sum(1 for item in items if item["flagged"])}
+
+
+SKILL = Skill(
+    name="MOLTBOOK_FEED",
+    description="Read a Moltbook submolt's posts (title, text, author, upvotes, comments, url); outside "
+    "text is sanitised and suspicious posts are flagged.",
+    schema=SCHEMA,
+    side_effect=False,
+    run=moltbook_feed,
+)
