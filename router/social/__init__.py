@@ -1,0 +1,1 @@
+"""The seed-compatible one-shot interface: `echo '{"command": ...}' | python -m router.social`."""
