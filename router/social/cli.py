@@ -63,7 +63,7 @@ def parse_request(raw: str) -> dict[str, Any]:
                            "\"platform\": \"bsky\"}")
     try:
         request = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except json.JSONDecodeError as exc:
         raise CommandError("invalid_json", f"input is not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(request, dict):
         raise CommandError("invalid_json", "input must be one JSON object")
