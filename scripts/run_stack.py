@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Run the whole SafeClaw stack: a private Redis (unless REDIS_URL is given), the router, and the
+agent with the console in the foreground. `./safeclaw` installs what is missing, then runs this.
+
+Ctrl-C or end of input stops all three, each by its own process id: SIGTERM, a bounded wait,
+then SIGKILL. Messages of this script go to stderr; stdout belongs to the agent's console.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import redis  # noqa: E402
+
+from protocol import Keys  # noqa: E402
+from scripts.stack_env import (  # noqa: E402
+    agent_environment,
+    merged,
+    read_env_file,
+    router_environment,
+    write_runtime_env,
+)
+from scripts.stack_redis import PrivateRedis, StackError  # noqa: E402
+
+STOP_SECONDS = 10.0  # SIGTERM, then this long, then SIGKILL
+ROUTER_READY_SECONDS = 60.0
+
+
+def say(text: str) -> None:
+    print(f"safeclaw: {text}", file=sys.stderr, flush=True)
+
+
+def die_with_parent() -> None:
+    """In the child: get SIGTERM if this runner dies without stopping us (Linux prctl)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class Stack:
+    """The processes this run started, stopped in reverse order by their own pids."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.children: dict[str, subprocess.Popen[Any]] = {}
+        self.interrupted = False
+
+    def record(self, name: str, process: subprocess.Popen[Any]) -> None:
+        self.children[name] = process
+        pids = {n: p.pid for n, p in self.children.items()}
+        tmp = self.run_dir / "pids.json.tmp"
+        tmp.write_text(json.dumps(pids) + "\n", encoding="utf-8")
+        os.replace(tmp, self.run_dir / "pids.json")
+
+    def stop(self, name: str) -> None:
+        process = self.children.get(name)
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            say(f"{name} (pid {process.pid}) did not stop within {STOP_SECONDS:.0f}s; killing it")
+            process.kill()
+            process.wait(timeout=STOP_SECONDS)
+
+    def stop_all(self) -> None:
+        for name in reversed(list(self.children)):
+            self.stop(name)
+
+
+def lock_run_dir(run_dir: Path) -> IO[str]:
+    run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle = (run_dir / "stack.lock").open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise StackError(f"another ./safeclaw is running with {run_dir}; stop it first "
+                         "(or give this one another folder with SAFECLAW_RUN_DIR)") from None
+    return handle
+
+
+def choose_llm(agent_env: dict[str, str]) -> str | None:
+    """The provider to force on the agent, or None to keep the configured one."""
+    from agent.config import config_path_from_env, load_config_file
+    from agent.llm.select import choose_provider
+
+    configured = agent_env.get("SAFECLAW_LLM_PROVIDER") or str(
+        load_config_file(config_path_from_env(agent_env)).get("llm", {}).get("provider", "ollama"))
+    provider, reason = choose_provider(configured, agent_env)
+    if reason:
+        say(reason)
+    return provider if provider != configured else None
+
+
+def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, router_id: str) -> None:
+    """Until the router's heartbeat is in Redis (read with the agent's user, as `status` does)."""
+    client = redis.Redis.from_url(agent_url, socket_connect_timeout=2, socket_timeout=5)
+    deadline = time.monotonic() + ROUTER_READY_SECONDS
+    try:
+        while client.get(keys.router_heartbeat(router_id)) is None:
+            if router.poll() is not None:
+                raise StackError(f"the router exited with code {router.returncode}; see logs/router.log "
+                                 "and logs/router.console.log")
+            if time.monotonic() > deadline:
+                raise StackError(f"the router sent no heartbeat within {ROUTER_READY_SECONDS:.0f}s; "
+                                 "see logs/router.log")
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
+def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys,
+               agent_file: dict[str, str], router_file: dict[str, str]) -> tuple[str, str]:
+    """(agent URL, router URL): the given Redis, or a private one started now."""
+    given = os.environ.get("REDIS_URL") or agent_file.get("REDIS_URL")
+    if given:
+        router_url = router_file.get("REDIS_URL") or os.environ.get("SAFECLAW_ROUTER_REDIS_URL")
+        if not router_url:
+            raise StackError("REDIS_URL is given, so the router needs its own login too: set "
+                             "REDIS_URL=redis://router:PASSWORD@host:port/0 in router/.env")
+        say("using the Redis given by REDIS_URL")
+        return given, router_url
+    private = PrivateRedis(args.run_dir, keys)
+    private.start(die_with_parent)
+    assert private.process is not None
+    stack.record("redis", private.process)
+    say(f"private Redis on 127.0.0.1:{private.port} (users agent and router; data in {private.dir})")
+    return private.url("agent"), private.url("router")
+
+
+def start_router(args: argparse.Namespace, stack: Stack, env: dict[str, str]) -> subprocess.Popen[Any]:
+    log_dir = Path(env.get("SAFECLAW_LOG_DIR") or REPO_ROOT / "logs")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    env.setdefault("ROUTER_LOG_FILE", str(log_dir / "router.log"))
+    with (log_dir / "router.console.log").open("ab") as console:
+        router = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file",
+             str(args.router_env)],
+            cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=console, stderr=console,
+            start_new_session=True, preexec_fn=die_with_parent,
+        )
+    stack.record("router", router)
+    return router
+
+
+def run_agent(stack: Stack, command: list[str], env: dict[str, str]) -> int:
+    """The agent in the foreground, on this terminal. A Ctrl-C reaches it directly (same group)."""
+    agent = subprocess.Popen(command, cwd=REPO_ROOT, env=env, preexec_fn=die_with_parent)
+    stack.record("agent", agent)
+    while True:
+        try:
+            code = agent.wait(timeout=0.2)
+            break
+        except subprocess.TimeoutExpired:
+            if stack.interrupted:
+                stack.stop("agent")
+    return 0 if stack.interrupted or code in (-signal.SIGINT, -signal.SIGTERM) else code
+
+
+def agent_command(args: argparse.Namespace, command: str = "run") -> list[str]:
+    cmd = [sys.executable, str(REPO_ROOT / "agent" / "start_agent.py"), command]
+    for channel in args.channel or []:
+        cmd += ["--channel", channel]
+    return cmd + (["--verbose"] if args.verbose else [])
+
+
+def run(args: argparse.Namespace) -> int:
+    stack = Stack(args.run_dir)
+    lock = lock_run_dir(args.run_dir)
+
+    def interrupt(_signum: int, _frame: FrameType | None) -> None:
+        stack.interrupted = True
+
+    previous: list[Callable[..., Any] | int | None] = [signal.signal(s, interrupt)
+                                                       for s in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
+        keys = Keys(command_queue=os.environ.get("COMMAND_QUEUE") or Keys.command_queue,
+                    response_prefix=os.environ.get("RESPONSE_PREFIX") or Keys.response_prefix)
+        agent_url, router_url = redis_urls(args, stack, keys, agent_file, router_file)
+        router_env, dry_run = router_environment(os.environ, router_file, router_url)
+        router = start_router(args, stack, router_env)
+        provider = choose_llm(merged(agent_file, os.environ))
+        agent_env = agent_environment(os.environ, agent_url, provider)
+        write_runtime_env(args.run_dir / "agent.env", {"REDIS_URL": agent_url})
+        write_runtime_env(args.run_dir / "router.env", {"REDIS_URL": router_url})
+        router_id = merged(router_file, router_env)["ROUTER_ID"]
+        wait_for_router(router, agent_url, keys, router_id)
+        data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
+        outbox = Path(data_dir) / "outbox.jsonl"
+        say(f"router {router_id} is up" + (f"; dry run: posts are recorded in {outbox}" if dry_run else ""))
+        if stack.interrupted:
+            return 0
+        return run_agent(stack, agent_command(args), agent_env)
+    finally:
+        stack.stop_all()
+        for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
+            signal.signal(signum, handler)
+        lock.close()
+
+
+def health(args: argparse.Namespace) -> int:
+    """`status` / `doctor` of the agent, reaching the running private stack when there is one."""
+    env = dict(os.environ)
+    runtime = read_env_file(args.run_dir / "agent.env")
+    if not env.get("REDIS_URL") and not read_env_file(args.agent_env).get("REDIS_URL") and runtime:
+        env["REDIS_URL"] = runtime["REDIS_URL"]
+    return subprocess.call(agent_command(args, args.command), cwd=REPO_ROOT, env=env)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="./safeclaw", description="Run SafeClaw: a private Redis, the router and the agent (console).",
+        epilog="Environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), "
+               "SAFECLAW_RUN_DIR (default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. "
+               "Platform credentials go in router/.env only; see .env.example.",
+    )
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "status", "doctor"],
+                        help="run the stack (default), or show status / check the setup of the running one")
+    parser.add_argument("--channel", action="append", metavar="NAME", help="agent channel (repeatable)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="the agent logs INFO to stderr too")
+    parser.add_argument("--run-dir", type=Path,
+                        default=Path(os.environ.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run"))
+    # Other dotenv files than agent/.env and router/.env: for tests.
+    parser.add_argument("--agent-env", type=Path, default=REPO_ROOT / "agent" / ".env",
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--router-env", type=Path, default=REPO_ROOT / "router" / ".env",
+                        help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return health(args) if args.command in ("status", "doctor") else run(args)
+    except StackError as exc:
+        say(str(exc))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

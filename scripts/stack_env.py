@@ -1,0 +1,75 @@
+"""The two environments `./safeclaw` gives its children: each side gets only what it needs.
+
+The agent never gets a platform credential (even one exported in the user's shell) and the
+router never gets the agent's LLM keys or bot token. Each gets REDIS_URL with its own user.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+from protocol import PLATFORM_CREDENTIAL_VARIABLES
+
+CREDENTIAL_VARIABLES = frozenset(n for names in PLATFORM_CREDENTIAL_VARIABLES.values() for n in names)
+# The agent's own secrets: the router has no use for them.
+AGENT_ONLY_VARIABLES = frozenset({"OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "TELEGRAM_BOT_TOKEN",
+                                  "OLLAMA_API_KEY", "SAFECLAW_SCRIPTED_REPLIES"})
+DEFAULT_ROUTER_ID = "safeclaw-local"  # stable, so a restart recovers this router's processing list
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def merged(file_values: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The process environment wins over the dotenv file, as python-dotenv does by default."""
+    return {**file_values, **environ}
+
+
+def platforms_with_credentials(env: Mapping[str, str]) -> list[str]:
+    return sorted(p for p, names in PLATFORM_CREDENTIAL_VARIABLES.items() if all(env.get(n) for n in names))
+
+
+def agent_environment(environ: Mapping[str, str], redis_url: str, llm_provider: str | None) -> dict[str, str]:
+    """What the agent process gets: the shell's environment minus every platform credential."""
+    env = {k: v for k, v in environ.items() if k not in CREDENTIAL_VARIABLES and not k.startswith("ROUTER_")}
+    env["REDIS_URL"] = redis_url
+    if llm_provider:
+        env["SAFECLAW_LLM_PROVIDER"] = llm_provider
+    return env
+
+
+def router_environment(
+    environ: Mapping[str, str], router_file: Mapping[str, str], redis_url: str
+) -> tuple[dict[str, str], bool]:
+    """What the router process gets, and whether dry_run is on.
+
+    dry_run stays as set in router/.env or the environment; unset, it is on while no platform
+    has all its credentials, so a new user can watch the agent post without an account.
+    """
+    env = {k: v for k, v in environ.items() if k not in AGENT_ONLY_VARIABLES}
+    env["REDIS_URL"] = redis_url
+    settings = merged(router_file, env)
+    if not settings.get("ROUTER_DRY_RUN", "").strip():
+        env["ROUTER_DRY_RUN"] = "false" if platforms_with_credentials(settings) else "true"
+    if not settings.get("ROUTER_ID", "").strip():
+        env["ROUTER_ID"] = DEFAULT_ROUTER_ID
+    dry_run = merged(router_file, env)["ROUTER_DRY_RUN"].strip().lower() in ("1", "true", "yes", "on")
+    return env, dry_run
+
+
+def write_runtime_env(path: Path, values: Mapping[str, str]) -> None:
+    """A git-ignored dotenv file (mode 0600) so `./safeclaw status` can reach the running stack."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("# written by ./safeclaw for the running stack; do not edit\n")
+        handle.writelines(f"{key}={value}\n" for key, value in values.items())
+    os.replace(tmp, path)

@@ -1,0 +1,129 @@
+"""The private Redis of `./safeclaw`: loopback only, a free port, SafeClaw's ACL users, data kept.
+
+Passwords are generated once into files only the owner can read (`<run dir>/redis/*.password`)
+and reused by later runs, so the append-only file in the same folder keeps queued commands
+across restarts. Nothing here prints a password.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import redis
+
+from protocol import Keys
+from router.acl import render_acl
+
+READY_SECONDS = 20.0
+
+
+class StackError(Exception):
+    """The stack cannot start; the message says what to do."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def read_or_create_secret(path: Path) -> str:
+    """The password in `path`, created (mode 0600) on first use."""
+    if path.is_file():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    value = secrets.token_urlsafe(24)  # URL-safe: goes into REDIS_URL without escaping
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(value + "\n")
+    return value
+
+
+def find_redis_server() -> str:
+    binary = shutil.which("redis-server")
+    if binary is None and Path("/usr/sbin/redis-server").exists():
+        binary = "/usr/sbin/redis-server"
+    if binary is None:
+        raise StackError(
+            "redis-server is not installed: install it (Debian/Ubuntu: `sudo apt-get install redis-server`, "
+            "macOS: `brew install redis`), or set REDIS_URL in agent/.env and router/.env to use "
+            "another Redis"
+        )
+    return binary
+
+
+class PrivateRedis:
+    """One redis-server this process starts and stops; its files live in `<run_dir>/redis/`."""
+
+    def __init__(self, run_dir: Path, keys: Keys) -> None:
+        self.dir = run_dir / "redis"
+        self.keys = keys
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.agent_password = read_or_create_secret(self.dir / "agent.password")
+        self.router_password = read_or_create_secret(self.dir / "router.password")
+
+    def url(self, user: str) -> str:
+        password = self.agent_password if user == "agent" else self.router_password
+        return f"redis://{user}:{password}@127.0.0.1:{self.port}/0"
+
+    def write_config(self) -> Path:
+        acl = self.dir / "users.acl"
+        acl.write_text(render_acl(self.keys, self.agent_password, self.router_password), encoding="utf-8")
+        acl.chmod(0o600)
+        lines = [
+            f"port {self.port}", "bind 127.0.0.1", "protected-mode yes", f'dir "{self.dir}"',
+            "aclfile users.acl", "appendonly yes", "appendfsync everysec",
+            "save 3600 1 300 100 60 10000", "logfile redis.log", "daemonize no",
+        ]
+        conf = self.dir / "redis.conf"
+        conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return conf
+
+    def start(self, preexec: Callable[[], None] | None = None) -> int:
+        binary = find_redis_server()
+        self.port = free_port()
+        conf = self.write_config()
+        self.process = subprocess.Popen(
+            [binary, str(conf)], cwd=self.dir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec,
+        )
+        self.wait_ready()
+        return self.process.pid
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        client = redis.Redis.from_url(self.url("agent"), socket_connect_timeout=1, socket_timeout=2)
+        try:
+            while True:
+                assert self.process is not None
+                if self.process.poll() is not None:
+                    raise StackError(f"redis-server exited with code {self.process.returncode}; "
+                                     f"see {self.dir / 'redis.log'}\n{self.log_tail()}")
+                try:
+                    if client.ping():
+                        return
+                except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise StackError(f"redis-server did not answer within {READY_SECONDS:.0f}s; "
+                                     f"see {self.dir / 'redis.log'}")
+                time.sleep(0.05)
+        finally:
+            client.close()
+
+    def log_tail(self, lines: int = 8) -> str:
+        try:
+            text = (self.dir / "redis.log").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
