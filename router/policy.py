@@ -49,7 +49,7 @@ class Policy:
         now = self.clock()
         window = int(now // rule.window_seconds)
         key = f"{self.keys.router_prefix}ratelimit:{action}:{window}"
-        pipe = conn.pipeline(transaction=True)
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
         pipe.incr(key)
         pipe.expire(key, rule.window_seconds + 1)
         count = int(pipe.execute()[0])

@@ -1,8 +1,11 @@
 """The router loop: take a command reliably, check it, run its skill at most once, reply.
 
 Take: BLMOVE from the command queue into this router's processing list, so a command is never
-only in memory. Done: one MULTI stores the idempotency record, pushes the (redacted) reply with
-a TTL, and removes the command from the processing list. Recovery (at start, after Redis comes
+only in memory. Done: store the idempotency record, push the (redacted) reply with a TTL, then
+remove the command from the processing list, in that order, so a crash between any two steps
+is recovered by re-sending the stored reply. (No MULTI/EXEC: Redis before the fix of
+redis/redis#14541 silently drops transactions replayed from the AOF when the default user is
+off, which SafeClaw requires.) Recovery (at start, after Redis comes
 back, and every heartbeat period) re-handles what is left in this router's list and moves over
 the lists of routers whose heartbeat is gone. Side-effecting commands keep a record per id:
 never started -> run; done -> re-send the stored reply; started, not done -> `unknown`.
@@ -251,7 +254,7 @@ class Worker:
 
     # -- writing results -------------------------------------------------------------------
     def _finish(self, raw: str, reply: Reply, complete_record: bool) -> None:
-        """Store the record, push the reply, drop the command: all or nothing, retried while Redis is down."""
+        """Store the record, push the reply, drop the command; every step safe to repeat."""
         safe = self.redactor.value(reply.to_dict())
         text = self.redactor.text(json.dumps(safe, ensure_ascii=False))
         record = json.dumps({"state": "done", "reply": safe, "ts": time.time()}, ensure_ascii=False)
@@ -266,7 +269,7 @@ class Worker:
             pipe.delete(self.keys.attempts(reply.id))
             pipe.lrem(self.processing, 1, raw)
 
-        self._transaction(write)
+        self._write(write)
 
     def _dead_letter(
         self, raw: str, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
@@ -283,15 +286,16 @@ class Worker:
             if reply_id is None:
                 pipe.lrem(self.processing, 1, raw)
 
-        self._transaction(write)
+        self._write(write)
         if reply_id is not None:
             message = f"the command was set aside for the router's operator (dead-letter): {reason}"
             self._finish(raw, Reply(reply_id, Status.ERROR, message[:300], error=kind), False)
 
-    def _transaction(self, write: Any) -> None:
+    def _write(self, write: Any) -> None:
+        """Send the steps in one round trip (in order, no MULTI), retried while Redis is down."""
         while True:
             try:
-                pipe = self.conn.pipeline(transaction=True)
+                pipe = self.conn.pipeline(transaction=False)
                 write(pipe)
                 pipe.execute()
                 self._redis_ok()

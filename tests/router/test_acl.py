@@ -77,7 +77,8 @@ ROUTER_ALLOWED = [
     ("scan", lambda c: c.scan(0, match=KEYS.processing("*"))),
     ("lpush response", lambda c: c.lpush(RESP, "reply")),
     ("expire response", lambda c: c.expire(RESP, 60)),
-    ("multi/exec", lambda c: c.pipeline(transaction=True).lpush(RESP, "r").expire(RESP, 5).execute()),
+    ("pipeline without multi",
+     lambda c: c.pipeline(transaction=False).lpush(RESP, "r").expire(RESP, 5).execute()),
 ]
 ROUTER_REFUSED = [
     ("lpush queue (inject a command)", lambda c: c.lpush(QUEUE, "cmd")),
@@ -92,6 +93,7 @@ ROUTER_REFUSED = [
     ("flushall", lambda c: c.flushall()),
     ("config set", lambda c: c.config_set("appendonly", "no")),
     ("eval", lambda c: c.eval("return 1", 0)),
+    ("multi (see router.acl: AOF replay drops transactions)", lambda c: c.execute_command("MULTI")),
 ]
 
 

@@ -36,7 +36,8 @@ def test_token_shapes_are_redacted_without_being_loaded():
 def test_nested_values_and_keys_are_redacted_and_plain_text_kept():
     redactor = Redactor([SECRET])
     value = {"ok": "fine", "list": [SECRET, {"k": f"a{SECRET}b"}], SECRET: 1, "n": 3}
-    assert redactor.value(value) == {"ok": "fine", "list": [REDACTED, {"k": f"a{REDACTED}b"}], REDACTED: 1, "n": 3}
+    expected = {"ok": "fine", "list": [REDACTED, {"k": f"a{REDACTED}b"}], REDACTED: 1, "n": 3}
+    assert redactor.value(value) == expected
 
 
 def test_too_short_secrets_are_reported_not_used():
