@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Prepare the Redis logins for `docker compose`: one password per user, and the ACL file.
+
+Writes (git-ignored, never printed, never part of an image):
+  .run/compose/agent.password, .run/compose/router.password   each mounted only into its service
+  .run/compose/users.acl                                       the redis service's ACL (hashes only)
+  agent/.env, router/.env (only when missing)                  compose's env files
+Passwords already there are kept, so re-running it changes nothing. Needs only Python 3.11.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from protocol import Keys  # noqa: E402
+from router.acl import render_acl  # noqa: E402
+
+# Created when missing, since compose refuses to start without its env files. The router
+# starts in dry run: posts go to its outbox until you add credentials and switch this off.
+ENV_FILES = {
+    "agent/.env": "# the agent's secrets: OPENAI_API_KEY, GEMINI_API_KEY, TELEGRAM_BOT_TOKEN\n",
+    "router/.env": "# the router's platform credentials (see .env.example)\nROUTER_DRY_RUN=true\n",
+}
+
+
+def write_private(path: Path, text: str) -> None:
+    # 0644 so the container's own user can read its mounted file; the folder is 0700 on the host.
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def password(path: Path) -> str:
+    if path.is_file() and path.read_text(encoding="utf-8").strip():
+        return path.read_text(encoding="utf-8").strip()
+    value = secrets.token_urlsafe(24)
+    write_private(path, value + "\n")
+    return value
+
+
+def init(root: Path = REPO_ROOT) -> list[Path]:
+    """Write the compose logins under `root` (the repository); return the files written."""
+    directory = root / ".run" / "compose"
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    agent, router = password(directory / "agent.password"), password(directory / "router.password")
+    write_private(directory / "users.acl", render_acl(Keys(), agent, router))
+    for name, text in ENV_FILES.items():
+        path = root / name
+        if not path.exists():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+    return [directory / name for name in ("agent.password", "router.password", "users.acl")]
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[0]) if argv else REPO_ROOT
+    files = init(root)
+    print(f"Redis users for docker compose are ready in {files[0].parent} "
+          f"({', '.join(f.name for f in files)}).")
+    print("Next: docker compose up -d redis router browser ollama && docker compose run --rm agent")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
