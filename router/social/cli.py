@@ -56,8 +56,10 @@ class CommandError(Exception):
         self.retry_after = retry_after
 
 
-def parse_request(raw: str) -> dict[str, Any]:
+def parse_request(raw: str | None) -> dict[str, Any]:
     """The command object from stdin's text, or CommandError(empty_input / invalid_json)."""
+    if raw is None:
+        raise CommandError("invalid_json", "input is not UTF-8 text")
     if not raw.strip():
         raise CommandError("empty_input", "no input: pipe one JSON object, e.g. {\"command\": \"auth_test\", "
                            "\"platform\": \"bsky\"}")
@@ -102,7 +104,7 @@ def skill_context(env: Mapping[str, str], credentials: Mapping[str, str]) -> Ski
     )
 
 
-def run_command(raw: str, env: Mapping[str, str]) -> dict[str, Any]:
+def run_command(raw: str | None, env: Mapping[str, str]) -> dict[str, Any]:
     """The answer object for one command (never raises)."""
     credentials = load_credentials(env)
     try:
@@ -147,7 +149,11 @@ def main(
     redactor = Redactor(secret_values(env, load_credentials(env)))
     _quiet_logging(redactor)
     try:
-        answer = run_command((stdin or sys.stdin).read(), env)
+        try:
+            raw: str | None = (stdin or sys.stdin).read()
+        except UnicodeDecodeError:
+            raw = None
+        answer = run_command(raw, env)
     except Exception as exc:  # a last guard: the contract is one JSON object, never a traceback
         answer = {"success": False, "error": "internal_error", "message": f"unexpected {type(exc).__name__}"}
     out = stdout or sys.stdout

@@ -1,0 +1,124 @@
+"""`python -m router.social` as a real subprocess: one JSON object out, exit 0/1, no secret ever."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from router.registry import discover_skills
+from router.social.cli import COMMANDS, SEED_ERRORS
+from tests.support.fake_moltbook import FakeMoltbook
+from tests.support.fake_x import ME_ID, FakeX
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PLANTED = "planted-Secret-7f3Kq9Zx"
+X_CREDS = {"X_API_KEY": "ck-cli-1234", "X_API_SECRET": "cs-cli-5678",
+           "X_ACCESS_TOKEN": f"{ME_ID}-at-cli-9012", "X_ACCESS_SECRET": "as-cli-3456"}
+
+
+def run_cli(stdin: str | bytes, tmp_path: Path, env_file_text: str = "", **env: str):
+    env_file = tmp_path / "router.env"
+    env_file.write_text(env_file_text)
+    child_env = {"PATH": os.environ.get("PATH", ""), "ROUTER_ENV_FILE": str(env_file),
+                 "ROUTER_DATA_DIR": str(tmp_path / "data"), **env}
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    done = subprocess.run([sys.executable, "-m", "router.social"], input=data, capture_output=True,
+                          cwd=REPO_ROOT, env=child_env, timeout=60)
+    out = done.stdout.decode()
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out  # exactly one JSON object
+    answer = json.loads(lines[0])
+    assert "Traceback" not in out + done.stderr.decode()
+    return done.returncode, answer, out + done.stderr.decode()
+
+
+@pytest.mark.parametrize(("stdin", "error"), [
+    ("", "empty_input"),
+    ("   \n", "empty_input"),
+    ("{not json", "invalid_json"),
+    (b"\xff\xfe\xfd", "invalid_json"),
+    ("[1, 2]", "invalid_json"),
+    ('"auth_test"', "invalid_json"),
+    ('{"command": "launch_rocket", "platform": "x"}', "unknown_command"),
+    ('{"platform": "x"}', "unknown_command"),
+    ('{"command": "auth_test", "platform": "myspace"}', "unknown_platform"),
+    ('{"command": "auth_test"}', "unknown_platform"),
+])
+def test_bad_input_is_one_clear_error(tmp_path, stdin, error):
+    code, answer, _ = run_cli(stdin, tmp_path)
+    assert code == 1
+    assert answer["success"] is False and answer["error"] == error and answer["message"]
+
+
+def test_missing_credentials_name_the_variables(tmp_path):
+    code, answer, _ = run_cli('{"command": "auth_test", "platform": "reddit"}', tmp_path)
+    assert (code, answer["error"]) == (1, "no_credentials")
+    assert "REDDIT_SECRET" in answer["message"]
+
+
+def test_invalid_params_map_to_invalid_json(tmp_path):
+    code, answer, _ = run_cli('{"command": "post", "platform": "x", "text": ""}', tmp_path, **X_CREDS)
+    assert (code, answer["error"]) == (1, "invalid_json")
+    assert "text" in answer["message"]
+
+
+def test_every_command_maps_onto_a_skill():
+    skills = discover_skills()
+    assert set(COMMANDS.values()) <= set(skills)
+    assert {"empty_input", "invalid_json", "internal_error"} <= SEED_ERRORS
+
+
+@pytest.fixture
+def fake_x():
+    server = FakeX(api_key=X_CREDS["X_API_KEY"], api_secret=X_CREDS["X_API_SECRET"],
+                   access_token=X_CREDS["X_ACCESS_TOKEN"], access_secret=X_CREDS["X_ACCESS_SECRET"]).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_moltbook():
+    server = FakeMoltbook(api_key=PLANTED).start()
+    yield server
+    server.stop()
+
+
+def test_a_real_post_through_the_cli(tmp_path, fake_x):
+    request = {"command": "post", "platform": "x", "text": "hello from the one-shot CLI"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
+    assert code == 0, answer
+    assert answer["success"] is True and answer["url"] == f"https://x.com/safeclaw_bot/status/{answer['id']}"
+    assert fake_x.tweets[answer["id"]]["text"] == "hello from the one-shot CLI"
+
+
+def test_credentials_from_the_env_file_and_environment_wins(tmp_path, fake_x):
+    file_text = "\n".join(f"{k}={v}" for k, v in X_CREDS.items()) + "\nX_API_BASE=http://127.0.0.1:9\n"
+    code, answer, _ = run_cli('{"command": "auth_test", "platform": "x"}', tmp_path, env_file_text=file_text,
+                              X_API_BASE=fake_x.url)
+    assert code == 0, answer
+    assert answer["success"] is True and answer["account"]["handle"] == "@safeclaw_bot"
+
+
+def test_a_planted_secret_echoed_by_the_platform_is_never_printed(tmp_path, fake_moltbook):
+    fake_moltbook.fail_mode = "auth"  # its 401 body repeats the Authorization header it got
+    code, answer, everything = run_cli(
+        '{"command": "get_profile", "platform": "moltbook"}', tmp_path,
+        env_file_text=f"BSKY_PASSWORD={PLANTED}-bsky\nSOME_SERVICE_TOKEN={PLANTED}-other\n",
+        MOLTBOOK_API_KEY=PLANTED, MOLTBOOK_API_BASE=fake_moltbook.base)
+    assert (code, answer["error"]) == (1, "auth_failed")
+    assert any(PLANTED in json.dumps(r.headers) for r in fake_moltbook.requests)  # it was sent...
+    assert PLANTED not in everything  # ...and never printed, on stdout or stderr
+
+
+def test_a_planted_secret_in_a_successful_answer_is_redacted(tmp_path, fake_moltbook):
+    fake_moltbook.agent = f"agent-{PLANTED}"  # the platform puts the key into the profile itself
+    code, answer, everything = run_cli(
+        '{"command": "get_profile", "platform": "moltbook"}', tmp_path,
+        MOLTBOOK_API_KEY=PLANTED, MOLTBOOK_API_BASE=fake_moltbook.base)
+    assert code == 0 and answer["success"] is True
+    assert PLANTED not in everything and "[REDACTED]" in json.dumps(answer)
