@@ -1,0 +1,95 @@
+"""RouterClient against a real redis-server and an in-process router worker."""
+
+import json
+import time
+
+import pytest
+
+from agent.router_client import NoRouter, RouterClient
+from tests.router.router_helpers import WorkerThread, settings_for
+from tests.support.redis_server import free_port
+
+
+@pytest.fixture
+def admin(redis_urls):
+    client = redis_urls.admin_client()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def client(redis_urls):
+    made = []
+
+    def make(timeout=10.0, url=None):
+        c = RouterClient(url or redis_urls.agent_url, redis_urls.keys, timeout=timeout)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def test_call_round_trip_ok(redis_urls, client, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        observation = client().call("NOTE", {"text": "hi"}, "console")
+    assert observation == {"status": "ok", "result": {"written": True, "file": "notes.jsonl"}}
+
+
+def test_denied_observation_carries_error_and_message(redis_urls, client, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        observation = client().call("NUKE", {}, "console")
+    assert observation["status"] == "denied" and observation["error"] == "unknown_command"
+    assert "NUKE" in observation["message"]
+
+
+def test_timeout_is_unknown_and_late_reply_not_applied_to_later_turn(redis_urls, admin, client, tmp_path):
+    agent = client(timeout=0.3)
+    first = agent.call("PING", {}, "console")  # no router yet
+    assert first["status"] == "unknown" and "outcome unknown" in first["message"]
+    assert "fail" not in first["message"]
+    [queued] = admin.lrange(redis_urls.keys.command_queue, 0, -1)
+    first_id = json.loads(queued)["id"]
+    agent.timeout = 10.0
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        second = agent.call("PING", {}, "console")
+        late = admin.blpop([redis_urls.keys.response(first_id)], timeout=10)
+    assert second == {"status": "ok", "result": {"pong": True, "router_id": "r1"}}
+    assert json.loads(late[1])["status"] == "expired"  # the first command expired; never run
+
+
+def test_redis_unreachable_is_an_error_observation(redis_urls, client, caplog):
+    url = f"redis://agent:pw@127.0.0.1:{free_port()}/0"
+    agent = client(timeout=1.0, url=url)
+    observation = agent.call("PING", {}, "console")
+    again = agent.call("PING", {}, "console")
+    assert observation["status"] == again["status"] == "error"
+    assert observation["error"] == "router_unreachable"
+    assert sum("Redis unreachable" in r.getMessage() for r in caplog.records) == 1
+    assert agent.ping() is False
+
+
+def test_ping_needs_a_fresh_router_heartbeat(redis_urls, admin, client, tmp_path):
+    agent = client()
+    assert agent.ping() is False
+    admin.set(redis_urls.keys.router_heartbeat("old"), json.dumps({"ts": time.time() - 3600}))
+    assert agent.ping() is False
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        deadline = time.monotonic() + 30
+        while not agent.ping():
+            assert time.monotonic() < deadline, "no heartbeat seen"
+            time.sleep(0.05)
+        assert [r["router_id"] for r in agent.routers()] == ["r1"]
+
+
+def test_agent_heartbeat_is_written(redis_urls, admin, client):
+    client().heartbeat({"pid": 1})
+    assert json.loads(admin.get(redis_urls.keys.agent_heartbeat))["pid"] == 1
+
+
+def test_no_router_says_how_to_connect():
+    observation = NoRouter().call("PING", {}, "console")
+    assert observation["status"] == "error" and observation["error"] == "router_not_connected"
+    assert "REDIS_URL" in observation["message"]
+    assert NoRouter().ping() is False
