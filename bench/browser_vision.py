@@ -48,12 +48,13 @@ def process_tree(root: int) -> list[int]:
     return tree
 
 
-def rss_mb(pids: list[int]) -> float:
+def memory_mb(pids: list[int], field: str) -> float:
+    """Sum of one smaps_rollup field ("Rss:" counts shared pages once per process, "Pss:" shares them)."""
     total_kib = 0
     for pid in pids:
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith(field):
                     total_kib += int(line.split()[1])
         except (OSError, ValueError):
             continue
@@ -66,13 +67,16 @@ class RssSampler:
     def __init__(self) -> None:
         self.root: int | None = None
         self.peak_mb = 0.0
+        self.peak_pss_mb = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.05):
             if self.root is not None:
-                self.peak_mb = max(self.peak_mb, rss_mb(process_tree(self.root)))
+                tree = process_tree(self.root)
+                self.peak_mb = max(self.peak_mb, memory_mb(tree, "Rss:"))
+                self.peak_pss_mb = max(self.peak_pss_mb, memory_mb(tree, "Pss:"))
 
     def __enter__(self) -> RssSampler:
         self._thread.start()
@@ -105,6 +109,7 @@ def visit(ctx: ActionContext, url: str) -> dict[str, Any]:
         "browser_start_s": round(timing["start_s"], 3),
         "visit_s": round(total, 3),
         "peak_rss_mb": round(sampler.peak_mb, 1),
+        "peak_pss_mb": round(sampler.peak_pss_mb, 1),
         "files": len(result["files"]),
     }
 
@@ -128,17 +133,19 @@ def run(visits: int) -> dict[str, Any]:
         "cold_start_s": rows[0]["browser_start_s"],
         "mean_visit_s": round(sum(r["visit_s"] for r in warm) / len(warm), 3),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
+        "peak_pss_mb": max(r["peak_pss_mb"] for r in rows),
     }
 
 
 def main() -> None:
     visits = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     report = run(visits)
-    print(f"{'visit':>5} {'start s':>8} {'visit s':>8} {'peak RSS MB':>12}")
+    print(f"{'visit':>5} {'start s':>8} {'visit s':>8} {'peak RSS MB':>12} {'peak PSS MB':>12}")
     for index, row in enumerate(report["visits"], 1):
-        print(f"{index:>5} {row['browser_start_s']:>8} {row['visit_s']:>8} {row['peak_rss_mb']:>12}")
+        print(f"{index:>5} {row['browser_start_s']:>8} {row['visit_s']:>8} {row['peak_rss_mb']:>12} "
+              f"{row['peak_pss_mb']:>12}")
     print(f"cold start {report['cold_start_s']} s, mean visit after the first {report['mean_visit_s']} s, "
-          f"peak RSS {report['peak_rss_mb']} MB")
+          f"peak RSS {report['peak_rss_mb']} MB (PSS {report['peak_pss_mb']} MB)")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"written to {RESULTS}")
