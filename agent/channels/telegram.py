@@ -1,0 +1,356 @@
+"""The Telegram channel: the owner talks to the agent through a bot (python-telegram-bot v22).
+
+It runs inside the agent's own event loop (`async with application:`, `start()`,
+`updater.start_polling()`), answers only the users on `channels.telegram.allowed_user_ids`, and
+keeps each chat as its own conversation, `telegram:<chat id>`.
+
+Exactly once: pending updates are never dropped at start-up. The updater confirms each batch it
+fetched with its next `getUpdates` offset, and `stop()` stops the updater first (a last
+`getUpdates` confirms everything fetched) and then the application, which still answers every
+update already fetched before it returns. So a stopped agent neither loses nor repeats a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from telegram import Bot, BotCommand, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.ext import (
+    Application,
+    ApplicationHandlerStop,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from agent.channels.base import BaseChannel, IncomingMessage
+from agent.channels.base import MessageHandler as AgentHandler
+from agent.channels.telegram_setup import (
+    SETUP_COMMAND,
+    TOKEN_VARIABLE,
+    allowed_user_ids,
+    bot_token,
+    bot_urls,
+)
+from agent.channels.text_split import split_message
+from agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent.config import AgentSettings
+
+log = logging.getLogger("safeclaw.agent.telegram")
+T = TypeVar("T")
+Context = ContextTypes.DEFAULT_TYPE
+TYPING_EVERY = 4.0  # seconds; Telegram shows a chat action for about 5
+POLL_TIMEOUT = 30  # seconds of long polling per getUpdates
+MAX_RETRY_AFTER = 60.0  # longest flood wait honoured before giving up on a message
+HELP = (
+    "I am your SafeClaw agent. Write to me and I will think, act through the router, and answer.\n"
+    "/clear forgets this chat's history\n/status shows the LLM and whether the router is reachable\n"
+    "/help shows this"
+)
+REFUSAL = "Sorry, this is a private assistant: I only answer its owner. (Your Telegram user id is {user_id}.)"
+COMMANDS = [BotCommand("help", "what I can do"), BotCommand("clear", "forget this chat's history"),
+            BotCommand("status", "LLM and router status")]
+
+
+def conversation_id(chat_id: int) -> str:
+    return f"telegram:{chat_id}"
+
+
+def chat_id_of(conversation: str) -> int:
+    prefix, _, number = conversation.partition(":")
+    if prefix != "telegram" or not number.lstrip("-").isdigit():
+        raise ValueError(f"{conversation!r} is not a Telegram conversation (telegram:<chat id>)")
+    return int(number)
+
+
+def retry_after_seconds(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():  # v22 warns that the int form of retry_after is going away
+        warnings.simplefilter("ignore")
+        value: int | float | timedelta = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def is_entity_error(exc: BadRequest) -> bool:
+    return "can't parse entities" in exc.message.lower()
+
+
+class TelegramChannel(BaseChannel):
+    name = "telegram"
+    send_attempts = 5  # per Telegram call, network errors and 429s included
+    retry_base_delay = 1.0  # seconds, doubled after each network error
+
+    def __init__(self, handle: AgentHandler, settings: AgentSettings, service: Any = None) -> None:
+        super().__init__(handle)
+        self.settings = settings
+        self.service = service  # the AgentService: its loop's workspace (/clear) and router (/status)
+        conf = settings.channels.get("telegram") or {}
+        if not isinstance(conf, dict):
+            raise ConfigError("channels.telegram in config.json must be an object")
+        self.allowed = allowed_user_ids(conf)
+        self._token = bot_token(settings.env)
+        self._urls = bot_urls(settings.env)
+        self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
+        self._refused: set[int] = set()
+        self._stop_requested = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._running = False
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def build_application(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        builder = Application.builder().token(self._token)
+        if self._urls:
+            builder = builder.base_url(self._urls[0]).base_file_url(self._urls[1])
+        app = builder.build()
+        app.add_handler(TypeHandler(Update, self.on_any_update), group=-1)
+        app.add_handler(CommandHandler(["start", "help"], self.on_help))
+        app.add_handler(CommandHandler("clear", self.on_clear))
+        app.add_handler(CommandHandler("status", self.on_status))
+        app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.on_text))
+        app.add_handler(MessageHandler(filters.COMMAND, self.on_unknown_command))
+        app.add_handler(MessageHandler(~filters.TEXT, self.on_not_text))
+        app.add_error_handler(self.on_error)
+        return app
+
+    async def start(self) -> None:
+        if self._stop_requested.is_set():
+            return
+        self._running = True
+        app = self.application = self.build_application()
+        try:
+            if not await self._initialize(app):
+                return
+            async with app:  # already initialized; guarantees shutdown()
+                try:
+                    await app.start()
+                    assert app.updater is not None
+                    await app.updater.start_polling(
+                        drop_pending_updates=False, timeout=POLL_TIMEOUT, bootstrap_retries=3,
+                        allowed_updates=[Update.MESSAGE], error_callback=self._on_polling_error,
+                    )
+                    await self._announce(app.bot)
+                    await self._stop_requested.wait()
+                finally:
+                    await self._stop_polling_and_answer_fetched(app)
+        finally:
+            self._running = False
+            self._finished.set()
+            log.info("Telegram channel stopped")
+
+    async def stop(self) -> None:
+        self._stop_requested.set()
+        if self._running:
+            await self._finished.wait()
+
+    async def _initialize(self, app: Application[Any, Any, Any, Any, Any, Any]) -> bool:
+        """`getMe` until it works (network errors retried with backoff) or stop is asked; False on stop."""
+        delay = self.retry_base_delay
+        while not self._stop_requested.is_set():
+            try:
+                await app.initialize()
+                return True
+            except InvalidToken:
+                raise ConfigError(
+                    f"Telegram rejected {TOKEN_VARIABLE} (Unauthorized). Copy the token again from "
+                    f"@BotFather into agent/.env, then run {SETUP_COMMAND}"
+                ) from None
+            except (NetworkError, RetryAfter) as exc:
+                if isinstance(exc, BadRequest):
+                    raise
+                log.warning("cannot reach Telegram (%s); retrying in %.0fs", exc, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_requested.wait(), delay)
+            delay = min(delay * 2, 60.0)
+        return False
+
+    async def _stop_polling_and_answer_fetched(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        # Updater first: its last getUpdates confirms the fetched updates; then the application,
+        # which answers the ones still queued before it returns.
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            await app.stop()
+
+    async def _announce(self, bot: Bot) -> None:
+        if not self.allowed:
+            log.warning(
+                "channels.telegram.allowed_user_ids is empty: the Telegram channel refuses everyone. "
+                "Add your user id with: %s", SETUP_COMMAND,
+            )
+        with contextlib.suppress(TelegramError):
+            await bot.set_my_commands(COMMANDS)
+        log.info("Telegram channel polling as @%s; %d allowed user(s)", bot.username, len(self.allowed))
+
+    def _on_polling_error(self, exc: TelegramError) -> None:
+        if isinstance(exc, Conflict):
+            log.warning("Telegram: another process is polling with this bot token; retrying")
+        else:
+            log.warning("Telegram polling failed (%s); the library retries", exc)
+
+    # --- handlers -------------------------------------------------------------------------
+    async def on_any_update(self, update: Update, context: Context) -> None:
+        """Let allowlisted users through; refuse anyone else once, and end the update there."""
+        user, chat = update.effective_user, update.effective_chat
+        if user is not None and user.id in self.allowed:
+            return
+        if user is not None and chat is not None and user.id not in self._refused:
+            self._refused.add(user.id)
+            log.warning("Telegram: refused a message from user id %s (not on the allowlist)", user.id)
+            try:
+                await self._send_text(context.bot, chat.id, REFUSAL.format(user_id=user.id), markdown=False)
+            except TelegramError as exc:
+                log.warning("Telegram: could not send the refusal to user id %s: %s", user.id, exc)
+        else:
+            log.info("Telegram: ignored another message from user id %s", user.id if user else "unknown")
+        raise ApplicationHandlerStop
+
+    async def on_help(self, update: Update, context: Context) -> None:
+        """/start and /help: say what the bot does."""
+        await self._reply(update, HELP)
+
+    async def on_clear(self, update: Update, context: Context) -> None:
+        """/clear: forget this chat's history (and only this chat's)."""
+        assert update.effective_chat is not None
+        workspace = getattr(getattr(self.service, "loop", None), "workspace", None)
+        if workspace is None:
+            await self._reply(update, "There is no history to clear here.")
+            return
+        await asyncio.to_thread(workspace.clear_history, conversation_id(update.effective_chat.id))
+        await self._reply(update, "Done: I forgot this chat's history.")
+
+    async def on_status(self, update: Update, context: Context) -> None:
+        """/status: the LLM provider and model, and whether the router answers."""
+        lines = await asyncio.to_thread(self.status_lines)
+        await self._reply(update, "\n".join(lines))
+
+    async def on_text(self, update: Update, context: Context) -> None:
+        """An owner's message: one agent turn, with 'typing…' shown until the reply is ready."""
+        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        assert message is not None and chat is not None and user is not None
+        incoming = IncomingMessage(self.name, conversation_id(chat.id), str(user.id), message.text or "")
+        async with self._typing(context.bot, chat.id):
+            reply = await self.handle(incoming)
+        await self.send(incoming.conversation, reply)
+
+    async def on_unknown_command(self, update: Update, context: Context) -> None:
+        """A command the bot does not know: point at /help."""
+        await self._reply(update, "I don't know that command. /help lists the ones I know.")
+
+    async def on_not_text(self, update: Update, context: Context) -> None:
+        """Photos, stickers, voice…: only text is read for now."""
+        await self._reply(update, "I can only read text messages for now.")
+
+    async def on_error(self, update: object, context: Context) -> None:
+        """Log first; then tell the owner (never a stranger) that the message failed."""
+        log.error("Telegram handler failed: %s", context.error, exc_info=context.error)
+        if not isinstance(update, Update) or update.effective_chat is None or update.effective_user is None:
+            return
+        if update.effective_user.id in self.allowed:
+            with contextlib.suppress(TelegramError):
+                await context.bot.send_message(update.effective_chat.id, "Sorry, that failed on my side.")
+
+    # --- sending --------------------------------------------------------------------------
+    async def send(self, conversation: str, text: str) -> None:
+        if self.application is None or not self._running:
+            raise RuntimeError("the Telegram channel is not running")
+        chat_id = chat_id_of(conversation)
+        chunks = split_message(text)
+        if not chunks:
+            log.warning("Telegram: empty reply for %s not sent", conversation)
+        for chunk in chunks:
+            await self._send_text(self.application.bot, chat_id, chunk)
+
+    async def _reply(self, update: Update, text: str) -> None:
+        assert update.effective_chat is not None
+        await self.send(conversation_id(update.effective_chat.id), text)
+
+    async def _send_text(self, bot: Bot, chat_id: int, text: str, markdown: bool = True) -> None:
+        """One message, as Markdown when possible; plain text if Telegram cannot parse the entities."""
+        if markdown:
+            try:
+                await self._with_retry(lambda: bot.send_message(chat_id, text, parse_mode=ParseMode.MARKDOWN))
+                return
+            except BadRequest as exc:
+                if not is_entity_error(exc):
+                    raise
+                log.info("Telegram rejected the Markdown of a reply to chat %s; sending plain text", chat_id)
+        await self._with_retry(lambda: bot.send_message(chat_id, text))
+
+    async def _with_retry(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Retry network errors (with backoff) and 429s (after the wait Telegram asks), boundedly.
+
+        A timed-out send may have arrived; retrying it risks a duplicate, which beats a lost reply.
+        """
+        delay = self.retry_base_delay
+        for attempt in range(1, self.send_attempts + 1):
+            try:
+                return await call()
+            except RetryAfter as exc:
+                wait, error = retry_after_seconds(exc), str(exc)
+                if wait > MAX_RETRY_AFTER or attempt == self.send_attempts:
+                    raise
+            except BadRequest:
+                raise
+            except NetworkError as exc:  # TimedOut included
+                if attempt == self.send_attempts:
+                    raise
+                wait, delay, error = delay, min(delay * 2, 30.0), str(exc)
+            log.warning("Telegram send failed (%s); retry %d/%d in %.1fs",
+                        error, attempt, self.send_attempts - 1, wait)
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, bot: Bot, chat_id: int) -> AsyncIterator[None]:
+        async def show_typing() -> None:
+            with contextlib.suppress(TelegramError):
+                await bot.send_chat_action(chat_id, ChatAction.TYPING)
+
+        async def keep_typing() -> None:
+            while True:
+                await asyncio.sleep(TYPING_EVERY)
+                await show_typing()
+
+        await show_typing()
+        task = asyncio.create_task(keep_typing(), name=f"telegram-typing-{chat_id}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # --- status ---------------------------------------------------------------------------
+    def status_lines(self) -> list[str]:
+        """From agent.health.status_lines when it exists, else the LLM and a router ping."""
+        try:
+            from agent import health
+
+            shared = getattr(health, "status_lines", None)
+        except ImportError:
+            shared = None
+        if callable(shared):
+            return list(shared(self.settings))
+        llm = f"LLM: {self.settings.llm_provider} ({self.settings.llm_model})"
+        return [llm, f"Router: {self._router_state()}"]
+
+    def _router_state(self) -> str:
+        router = getattr(getattr(self.service, "loop", None), "router", None)
+        ping = getattr(router, "ping", None)
+        if not callable(ping):
+            return "not configured (set REDIS_URL)" if not self.settings.redis_url else "unknown"
+        try:
+            return "reachable" if ping() else "not reachable"
+        except Exception as exc:  # a status line, never a crash
+            return f"not reachable ({type(exc).__name__})"

@@ -1,0 +1,258 @@
+"""The Telegram channel with the real python-telegram-bot against a fake Bot API server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from agent.channels.telegram import REFUSAL, TelegramChannel, chat_id_of
+from agent.errors import ConfigError
+from tests.agent.channels.telegram_helpers import (
+    OWNER,
+    STRANGER,
+    Echo,
+    make_channel,
+    make_settings,
+    running,
+    wait_for,
+)
+from tests.support.fake_telegram import FakeTelegram, dropped_connection, server_error, too_many_requests
+
+
+@pytest.fixture
+def fake():
+    with FakeTelegram() as server:
+        yield server
+
+
+def test_owner_message_is_answered_in_its_own_conversation_with_typing_shown(fake, tmp_path):
+    echo = Echo()
+    channel = make_channel(fake, tmp_path, echo)
+    fake.push_message(OWNER, OWNER, "hello")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert fake.sent_texts(OWNER) == ["echo: hello"]
+    assert [(m.channel, m.conversation, m.user_id, m.text) for m in echo.seen] == [
+        ("telegram", f"telegram:{OWNER}", str(OWNER), "hello")
+    ]
+    actions = fake.calls_of("sendChatAction")
+    assert actions and actions[0].params == {"chat_id": OWNER, "action": "typing"}
+    assert fake.sent_messages(OWNER)[0]["parse_mode"] == "Markdown"
+
+
+def test_stranger_is_refused_once_and_never_reaches_the_agent(fake, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="safeclaw")
+    echo = Echo()
+    channel = make_channel(fake, tmp_path, echo)
+    for text in ("hi", "let me in", "/status", "/clear"):
+        fake.push_message(STRANGER, STRANGER, text)
+    fake.push_message(OWNER, OWNER, "after them")  # answered after the stranger's updates
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert fake.sent_texts(STRANGER) == [REFUSAL.format(user_id=STRANGER)]
+    assert [m.text for m in echo.seen] == ["after them"]
+    refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert refused == [f"Telegram: refused a message from user id {STRANGER} (not on the allowlist)"]
+
+
+def test_empty_allowlist_refuses_everyone_and_says_how_to_fix_it(fake, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="safeclaw")
+    echo = Echo()
+    channel = make_channel(fake, tmp_path, echo, allowed=())
+    fake.push_message(OWNER, OWNER, "it's me")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert echo.seen == []
+    assert fake.sent_texts(OWNER) == [REFUSAL.format(user_id=OWNER)]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("allowed_user_ids is empty" in w and "start_agent.py config telegram" in w for w in warnings)
+
+
+def test_long_reply_is_split_into_ordered_chunks_within_the_limit(fake, tmp_path):
+    paragraphs = [f"Paragraph {n}. " + ("word " * 700).strip() + "." for n in range(4)]
+    long_reply = "\n\n".join(paragraphs)
+    assert len(long_reply) > 4096 * 2
+    channel = make_channel(fake, tmp_path, Echo(lambda _: long_reply))
+    fake.push_message(OWNER, OWNER, "tell me everything")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 4)
+
+    asyncio.run(scenario())
+    sent = fake.sent_texts(OWNER)
+    assert sent == paragraphs  # each paragraph fits, so each is its own message, in order
+    assert all(len(chunk) <= 4096 for chunk in sent)
+
+
+def test_markdown_telegram_rejects_is_resent_as_plain_text(fake, tmp_path):
+    fake.reject_markdown_marker = "*unclosed"
+    channel = make_channel(fake, tmp_path, Echo(lambda _: "look: *unclosed bold"))
+    fake.push_message(OWNER, OWNER, "format something")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    attempts = fake.calls_of("sendMessage")
+    assert [(c.answered, c.params.get("parse_mode")) for c in attempts] == [(400, "Markdown"), (200, None)]
+    assert fake.sent_texts(OWNER) == ["look: *unclosed bold"]
+
+
+@pytest.mark.parametrize("failure", [too_many_requests(1), dropped_connection(), server_error()],
+                         ids=["429", "dropped-connection", "500"])
+def test_send_failures_are_retried_and_the_reply_delivered_once(fake, tmp_path, failure):
+    fake.fail_next("sendMessage", failure)
+    channel = make_channel(fake, tmp_path)
+    fake.push_message(OWNER, OWNER, "ping")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert [c.answered for c in fake.calls_of("sendMessage")] == [failure.status if not failure.drop else 0, 200]
+    assert fake.sent_texts(OWNER) == ["echo: ping"]
+
+
+def test_send_gives_up_after_bounded_attempts(fake, tmp_path):
+    fake.fail_next("sendMessage", *[server_error()] * 10)
+    channel = make_channel(fake, tmp_path)
+
+    async def scenario():
+        async with running(channel, fake):
+            with pytest.raises(Exception, match="Internal Server Error"):
+                await channel.send(f"telegram:{OWNER}", "hello")
+
+    asyncio.run(scenario())
+    assert len(fake.calls_of("sendMessage")) == channel.send_attempts
+
+
+def test_polling_keeps_going_after_server_errors_and_429(fake, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="safeclaw")
+    fake.fail_next("getUpdates", server_error(), too_many_requests(1), dropped_connection())
+    channel = make_channel(fake, tmp_path)
+    fake.push_message(OWNER, OWNER, "still there?")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert fake.sent_texts(OWNER) == ["echo: still there?"]
+    assert any("polling failed" in r.getMessage() for r in caplog.records)
+
+
+def test_restart_answers_each_pending_update_exactly_once(fake, tmp_path):
+    echo = Echo()
+    first = fake.push_message(OWNER, OWNER, "sent while the agent was down")
+
+    async def scenario():
+        async with running(make_channel(fake, tmp_path, echo), fake):
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 1)
+        assert fake.confirmed >= first  # the stop confirmed it
+        fake.push_message(OWNER, OWNER, "sent between the runs")
+        async with running(make_channel(fake, tmp_path, echo), fake):
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 2)
+            # An update queued now is fetched after any redelivered old one, so once it is answered
+            # an old one would have been answered again too.
+            fake.push_message(OWNER, OWNER, "while running")
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 3)
+
+    asyncio.run(scenario())
+    assert fake.sent_texts(OWNER) == [
+        "echo: sent while the agent was down", "echo: sent between the runs", "echo: while running",
+    ]
+    assert len(echo.seen) == 3
+    for call in fake.calls_of("deleteWebhook"):
+        assert call.params.get("drop_pending_updates") in (None, False, "False", "false")
+
+
+def test_stop_during_a_turn_answers_it_and_confirms_it(fake, tmp_path):
+    """A SIGTERM'd agent (stop() mid-turn) finishes the reply and the update is not fetched again."""
+    release = asyncio.Event()
+
+    async def slow(message):
+        await release.wait()
+        return "finished"
+
+    async def scenario():
+        channel = make_channel(fake, tmp_path, slow)
+        async with running(channel, fake) as task:
+            update_id = fake.push_message(OWNER, OWNER, "think hard")
+            await wait_for(fake, lambda: fake.calls_of("sendChatAction"))  # the turn is running
+            stopping = asyncio.create_task(channel.stop())
+            await asyncio.sleep(0.2)
+            assert not stopping.done()  # stop waits for the turn
+            release.set()
+            await stopping
+            assert task.done()
+        assert fake.sent_texts(OWNER) == ["finished"]
+        assert fake.confirmed >= update_id
+        echo = Echo()
+        async with running(make_channel(fake, tmp_path, echo), fake):
+            fake.push_message(OWNER, OWNER, "next")
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 2)
+        assert [m.text for m in echo.seen] == ["next"]
+
+    asyncio.run(scenario())
+
+
+def test_chats_are_separate_conversations(fake, tmp_path):
+    echo = Echo()
+    group = -1001234
+    fake.push_message(OWNER, OWNER, "in private")
+    fake.push_message(OWNER, group, "in the group", chat_type="supergroup")
+
+    async def scenario():
+        async with running(make_channel(fake, tmp_path, echo), fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER) and fake.sent_texts(group))
+
+    asyncio.run(scenario())
+    assert [(m.conversation, m.text) for m in echo.seen] == [
+        (f"telegram:{OWNER}", "in private"), (f"telegram:{group}", "in the group"),
+    ]
+    assert fake.sent_texts(group) == ["echo: in the group"]
+
+
+def test_missing_or_bad_settings_are_clear_config_errors(fake, tmp_path, monkeypatch):
+    settings = make_settings(fake, tmp_path)
+    settings.env = {k: v for k, v in settings.env.items() if k != "TELEGRAM_BOT_TOKEN"}
+    with pytest.raises(ConfigError, match=r"TELEGRAM_BOT_TOKEN is not set.*agent/\.env"):
+        TelegramChannel(Echo(), settings)
+    with pytest.raises(ConfigError, match="allowed_user_ids must be a list of numeric"):
+        make_channel(fake, tmp_path, allowed=("123",))
+    with pytest.raises(ConfigError, match="does not look like a bot token"):
+        make_channel(fake, tmp_path, token="not a token")
+
+
+def test_a_token_telegram_rejects_stops_the_channel_with_a_clear_error(fake, tmp_path):
+    channel = make_channel(fake, tmp_path, token="987654321:AAwrongTokenButRightShape_xxxxxxxxxxxx")
+    with pytest.raises(ConfigError, match="rejected TELEGRAM_BOT_TOKEN"):
+        asyncio.run(channel.start())
+    asyncio.run(channel.stop())  # safe after a failed start, and twice
+    asyncio.run(channel.stop())
+
+
+def test_send_needs_a_running_channel_and_a_telegram_conversation(fake, tmp_path):
+    channel = make_channel(fake, tmp_path)
+    with pytest.raises(RuntimeError, match="not running"):
+        asyncio.run(channel.send("telegram:1", "hi"))
+    assert chat_id_of("telegram:-100") == -100
+    with pytest.raises(ValueError, match="not a Telegram conversation"):
+        chat_id_of("console")
