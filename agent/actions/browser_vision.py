@@ -215,13 +215,15 @@ def navigate(driver: Any, url: str, page_load_timeout: float, deadline: Deadline
     """Load `url`; ActionError for a timeout, a network error page or an HTTP error status."""
     from selenium.common.exceptions import TimeoutException, WebDriverException
 
-    timeout = min(page_load_timeout, deadline.remaining())
+    remaining = deadline.remaining()
+    timeout = min(page_load_timeout, remaining)
+    bound = "browser.page_load_timeout" if page_load_timeout <= remaining else "browser.total_timeout"
     driver.set_page_load_timeout(timeout)
     driver.set_script_timeout(min(SCRIPT_TIMEOUT, deadline.remaining()))
     try:
         driver.get(url)
     except TimeoutException:
-        raise ActionError(f"the page did not load within {timeout:g} s (browser.page_load_timeout)") from None
+        raise ActionError(f"the page did not load within {timeout:.3g} s ({bound})") from None
     except WebDriverException as exc:
         raise ActionError(describe_net_error(url, exc.msg or str(exc))) from None
     state = driver.execute_script(_PAGE_STATE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -89,6 +90,14 @@ def test_slow_page_hits_the_page_load_timeout_and_the_browser_is_quit(
     assert list(workspace.output_dir.glob("browser_vision-*")) == []
 
 
+def test_the_total_time_bound_caps_the_page_load(chromium, pages, make_ctx, browser_sessions):
+    ctx = make_ctx({"allow_private_addresses": True, "page_load_timeout": 60, "total_timeout": 3})
+
+    with pytest.raises(ActionError, match=r"did not load within .* s \(browser.total_timeout\)"):
+        browser_vision({"url": pages.url("/slow")}, ctx)
+    assert_all_quit(browser_sessions[0])
+
+
 def test_http_error_page_is_an_action_error(chromium, pages, make_ctx, workspace, browser_sessions):
     with pytest.raises(ActionError, match=r"HTTP 404"):
         browser_vision({"url": pages.url("/missing")}, make_ctx())
@@ -106,11 +115,28 @@ def test_dead_url_is_a_clear_action_error(chromium, make_ctx, browser_sessions):
     assert_all_quit(browser_sessions[0])
 
 
-def test_redirect_to_a_refused_address_saves_nothing(chromium, pages, make_ctx, workspace):
-    ctx = make_ctx({"allow_private_addresses": True, "page_load_timeout": 10, "total_timeout": 30})
-    # With private addresses allowed the redirect target passes; file: never does (Chrome blocks it too).
-    with pytest.raises(ActionError):
-        browser_vision({"url": pages.url("/redirect?to=file:///etc/passwd")}, ctx)
+def test_a_redirect_is_checked_again_and_a_refused_target_saves_nothing(
+        chromium, pages, make_ctx, workspace, monkeypatch):
+    from agent.actions import browser_vision as module
+    from agent.actions.url_guard import check_url
+
+    def guard_refusing_localhost(url, allow_private=False):
+        if urlsplit(str(url)).hostname == "localhost":
+            raise ActionError("refused: localhost stands in for a private address here")
+        return check_url(url, allow_private)
+
+    monkeypatch.setattr(module, "check_url", guard_refusing_localhost)
+    target = pages.url("/normal").replace("127.0.0.1", "localhost")
+
+    with pytest.raises(ActionError, match=r"redirected to a refused address.*localhost stands in"):
+        browser_vision({"url": pages.url(f"/redirect?to={target}")}, make_ctx())
+    assert "/normal" in pages.requests  # (the browser did follow it: the check comes after the load)
+    assert list(workspace.output_dir.glob("browser_vision-*")) == []
+
+
+def test_a_redirect_to_a_file_url_is_never_followed(chromium, pages, make_ctx, workspace):
+    with pytest.raises(ActionError, match=r"could not open"):
+        browser_vision({"url": pages.url("/redirect?to=file:///etc/passwd")}, make_ctx())
     assert list(workspace.output_dir.glob("browser_vision-*")) == []
 
 
