@@ -94,7 +94,7 @@ class TelegramChannel(BaseChannel):
     def __init__(self, handle: AgentHandler, settings: AgentSettings, service: Any = None) -> None:
         super().__init__(handle)
         self.settings = settings
-        self.service = service  # the AgentService: its loop's workspace (/clear) and router (/status)
+        self.service = service  # the AgentService: its loop's workspace, for /clear
         conf = settings.channels.get("telegram") or {}
         if not isinstance(conf, dict):
             raise ConfigError("channels.telegram in config.json must be an object")
@@ -272,8 +272,9 @@ class TelegramChannel(BaseChannel):
             await self._send_text(self.application.bot, chat_id, chunk)
 
     async def _reply(self, update: Update, text: str) -> None:
+        """The bot's own short texts (help, status): plain, so an underscore is not Markdown."""
         assert update.effective_chat is not None
-        await self.send(conversation_id(update.effective_chat.id), text)
+        await self._send_text(update.get_bot(), update.effective_chat.id, text, markdown=False)
 
     async def _send_text(self, bot: Bot, chat_id: int, text: str, markdown: bool = True) -> None:
         """One message, as Markdown when possible; plain text if Telegram cannot parse the entities."""
@@ -333,24 +334,7 @@ class TelegramChannel(BaseChannel):
 
     # --- status ---------------------------------------------------------------------------
     def status_lines(self) -> list[str]:
-        """From agent.health.status_lines when it exists, else the LLM and a router ping."""
-        try:
-            from agent import health
+        """The same lines as `start_agent.py status`: LLM, Redis, routers alive, queue."""
+        from agent.health import status_lines
 
-            shared = getattr(health, "status_lines", None)
-        except ImportError:
-            shared = None
-        if callable(shared):
-            return list(shared(self.settings))
-        llm = f"LLM: {self.settings.llm_provider} ({self.settings.llm_model})"
-        return [llm, f"Router: {self._router_state()}"]
-
-    def _router_state(self) -> str:
-        router = getattr(getattr(self.service, "loop", None), "router", None)
-        ping = getattr(router, "ping", None)
-        if not callable(ping):
-            return "not configured (set REDIS_URL)" if not self.settings.redis_url else "unknown"
-        try:
-            return "reachable" if ping() else "not reachable"
-        except Exception as exc:  # a status line, never a crash
-            return f"not reachable ({type(exc).__name__})"
+        return status_lines(self.settings)

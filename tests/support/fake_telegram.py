@@ -171,7 +171,9 @@ class FakeTelegram:
     def start(self) -> FakeTelegram:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-telegram", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fake-telegram", daemon=True
+        )
         self._thread.start()
         return self
 

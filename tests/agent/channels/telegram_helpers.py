@@ -47,7 +47,10 @@ async def running(channel, fake):
     """Start the channel, wait until it polls, and stop it (and wait for it) on the way out."""
     polls_before = len(fake.calls_of("getUpdates"))
     task = asyncio.create_task(channel.start())
-    await asyncio.to_thread(fake.wait_until, lambda: len(fake.calls_of("getUpdates")) > polls_before or task.done())
+    def polling():
+        return len(fake.calls_of("getUpdates")) > polls_before or task.done()
+
+    await asyncio.to_thread(fake.wait_until, polling)
     if task.done():
         task.result()
     try:

@@ -1,0 +1,82 @@
+"""The Telegram channel wired to a real AgentService and AgentLoop with the scripted LLM."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent.llm.scripted.llm import ScriptedLLM
+from agent.router_client import NoRouter
+from agent.service import AgentService, build_loop
+from tests.agent.channels.telegram_helpers import OWNER, STRANGER, make_settings, running, wait_for
+from tests.support.fake_telegram import FakeTelegram
+
+OTHER_CHAT = -100777
+
+
+@pytest.fixture
+def fake():
+    with FakeTelegram() as server:
+        yield server
+
+
+def make_service(fake, tmp_path, replies):
+    settings = make_settings(fake, tmp_path)
+    service = AgentService(settings, build_loop(settings, llm=ScriptedLLM(replies), router=NoRouter()))
+    channel = service.make_channel("telegram")
+    channel.retry_base_delay = 0.01
+    return service, channel
+
+
+def test_each_chat_keeps_its_own_history_and_clear_forgets_only_that_chat(fake, tmp_path):
+    service, channel = make_service(fake, tmp_path, ["Hello private.", "Hello group."])
+    workspace = service.loop.workspace
+    fake.push_message(OWNER, OWNER, "hi from private")
+    fake.push_message(OWNER, OTHER_CHAT, "hi from the group", chat_type="supergroup")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER) and fake.sent_texts(OTHER_CHAT))
+            fake.push_message(OWNER, OWNER, "/clear")
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 2)
+
+    asyncio.run(scenario())
+    assert fake.sent_texts(OWNER) == ["Hello private.", "Done: I forgot this chat's history."]
+    assert fake.sent_texts(OTHER_CHAT) == ["Hello group."]
+    assert workspace.load_history(f"telegram:{OWNER}") == []
+    group_turns = workspace.load_history(f"telegram:{OTHER_CHAT}")
+    assert [(t["user"], t["response"]) for t in group_turns] == [("hi from the group", "Hello group.")]
+    assert workspace.load_history("console") == []
+
+
+def test_status_names_the_llm_and_the_router_state(fake, tmp_path):
+    _, channel = make_service(fake, tmp_path, [])
+    fake.push_message(OWNER, OWNER, "/status")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    [status] = fake.sent_texts(OWNER)
+    assert "scripted" in status
+    assert fake.sent_messages(OWNER)[0].get("parse_mode") is None  # REDIS_URL is not Markdown
+    assert "Redis" in status and "REDIS_URL" in status  # no router reachable without Redis
+
+
+def test_commands_are_allowlist_gated(fake, tmp_path):
+    service, channel = make_service(fake, tmp_path, ["never used"])
+    service.loop.workspace.begin_turn(f"telegram:{OWNER}", "keep me")
+    for command in ("/clear", "/status", "/help", "/start"):
+        fake.push_message(STRANGER, OWNER, command, chat_type="group")  # a stranger in the owner's group
+    fake.push_message(OWNER, OWNER, "/help")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 2)
+
+    asyncio.run(scenario())
+    refusal, help_text = fake.sent_texts(OWNER)
+    assert "only answer its owner" in refusal and "/clear" in help_text
+    assert [t["user"] for t in service.loop.workspace.load_history(f"telegram:{OWNER}")] == ["keep me"]
