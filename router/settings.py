@@ -80,14 +80,14 @@ class RouterSettings:
             router_id=_router_id(env.get("ROUTER_ID", "")),
             reply_ttl=_int(env, "ROUTER_REPLY_TTL", 3600, minimum=1),
             max_attempts=_int(env, "ROUTER_MAX_ATTEMPTS", 3, minimum=1),
-            data_dir=Path(env.get("ROUTER_DATA_DIR") or ROUTER_DIR),
+            data_dir=_path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR),
             dry_run=_bool(env, "ROUTER_DRY_RUN"),
             kill_switch=_bool(env, "ROUTER_KILL_SWITCH"),
             rate_limits=parse_rate_limits(env.get("ROUTER_RATE_LIMITS", "")),
             require_approval=frozenset(
                 a.strip() for a in env.get("ROUTER_REQUIRE_APPROVAL", "").split(",") if a.strip()
             ),
-            log_file=Path(env.get("ROUTER_LOG_FILE") or REPO_ROOT / "logs" / "router.log"),
+            log_file=_path(env.get("ROUTER_LOG_FILE"), REPO_ROOT / "logs" / "router.log"),
             log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
             heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
             test_hooks=_bool(env, "SAFECLAW_TEST_HOOKS"),
@@ -112,6 +112,14 @@ def parse_rate_limits(text: str) -> dict[str, RateLimit]:
             raise ConfigError(f"ROUTER_RATE_LIMITS: {item!r} is not ACTION=COUNT/SECONDS (e.g. NOTE=30/60)")
         limits[match.group(1)] = RateLimit(int(match.group(2)), int(match.group(3)))
     return limits
+
+
+def _path(value: str | None, default: Path) -> Path:
+    """A relative path is taken from the repository root, so the router runs the same from anywhere."""
+    if not value:
+        return default
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else REPO_ROOT / path
 
 
 def _router_id(value: str) -> str:

@@ -40,3 +40,10 @@ def test_bad_values_name_the_variable(name, value):
 def test_rate_limits_parse():
     assert parse_rate_limits("NOTE=30/60, CREATE_POST=5/3600") == {
         "NOTE": RateLimit(30, 60), "CREATE_POST": RateLimit(5, 3600)}
+
+
+def test_relative_paths_are_from_the_repo_root():
+    from router.settings import REPO_ROOT
+    env = {"REDIS_URL": URL, "ROUTER_DATA_DIR": "router", "ROUTER_LOG_FILE": "/tmp/x.log"}
+    settings = RouterSettings.from_env(env)
+    assert settings.data_dir == REPO_ROOT / "router" and str(settings.log_file) == "/tmp/x.log"
