@@ -130,7 +130,10 @@ def test_redis_restart_mid_run_loses_nothing_and_router_lives(routers, tmp_path)
         after = [push(admin, keys, "NOTE", {"text": f"a{i}"}) for i in range(20)]
         replies = {cid: reply_of(admin, keys, cid, timeout=120) for cid in before + after}
         assert process.process.poll() is None
-        assert {r["status"] for r in replies.values()} <= {"ok", "unknown"}
+        statuses = [r["status"] for r in replies.values()]
+        assert set(statuses) <= {"ok", "unknown"}
+        # At most the command in hand when Redis went away is unknown; the others were kept.
+        assert statuses.count("unknown") <= 1
         ids = [line["id"] for line in note_lines(tmp_path)]
         assert len(ids) == len(set(ids))  # nothing ran twice
         assert {cid for cid, r in replies.items() if r["status"] == "ok"} <= set(ids)
