@@ -168,9 +168,10 @@ class TelegramChannel(BaseChannel):
             except (NetworkError, RetryAfter) as exc:
                 if isinstance(exc, BadRequest):
                     raise
-                log.warning("cannot reach Telegram (%s); retrying in %.0fs", exc, delay)
+                wait = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else delay
+                log.warning("cannot reach Telegram (%s); retrying in %.0fs", exc, wait)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_requested.wait(), delay)
+                await asyncio.wait_for(self._stop_requested.wait(), wait)
             delay = min(delay * 2, 60.0)
         return False
 

@@ -257,3 +257,31 @@ def test_send_needs_a_running_channel_and_a_telegram_conversation(fake, tmp_path
     assert chat_id_of("telegram:-100") == -100
     with pytest.raises(ValueError, match="not a Telegram conversation"):
         chat_id_of("console")
+
+
+def test_an_unreachable_api_at_start_up_is_retried_until_it_answers(fake, tmp_path):
+    fake.fail_next("getMe", dropped_connection(), server_error(), too_many_requests(1))
+    channel = make_channel(fake, tmp_path)
+    fake.push_message(OWNER, OWNER, "are you up?")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert [c.answered for c in fake.calls_of("getMe")] == [0, 500, 429, 200]
+    assert fake.sent_texts(OWNER) == ["echo: are you up?"]
+
+
+def test_stop_while_telegram_is_still_unreachable_returns(fake, tmp_path):
+    fake.fail_next("getMe", *[dropped_connection()] * 1000)
+    channel = make_channel(fake, tmp_path)
+
+    async def scenario():
+        task = asyncio.create_task(channel.start())
+        await wait_for(fake, lambda: len(fake.calls_of("getMe")) >= 2)
+        await channel.stop()
+        await task  # returns, no error, no polling ever started
+
+    asyncio.run(scenario())
+    assert fake.calls_of("getUpdates") == []

@@ -28,7 +28,8 @@ def start_agent(fake, tmp_path, replies, run):
     config = Path(os.environ["SAFECLAW_CONFIG"])
     config.write_text(json.dumps({
         "llm": {"provider": "scripted"},
-        "channels": {"console": {"enabled": False}, "telegram": {"enabled": True, "allowed_user_ids": [OWNER]}},
+        "channels": {"console": {"enabled": False},
+                     "telegram": {"enabled": True, "allowed_user_ids": [OWNER]}},
     }))
     replies_file = tmp_path / f"replies-{run}.json"
     replies_file.write_text(json.dumps(replies))
@@ -75,5 +76,6 @@ def test_service_answers_a_pending_message_once_and_exits_0_on_sigterm(fake, tmp
     assert fake.sent_texts(OWNER) == ["Hello from the scripted LLM.", "Second run, second answer."]
     history = Workspace(Path(os.environ["SAFECLAW_WORKSPACE"])).load_history(f"telegram:{OWNER}")
     assert [(t["user"], t["response"]) for t in history] == [
-        ("sent while the agent was down", "Hello from the scripted LLM."), ("and now?", "Second run, second answer."),
+        ("sent while the agent was down", "Hello from the scripted LLM."),
+        ("and now?", "Second run, second answer."),
     ]
