@@ -5,9 +5,10 @@ It runs inside the agent's own event loop (`async with application:`, `start()`,
 keeps each chat as its own conversation, `telegram:<chat id>`.
 
 Exactly once: pending updates are never dropped at start-up. The updater confirms each batch it
-fetched with its next `getUpdates` offset, and `stop()` stops the updater first (a last
-`getUpdates` confirms everything fetched) and then the application, which still answers every
-update already fetched before it returns. So a stopped agent neither loses nor repeats a message.
+fetched with its next `getUpdates` offset, and `stop()` (SIGTERM, SIGINT) stops the updater first
+(a last `getUpdates` confirms everything fetched) and then the application, which still answers
+every update already fetched before it returns. So a stopped agent neither loses nor repeats a
+message. (A SIGKILL mid-turn leaves that message in the chat's history, unanswered.)
 """
 
 from __future__ import annotations
@@ -35,13 +36,7 @@ from telegram.ext import (
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
-from agent.channels.telegram_setup import (
-    SETUP_COMMAND,
-    TOKEN_VARIABLE,
-    allowed_user_ids,
-    bot_token,
-    bot_urls,
-)
+from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, allowed_user_ids, bot_token, bot_urls
 from agent.channels.text_split import split_message
 from agent.errors import ConfigError
 
