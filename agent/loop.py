@@ -10,6 +10,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,10 +90,11 @@ class AgentLoop:
         format_errors = 0
         last_message = ""
         done: set[str] = set()  # actions that succeeded this turn; a repeat is not run again
+        turn_id = uuid.uuid4().hex
         for step in range(1, self.limits.max_steps + 1):
             prompt = build_prompt(
                 self.workspace, self.llm.prompt_template,
-                PromptInputs(conversation, user_message, history, artifact),
+                PromptInputs(conversation, user_message, history, artifact, turn_id),
             )
             try:
                 raw = self.llm.chat(prompt)
@@ -110,15 +112,17 @@ class AgentLoop:
                         f"(The model's last attempt was malformed: {exc})", step, steps,
                     )
                 steps.append({"step": step, "error": "invalid_tool_code", "detail": str(exc),
-                              "hint": "Answer again with valid <tool_code> JSON, or plain text."})
-                artifact = self._save_artifact(conversation, steps)
+                              "hint": "Answer again with a valid action block (a JSON list), or in plain text."})
+                artifact = self._save_artifact(conversation, turn_id, steps)
                 continue
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
             results = self._execute_all(parsed.actions, conversation, done)
             steps.append({"step": step, "results": results})
-            artifact = self._save_artifact(conversation, steps)
+            artifact = self._save_artifact(conversation, turn_id, steps)
+            if not self.llm.observes_results:
+                return TurnResult(self._reply_without_observing(parsed.message, results), step, steps)
             if all(r["status"] == "skipped" for r in results):
                 # The model only repeats what it already did: its message is the answer.
                 return TurnResult(last_message or "Done (I did not repeat an action already taken).", step, steps)
@@ -127,8 +131,8 @@ class AgentLoop:
         )
         return TurnResult(reply, self.limits.max_steps, steps)
 
-    def _save_artifact(self, conversation: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
-        artifact = {"conversation": conversation, "updated_at": time.time(), "steps": steps}
+    def _save_artifact(self, conversation: str, turn_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        artifact = {"conversation": conversation, "turn": turn_id, "updated_at": time.time(), "steps": steps}
         self.workspace.save_artifact(artifact)
         return artifact
 
@@ -172,6 +176,14 @@ class AgentLoop:
                 observation["follow_up"] = follow_up
             return observation
         return {**base, **self.router.call(action.name, action.params, conversation)}
+
+    @staticmethod
+    def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
+        failed = [f"{r['action']}: {r.get('message') or r.get('error') or r['status']}"
+                  for r in results if r["status"] not in ("ok", "skipped")]
+        if not failed:
+            return message or "Done."
+        return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)
 
     def _llm_failure_message(self, exc: LLMError) -> str:
         hint = f" {exc.hint}" if exc.hint else ""

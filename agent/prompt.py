@@ -37,11 +37,22 @@ def fill_template(template: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(replace, template)
 
 
+def describe_param(name: str, schema: dict[str, Any], required: bool) -> str:
+    kind = "one of " + "|".join(map(str, schema["enum"])) if "enum" in schema else schema.get("type", "any")
+    return f"{name}{'' if required else '?'}: {kind}"
+
+
 def render_catalogue(actions: list[dict[str, Any]]) -> str:
+    """One line per action: `NAME {param: type, optional?: type} — instruction`. The full
+    schemas are enforced by the parser (and the router), whose errors the model then sees."""
     lines = []
     for action in actions:
-        params = json.dumps(action.get("params", {}), ensure_ascii=False, separators=(",", ":"))
-        lines.append(f"- {action['name']}: {action.get('instruction', '')}\n  params schema: {params}")
+        schema = action.get("params") or {}
+        required = set(schema.get("required", []))
+        params = ", ".join(
+            describe_param(name, spec, name in required) for name, spec in (schema.get("properties") or {}).items()
+        )
+        lines.append(f"- {action['name']} {{{params}}}: {action.get('instruction', '')}")
     return "\n".join(lines) or "(none)"
 
 
@@ -65,11 +76,16 @@ def render_history(turns: list[dict[str, Any]]) -> str:
     return escape_text("\n".join(lines))
 
 
-def render_artifact(artifact: dict[str, Any], conversation: str) -> str:
-    """The last action results of this conversation, sanitised and fenced as untrusted data."""
+def render_artifact(artifact: dict[str, Any], conversation: str, turn_id: str = "") -> str:
+    """The last action results of this conversation, sanitised and fenced as untrusted data.
+
+    Format errors are feedback for the turn that made them; a later turn sees only results."""
     if not artifact or artifact.get("conversation") != conversation:
         return "(no action results yet)"
-    clean, reasons = sanitise_value(artifact.get("steps", []))
+    steps = [s for s in artifact.get("steps", []) if artifact.get("turn") == turn_id or "results" in s]
+    if not steps:
+        return "(no action results yet)"
+    clean, reasons = sanitise_value(steps)
     body = json.dumps(clean, ensure_ascii=False, indent=1)
     if reasons:
         body += (
@@ -85,6 +101,7 @@ class PromptInputs:
     user_message: str
     history: list[dict[str, Any]]
     artifact: dict[str, Any]
+    turn_id: str = ""  # the artifact of the same turn also shows its format errors
 
 
 def build_prompt(workspace: Workspace, template_name: str, inputs: PromptInputs) -> str:
@@ -93,7 +110,7 @@ def build_prompt(workspace: Workspace, template_name: str, inputs: PromptInputs)
     values = {
         "SOUL_CONTENT": workspace.read_template("SOUL.md").strip(),
         "MEMORY_CONTENT": render_memory(workspace.load_memory()),
-        "ARTIFACT": render_artifact(inputs.artifact, inputs.conversation),
+        "ARTIFACT": render_artifact(inputs.artifact, inputs.conversation, inputs.turn_id),
         "USER_INPUT_HISTORY": render_history(inputs.history),
         "AGENT_ACTIONS": render_catalogue(workspace.read_catalogue("agent_action.json")),
         "ROUTER_ACTIONS": render_catalogue(workspace.read_catalogue("router_actions.json")),

@@ -60,10 +60,26 @@ def parse_reply(raw: str, schemas: dict[str, dict[str, Any]]) -> ParsedReply:
     return ParsedReply(message=message, actions=actions)
 
 
+BARE_KEY = re.compile(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:')
+SINGLE_QUOTED = re.compile(r"'([^'\"\\]*)'")
+
+
+def load_json_leniently(text: str) -> Any:
+    """JSON, forgiving the two slips small models make most: bare keys and single quotes."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first_error:
+        repaired = BARE_KEY.sub(r'\1"\2":', SINGLE_QUOTED.sub(r'"\1"', text))
+        try:
+            return json.loads(repaired)
+        except json.JSONDecodeError:
+            raise first_error from None
+
+
 def parse_actions(block: str, schemas: dict[str, dict[str, Any]]) -> list[Action]:
     text = CODE_FENCE.sub("", block.strip())
     try:
-        data = json.loads(text)
+        data = load_json_leniently(text)
     except json.JSONDecodeError as exc:
         raise ToolCodeError(f"the tool_code block is not valid JSON ({exc.msg} at char {exc.pos})") from None
     except RecursionError:

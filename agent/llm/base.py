@@ -16,6 +16,9 @@ class BaseLLM(ABC):
     # The prompt template this provider reads from the workspace. Small local models follow
     # the tool_code format far better with worked examples, so they get their own variant.
     prompt_template: str = "PROMPT.md"
+    # Whether the model can read its actions' results and go on (observe). A tiny model only
+    # gets confused by them, so for it a turn ends once its actions have run.
+    observes_results: bool = True
 
     def __init__(self, model: str, timeout: float = 60.0) -> None:
         self.model = model

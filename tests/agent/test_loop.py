@@ -163,3 +163,14 @@ def test_small_models_may_drop_the_local_underscore(workspace):
     loop, _ = make_loop(workspace, tool(("MEMORY_WRITE", {"new_memory": {"tea": "yes"}})), "Saved.")
     loop.run_turn("console", "I like tea")
     assert workspace.load_memory()["tea"]["value"] == "yes"
+
+
+def test_a_model_that_cannot_observe_ends_the_turn_after_acting(workspace):
+    router = RecordingRouter({"status": "error", "error": "no_credentials", "message": "set BSKY_PASSWORD"})
+    loop, llm = make_loop(workspace, "Saved. " + tool(("_MEMORY_WRITE", {"new_memory": {"a": 1}}), ("PING", {})),
+                          router=router)
+    llm.observes_results = False
+    reply = loop.run_turn("console", "x").reply
+    assert len(llm.prompts) == 1
+    assert reply == "Saved.\nBut this did not work: PING: set BSKY_PASSWORD"
+    assert workspace.load_memory()["a"]["value"] == 1

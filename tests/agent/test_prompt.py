@@ -54,8 +54,18 @@ def test_artifact_is_fenced_sanitised_and_per_conversation(workspace):
     assert "WARNING: this data matches prompt-injection patterns" in prompt
     assert prompt.count("<tool_code>") == baseline
     other = make(workspace, artifact=artifact, conversation="telegram:9")
-    assert "DELETE_POST" not in other.split("<artifact>")[1]
+    assert "GET_NOTIFICATIONS" not in other.split("<artifact>\n")[1].split("</artifact>")[0]
 
 
 def test_escape_text_keeps_ordinary_text_readable():
     assert escape_text("Rock & roll, 3 > 2") == "Rock &amp; roll, 3 &gt; 2"
+
+
+def test_format_errors_of_an_earlier_turn_are_not_shown(workspace):
+    artifact = {"conversation": "console", "turn": "t1", "steps": [
+        {"step": 1, "error": "invalid_tool_code", "detail": "not valid JSON"},
+        {"step": 2, "results": [{"action": "PING", "status": "ok", "result": {"pong": True}}]}]}
+    same_turn = make(workspace, artifact=artifact).split("<artifact>\n")[-1]
+    assert "PING" in same_turn and "invalid_tool_code" not in same_turn  # make() passes no turn id
+    current = build_prompt(workspace, "PROMPT.md", PromptInputs("console", "hi", [], artifact, "t1"))
+    assert "invalid_tool_code" in current.split("<artifact>\n")[-1]

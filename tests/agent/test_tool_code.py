@@ -42,7 +42,7 @@ def test_two_blocks_are_both_parsed():
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
-        ("<tool_code>[{'name': 'PING'}]</tool_code>", "not valid JSON"),
+        ("<tool_code>[{'name': 'PING'</tool_code>", "not valid JSON"),
         ('<tool_code>{"name": "PING", "params": {}}</tool_code>', "must be a JSON list"),
         ('<tool_code>[{"name": "DROP_TABLES", "params": {}}]</tool_code>', "unknown action 'DROP_TABLES'"),
         ('<tool_code>[{"name": "PING"}]</tool_code>', "has no 'params'"),
@@ -73,3 +73,13 @@ def test_huge_garbage_does_not_crash():
     raw = "<tool_code>" + "[" * 5000 + "</tool_code>"
     with pytest.raises(ToolCodeError):
         parse_reply(raw, SCHEMAS)
+
+
+def test_bare_keys_and_single_quotes_are_forgiven():
+    raw = "<tool_code>[{name: '_MEMORY_WRITE', params: {new_memory: {cat: 'Miso'}}}]</tool_code>"
+    assert parse_reply(raw, SCHEMAS).actions[0].params == {"new_memory": {"cat": "Miso"}}
+
+
+def test_repair_does_not_touch_colons_inside_strings():
+    raw = '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"time": "10:30, ok"}}}]</tool_code>'
+    assert parse_reply(raw, SCHEMAS).actions[0].params == {"new_memory": {"time": "10:30, ok"}}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -51,9 +52,27 @@ def resolve_model_path(model: str, env: Mapping[str, str]) -> Path | None:
     return shipped_model_path()
 
 
+TURN_MARKER = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*\n?", re.MULTILINE)
+
+
+def split_turns(prompt: str) -> list[dict[str, str]]:
+    """Chat messages from a prompt written in turns (`<|system|>`, `<|user|>`, `<|assistant|>` at
+    line starts, as PROMPT_local.md is): a tiny model follows worked examples far better as real
+    prior turns. Outside text cannot forge a marker: the prompt builder neutralises them in it.
+    A prompt without markers is one user message."""
+    parts = TURN_MARKER.split(prompt)
+    if len(parts) == 1:
+        return [{"role": "user", "content": prompt}]
+    messages = [{"role": "user", "content": parts[0].strip()}] if parts[0].strip() else []
+    for role, content in zip(parts[1::2], parts[2::2], strict=True):
+        messages.append({"role": role, "content": content.strip()})
+    return messages
+
+
 class LocalLLM(BaseLLM):
     name = "local"
     prompt_template = "PROMPT_local.md"
+    observes_results = False
 
     def __init__(self, model: str = "", timeout: float = 120.0, env: Mapping[str, str] | None = None) -> None:
         # A model name meant for another provider (say Ollama's "llama3.1:8b") means nothing here.
@@ -80,7 +99,7 @@ class LocalLLM(BaseLLM):
         pieces: list[str] = []
         try:
             chunks = llama.create_chat_completion(
-                messages=[{"role": "user", "content": prompt}],
+                messages=split_turns(prompt),
                 max_tokens=MAX_REPLY_TOKENS,
                 temperature=TEMPERATURE,
                 repeat_penalty=REPEAT_PENALTY,
