@@ -45,24 +45,27 @@ def open_client(params: dict[str, Any], ctx: SkillContext) -> PlatformClient:
     return platform_call(params["platform"], "setup", lambda: client_for(params["platform"], ctx))
 
 
-def check_credentials(platform: str, ctx: SkillContext) -> None:
-    """Raise no_credentials (without any network call) when `platform` lacks a variable."""
-    missing = [name for name in platform_class(platform).required if not ctx.credentials.get(name)]
-    if missing:
-        names = ", ".join(missing)
-        raise SkillError("no_credentials", f"{platform} has no credentials: set {names} in router/.env")
+def missing_credentials(platform: str, ctx: SkillContext) -> list[str]:
+    return [name for name in platform_class(platform).required if not ctx.credentials.get(name)]
 
 
-def record_dry_run(action: str, params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    """Append what a side-effecting skill would send to the outbox instead of sending it."""
-    check_credentials(params["platform"], ctx)
+def record_dry_run(action: str, platform: str, params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    """Append what a side-effecting skill would send to the outbox instead of sending it.
+
+    No credentials are needed: dry run is how a new user watches the agent before giving it
+    an account. The result names what is missing for the real thing."""
     line = {"ts": time.time(), "command_id": ctx.command_id, "action": action,
-            "platform": params["platform"], "params": params}
+            "platform": platform, "params": params}
     ctx.data_dir.mkdir(parents=True, exist_ok=True)
     with (ctx.data_dir / OUTBOX_FILE).open("a", encoding="utf-8") as outbox:
         outbox.write(json.dumps(line, ensure_ascii=False) + "\n")
-    would_send = {"action": action, "platform": params["platform"], "params": params}
-    return {"dry_run": True, "would_send": would_send}
+    result: dict[str, Any] = {
+        "dry_run": True, "would_send": {"action": action, "platform": platform, "params": params},
+    }
+    missing = missing_credentials(platform, ctx)
+    if missing:
+        result["to_send_for_real"] = f"set {', '.join(missing)} in router/.env and turn ROUTER_DRY_RUN off"
+    return result
 
 
 def clean(item: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:

@@ -33,7 +33,7 @@ SCHEMA = params_schema(
 
 def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
-        return record_dry_run("CREATE_POST", params, ctx)
+        return record_dry_run("CREATE_POST", params["platform"], params, ctx)
     client = open_client(params, ctx)
     request = PostRequest(
         text=params["text"], url=params.get("url"), reply_to=params.get("reply_to"),

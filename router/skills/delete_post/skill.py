@@ -19,7 +19,7 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, [
 
 def delete_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
-        return record_dry_run("DELETE_POST", params, ctx)
+        return record_dry_run("DELETE_POST", params["platform"], params, ctx)
     client = open_client(params, ctx)
     result = platform_call(params["platform"], "delete", lambda: client.delete(params["post_id"]))
     return {"platform": params["platform"], **result}

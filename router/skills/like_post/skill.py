@@ -19,7 +19,7 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, [
 
 def like_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
-        return record_dry_run("LIKE_POST", params, ctx)
+        return record_dry_run("LIKE_POST", params["platform"], params, ctx)
     client = open_client(params, ctx)
     result = platform_call(params["platform"], "like", lambda: client.like(params["post_id"]))
     return {"platform": params["platform"], **result}

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
 from router.platforms.moltbook import MoltbookClient
 from router.registry import Skill, SkillContext
-from router.skills.social_common import OUTBOX_FILE, check_credentials, params_schema, platform_call
+from router.skills.social_common import params_schema, platform_call, record_dry_run
 
 SCHEMA = params_schema(
     {
@@ -20,20 +18,9 @@ SCHEMA = params_schema(
 )
 
 
-def _record_dry_run(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    line = {"ts": time.time(), "command_id": ctx.command_id, "action": "MOLTBOOK_COMMENT",
-            "platform": "moltbook", "params": params}
-    ctx.data_dir.mkdir(parents=True, exist_ok=True)
-    with (ctx.data_dir / OUTBOX_FILE).open("a", encoding="utf-8") as outbox:
-        outbox.write(json.dumps(line, ensure_ascii=False) + "\n")
-    return {"dry_run": True,
-            "would_send": {"action": "MOLTBOOK_COMMENT", "platform": "moltbook", "params": params}}
-
-
 def moltbook_comment(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    check_credentials("moltbook", ctx)
     if ctx.dry_run:
-        return _record_dry_run(params, ctx)
+        return record_dry_run("MOLTBOOK_COMMENT", "moltbook", params, ctx)
     client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
     ref = platform_call("moltbook", "comment", lambda: client.comment(params["post_id"], params["text"]))
     return {"platform": "moltbook", **ref.to_dict()}

@@ -6,7 +6,7 @@ from typing import Any
 
 from router.platforms.moltbook import SORTS, MoltbookClient
 from router.registry import Skill, SkillContext
-from router.skills.social_common import check_credentials, clean_all, params_schema, platform_call
+from router.skills.social_common import clean_all, params_schema, platform_call
 
 DEFAULT_LIMIT = 10
 SCHEMA = params_schema(
@@ -21,7 +21,6 @@ SCHEMA = params_schema(
 
 
 def moltbook_feed(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    check_credentials("moltbook", ctx)
     client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
     limit = int(params.get("limit", DEFAULT_LIMIT))
     posts = platform_call("moltbook", "feed",

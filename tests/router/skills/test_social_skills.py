@@ -175,10 +175,13 @@ def test_platform_without_credentials_is_no_credentials(make_ctx, masto, skill):
     assert masto.requests == []
 
 
-def test_dry_run_without_credentials_is_still_no_credentials(make_ctx):
-    with pytest.raises(SkillError) as caught:
-        run(CREATE_POST, {"platform": "bsky", "text": "x"}, make_ctx(dry_run=True, credentials={}))
-    assert caught.value.kind == "no_credentials"
+def test_dry_run_needs_no_credentials_and_says_what_is_missing(make_ctx, tmp_path):
+    ctx = make_ctx(dry_run=True, credentials={})
+    result = run(CREATE_POST, {"platform": "bsky", "text": "x"}, ctx)
+    assert result["dry_run"] is True
+    assert "BSKY_HANDLE, BSKY_PASSWORD" in result["to_send_for_real"]
+    line = json.loads((ctx.data_dir / "outbox.jsonl").read_text().splitlines()[-1])
+    assert line["action"] == "CREATE_POST" and line["params"]["text"] == "x"
 
 
 @pytest.mark.parametrize("platform", ["bsky", "mastodon"])
