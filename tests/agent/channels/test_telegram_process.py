@@ -79,3 +79,22 @@ def test_service_answers_a_pending_message_once_and_exits_0_on_sigterm(fake, tmp
         ("sent while the agent was down", "Hello from the scripted LLM."),
         ("and now?", "Second run, second answer."),
     ]
+
+
+def test_config_telegram_from_the_command_line(fake, tmp_path):
+    env = {**os.environ, "TELEGRAM_BOT_TOKEN": fake.token, "TELEGRAM_API_BASE": fake.url}
+    done = subprocess.run(
+        [sys.executable, "agent/start_agent.py", "config", "telegram"], cwd=REPO, env=env,
+        input="not a number\n4242, 77\n", capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "@safeclaw_test_bot" in done.stdout and "is not a numeric Telegram user id" in done.stdout
+    saved = json.loads(Path(os.environ["SAFECLAW_CONFIG"]).read_text())
+    assert saved["channels"]["telegram"] == {"enabled": True, "allowed_user_ids": [4242, 77]}
+    assert fake.token.split(":")[1] not in done.stdout + done.stderr + json.dumps(saved)
+
+    env["TELEGRAM_BOT_TOKEN"] = ""  # empty, not absent: a developer's agent/.env must not fill it in
+    missing = subprocess.run([sys.executable, "agent/start_agent.py", "config", "telegram"], cwd=REPO,
+                             env=env, input="", capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2
+    assert "TELEGRAM_BOT_TOKEN is not set" in missing.stderr and "agent/.env" in missing.stderr
