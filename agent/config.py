@@ -92,9 +92,11 @@ def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str
     provider = env.get("SAFECLAW_LLM_PROVIDER") or llm.get("provider", "ollama")
     if provider not in LLM_PROVIDERS:
         raise ConfigError(f"{path}: llm.provider {provider!r} is not one of {', '.join(LLM_PROVIDERS)}")
-    model = env.get("SAFECLAW_LLM_MODEL") or (
-        llm.get("model") if provider == llm.get("provider", "ollama") else None
-    ) or DEFAULT_MODELS[provider]
+    model = (
+        env.get("SAFECLAW_LLM_MODEL")
+        or (llm.get("model") if provider == llm.get("provider", "ollama") else None)
+        or DEFAULT_MODELS[provider]
+    )
     keys = Keys(
         command_queue=env.get("COMMAND_QUEUE") or Keys.command_queue,
         response_prefix=env.get("RESPONSE_PREFIX") or Keys.response_prefix,
@@ -166,13 +168,19 @@ def configure(key: str, path: Path, ask: Ask = input, say: Say = print) -> dict[
     data = load_config_file(path)
     if key == "timeout":
         data["timeout"] = ask_valid(
-            ask, say, "Seconds to wait for the router (and a command's lifetime)",
-            str(data.get("timeout", 10)), _parse_timeout,
+            ask,
+            say,
+            "Seconds to wait for the router (and a command's lifetime)",
+            str(data.get("timeout", 10)),
+            _parse_timeout,
         )
     elif key == "llm":
         llm = dict(data.get("llm") or {})
         provider = ask_valid(
-            ask, say, f"LLM provider ({'/'.join(LLM_PROVIDERS)})", str(llm.get("provider", "ollama")),
+            ask,
+            say,
+            f"LLM provider ({'/'.join(LLM_PROVIDERS)})",
+            str(llm.get("provider", "ollama")),
             _parse_provider,
         )
         default_model = llm.get("model") if provider == llm.get("provider") else DEFAULT_MODELS[provider]

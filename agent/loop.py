@@ -83,7 +83,9 @@ class AgentLoop:
             self.workspace.finish_turn(conversation, result.reply)
             return result
 
-    def _think_act_observe(self, conversation: str, user_message: str, history: list[dict[str, Any]]) -> TurnResult:
+    def _think_act_observe(
+        self, conversation: str, user_message: str, history: list[dict[str, Any]]
+    ) -> TurnResult:
         schemas = self.action_schemas()
         artifact = self.workspace.load_artifact()
         steps: list[dict[str, Any]] = []
@@ -93,7 +95,8 @@ class AgentLoop:
         turn_id = uuid.uuid4().hex
         for step in range(1, self.limits.max_steps + 1):
             prompt = build_prompt(
-                self.workspace, self.llm.prompt_template,
+                self.workspace,
+                self.llm.prompt_template,
                 PromptInputs(conversation, user_message, history, artifact, turn_id),
             )
             try:
@@ -105,14 +108,24 @@ class AgentLoop:
                 parsed = parse_reply(raw, schemas)
             except ToolCodeError as exc:
                 format_errors += 1
-                log.info("malformed tool_code (%d/%d): %s", format_errors, self.limits.max_format_retries, exc)
+                log.info(
+                    "malformed tool_code (%d/%d): %s", format_errors, self.limits.max_format_retries, exc
+                )
                 if format_errors > self.limits.max_format_retries:
                     return TurnResult(
                         "Sorry, I could not work out a valid action for that, so I did nothing. "
-                        f"(The model's last attempt was malformed: {exc})", step, steps,
+                        f"(The model's last attempt was malformed: {exc})",
+                        step,
+                        steps,
                     )
-                steps.append({"step": step, "error": "invalid_tool_code", "detail": str(exc),
-                              "hint": "Answer again with a valid action block (a JSON list), or in plain text."})
+                steps.append(
+                    {
+                        "step": step,
+                        "error": "invalid_tool_code",
+                        "detail": str(exc),
+                        "hint": "Answer again with a valid action block (a JSON list), or in plain text.",
+                    }
+                )
                 artifact = self._save_artifact(conversation, turn_id, steps)
                 continue
             if not parsed.actions:
@@ -125,7 +138,9 @@ class AgentLoop:
                 return TurnResult(self._reply_without_observing(parsed.message, results), step, steps)
             if all(r["status"] == "skipped" for r in results):
                 # The model only repeats what it already did: its message is the answer.
-                return TurnResult(last_message or "Done (I did not repeat an action already taken).", step, steps)
+                return TurnResult(
+                    last_message or "Done (I did not repeat an action already taken).", step, steps
+                )
         reply = (last_message + "\n\n" if last_message else "") + (
             f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
         )
@@ -144,8 +159,14 @@ class AgentLoop:
             action = queue.pop(0)
             key = json.dumps([action.name, action.params], sort_keys=True)
             if key in done:
-                results.append({"action": action.name, "params": action.params, "status": "skipped",
-                                "message": "already done earlier in this turn (result above); not repeated"})
+                results.append(
+                    {
+                        "action": action.name,
+                        "params": action.params,
+                        "status": "skipped",
+                        "message": "already done earlier in this turn (result above); not repeated",
+                    }
+                )
                 continue
             observation = self.execute(action, conversation)
             if observation.get("status") in ("ok", "unknown", "pending_approval"):
@@ -179,8 +200,11 @@ class AgentLoop:
 
     @staticmethod
     def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
-        failed = [f"{r['action']}: {r.get('message') or r.get('error') or r['status']}"
-                  for r in results if r["status"] not in ("ok", "skipped")]
+        failed = [
+            f"{r['action']}: {r.get('message') or r.get('error') or r['status']}"
+            for r in results
+            if r["status"] not in ("ok", "skipped")
+        ]
         if not failed:
             return message or "Done."
         return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)

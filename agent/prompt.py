@@ -18,8 +18,13 @@ from protocol.untrusted import fence, neutralise, sanitise_value
 
 PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 PLACEHOLDERS = (
-    "SOUL_CONTENT", "MEMORY_CONTENT", "ARTIFACT", "USER_INPUT_HISTORY",
-    "AGENT_ACTIONS", "ROUTER_ACTIONS", "USER_MESSAGE",
+    "SOUL_CONTENT",
+    "MEMORY_CONTENT",
+    "ARTIFACT",
+    "USER_INPUT_HISTORY",
+    "AGENT_ACTIONS",
+    "ROUTER_ACTIONS",
+    "USER_MESSAGE",
 )
 
 
@@ -50,7 +55,8 @@ def render_catalogue(actions: list[dict[str, Any]]) -> str:
         schema = action.get("params") or {}
         required = set(schema.get("required", []))
         params = ", ".join(
-            describe_param(name, spec, name in required) for name, spec in (schema.get("properties") or {}).items()
+            describe_param(name, spec, name in required)
+            for name, spec in (schema.get("properties") or {}).items()
         )
         lines.append(f"- {action['name']} {{{params}}}: {action.get('instruction', '')}")
     return "\n".join(lines) or "(none)"

@@ -33,7 +33,9 @@ def build_router(settings: AgentSettings) -> RouterPort:
     return RouterClient(settings.redis_url, settings.keys, settings.timeout)
 
 
-def build_loop(settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None) -> AgentLoop:
+def build_loop(
+    settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None
+) -> AgentLoop:
     settings.workspace.ensure()
     return AgentLoop(
         workspace=settings.workspace,
@@ -74,35 +76,43 @@ class AgentService:
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:
+        """Run the channels until a signal, the end of the console's input, or no channel is left.
+
+        Exits 2 when a channel stopped on an error (e.g. Telegram rejected the token), else 0."""
         self.channels = [self.make_channel(name) for name in channel_names]
         stop = asyncio.Event()
         event_loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 event_loop.add_signal_handler(signum, stop.set)
-        tasks = [asyncio.create_task(channel.start(), name=channel.name) for channel in self.channels]
-        console = [t for t, c in zip(tasks, self.channels, strict=True) if c.name == "console"]
-        waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
-        # With the console, end of input ends the agent; without it, only a signal does.
-        waiters += console or []
+        tasks: dict[asyncio.Task[Any], BaseChannel] = {
+            asyncio.create_task(ch.start(), name=ch.name): ch for ch in self.channels
+        }
+        failed = False
+        stopper = asyncio.create_task(stop.wait())
+        running: set[asyncio.Task[Any]] = set(tasks)
         try:
-            done, _ = await asyncio.wait(waiters + tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if task in tasks and task.exception() is not None:
-                    log.error("channel %s stopped: %s", task.get_name(), task.exception())
+            while running and not stop.is_set():
+                done, _ = await asyncio.wait(running | {stopper}, return_when=asyncio.FIRST_COMPLETED)
+                for task in done - {stopper}:
+                    running.discard(task)
+                    if task.exception() is not None:
+                        failed = True
+                        log.error("channel %s stopped: %s", tasks[task].name, task.exception())
+                    if tasks[task].name == "console":
+                        stop.set()  # end of input (or Ctrl-D) ends the agent
         finally:
             for channel in self.channels:
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            for task in [*tasks, *waiters]:
+            for task in [*tasks, stopper]:
                 task.cancel()
-            await asyncio.gather(*tasks, *waiters, return_exceptions=True)
-        return 0
+            await asyncio.gather(*tasks, stopper, return_exceptions=True)
+        return 2 if failed else 0
 
 
 def enabled_channels(settings: AgentSettings) -> list[str]:
     names = [
-        name for name, conf in settings.channels.items()
-        if isinstance(conf, dict) and conf.get("enabled")
+        name for name, conf in settings.channels.items() if isinstance(conf, dict) and conf.get("enabled")
     ]
     return names or ["console"]

@@ -41,14 +41,26 @@ files and environment:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="start_agent.py", description="SafeClaw agent: the mind that thinks and asks the router to act.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="start_agent.py",
+        description="SafeClaw agent: the mind that thinks and asks the router to act.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("command", nargs="?", default="run",
-                        choices=["run", "config", "clear", "status", "doctor"], help="what to do (default: run)")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        default="run",
+        choices=["run", "config", "clear", "status", "doctor"],
+        help="what to do (default: run)",
+    )
     parser.add_argument("key", nargs="?", help="for config: timeout, llm or telegram")
-    parser.add_argument("--channel", action="append", dest="channels", metavar="NAME",
-                        help="run this channel (repeatable): console, telegram. Default: those enabled in config")
+    parser.add_argument(
+        "--channel",
+        action="append",
+        dest="channels",
+        metavar="NAME",
+        help="run this channel (repeatable): console, telegram. Default: those enabled in config",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log INFO to stderr too")
     return parser.parse_args(argv)
 

@@ -60,7 +60,7 @@ def parse_reply(raw: str, schemas: dict[str, dict[str, Any]]) -> ParsedReply:
     return ParsedReply(message=message, actions=actions)
 
 
-BARE_KEY = re.compile(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:')
+BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:")
 SINGLE_QUOTED = re.compile(r"'([^'\"\\]*)'")
 
 
@@ -109,7 +109,9 @@ def parse_action(item: Any, index: int, schemas: dict[str, dict[str, Any]]) -> A
     unexpected = set(item) - {"name", "params"}
     if unexpected:
         raise ToolCodeError(f"{where} ({name}) has unexpected fields: {', '.join(sorted(unexpected))}")
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schemas[name]).iter_errors(params))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schemas[name]).iter_errors(params)
+    )
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "params"
         raise ToolCodeError(f"{where} ({name}): {path}: {error.message}"[:400])

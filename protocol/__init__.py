@@ -125,7 +125,9 @@ class CommandEnvelope:
         if not envelope.id or len(envelope.id) > 128:
             raise ProtocolError("invalid command: id must be 1-128 characters")
         if envelope.v != PROTOCOL_VERSION:
-            raise ProtocolError(f"unsupported protocol version {envelope.v} (this side speaks {PROTOCOL_VERSION})")
+            raise ProtocolError(
+                f"unsupported protocol version {envelope.v} (this side speaks {PROTOCOL_VERSION})"
+            )
         return envelope
 
 
@@ -202,7 +204,15 @@ PLATFORM_CREDENTIAL_VARIABLES: dict[str, tuple[str, ...]] = {
 # Of those, the ones that are secrets (a handle or an instance URL is an identifier, not a secret).
 SECRET_CREDENTIAL_VARIABLES: frozenset[str] = frozenset(
     {
-        "BSKY_PASSWORD", "MASTODON_TOKEN", "REDDIT_CLIENT_ID", "REDDIT_SECRET", "REDDIT_PASSWORD",
-        "X_API_KEY", "X_API_SECRET", "X_ACCESS_TOKEN", "X_ACCESS_SECRET", "MOLTBOOK_API_KEY",
+        "BSKY_PASSWORD",
+        "MASTODON_TOKEN",
+        "REDDIT_CLIENT_ID",
+        "REDDIT_SECRET",
+        "REDDIT_PASSWORD",
+        "X_API_KEY",
+        "X_API_SECRET",
+        "X_ACCESS_TOKEN",
+        "X_ACCESS_SECRET",
+        "MOLTBOOK_API_KEY",
     }
 )

@@ -33,63 +33,120 @@ _FENCE_MARKERS = re.compile(r"<<<\s*/?\s*(?:END_)?UNTRUSTED_DATA[^>]*>*", re.IGN
 # Bidi overrides and isolates, zero-width characters and other invisible format characters
 # used to hide instructions from a human reader.
 _INVISIBLE = {
-    "\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u2060", "\u2061", "\u2062", "\u2063",
-    "\u2064", "\ufeff", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067",
-    "\u2068", "\u2069", "\u00ad", "\u180e",
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u200e",
+    "\u200f",
+    "\u2060",
+    "\u2061",
+    "\u2062",
+    "\u2063",
+    "\u2064",
+    "\ufeff",
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u00ad",
+    "\u180e",
 }
 
 # Secrets worth flagging after "the ..."; the weaker words below only after "your"/"its".
-_STRONG_SECRETS = (r"(?:api[\s_-]?keys?|credentials?|(?:secret|access|auth|api|bearer)\s+tokens?|"
-                   r"env(?:ironment)?\s+variables?|\.env(?:\s+file)?|private\s+keys?|system\s+prompt)")
-_OWN_SECRETS = (r"(?:passwords?|passphrases?|secrets?|tokens?|"
-                r"(?:hidden\s+|original\s+|initial\s+)?instructions|config(?:uration)?|"
-                r"memory(?:\.json|\s+file)?|soul\.md|" + _STRONG_SECRETS[3:])
-_ASKING_VERBS = (r"(?:reveal|print|show|send|leak|output|share|give|post|dump|tell|paste|expose|disclose|"
-                 r"email|dm|forward|repeat|write|read\s+out|spell\s+out)")
+_STRONG_SECRETS = (
+    r"(?:api[\s_-]?keys?|credentials?|(?:secret|access|auth|api|bearer)\s+tokens?|"
+    r"env(?:ironment)?\s+variables?|\.env(?:\s+file)?|private\s+keys?|system\s+prompt)"
+)
+_OWN_SECRETS = (
+    r"(?:passwords?|passphrases?|secrets?|tokens?|"
+    r"(?:hidden\s+|original\s+|initial\s+)?instructions|config(?:uration)?|"
+    r"memory(?:\.json|\s+file)?|soul\.md|" + _STRONG_SECRETS[3:]
+)
+_ASKING_VERBS = (
+    r"(?:reveal|print|show|send|leak|output|share|give|post|dump|tell|paste|expose|disclose|"
+    r"email|dm|forward|repeat|write|read\s+out|spell\s+out)"
+)
 _MACHINE = r"(?:ai|bots?|agents?|llms?|assistants?|language\s+models?|chatbots?|models?)"
 
 _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in [
-        ("ignore_instructions", r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}?"
-         r"\b(?:previous|prior|above|earlier|preceding|original|all|any|your|the|system|safety)\b[^.\n]{0,30}?"
-         r"\b(?:instructions?|prompts?|rules|directives|guidelines|context|messages?|constraints|policy|policies)\b"
-         r"|\b(?:do\s+not|don't|stop)\s+(?:follow|obey)\w*\s+(?:your|the|any)\s+"
-         r"(?:original\s+|previous\s+|prior\s+|initial\s+|system\s+)?(?:instructions|rules|guidelines|prompt)"
-         r"|\brules\s+no\s+longer\s+apply|\bno\s+longer\s+bound\s+by"),
-        ("ignore_instructions_multilingual",
-         r"\bignore[zr]?\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)"  # fr
-         r"|\bignora\w*\s+(?:todas\s+|tutte\s+)?(?:las\s+|le\s+|as\s+)?(?:instrucciones|istruzioni|instruções)"
-         r"|\b(?:vergiss|ignorier\w*)\b[^.\n]{0,30}\banweisungen"  # de
-         r"|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|無視.{0,12}(?:指示|命令)"  # zh, ja
-         r"|игнорир\w*[^.\n]{0,30}инструкци|забудь[^.\n]{0,30}инструкци"),  # ru
-        ("new_instructions", r"\b(?:new|updated|real|actual|true|revised)\s+(?:system\s+)?"
-         r"(?:instructions?|directives?|orders|prompt|rules)\b\s*(?::|follow|are|is)"),
-        ("role_override", r"\byou\s+are\s+(?:now|no\s+longer)\b"
-         r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|different|evil|dan)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b"
-         r"|\b(?:role-?play|let'?s\s+play\s+a\s+game)\b[^\n]{0,80}\b(?:no\s+rules|unrestricted|passwords?|"
-         r"api\s+keys?|secrets?)\b"),
-        ("system_prompt", r"\b(?:developer\s+mode|jailbreak|jailbroken|god\s+mode|do\s+anything\s+now)\b"
-         r"|\bwhat\s+(?:are|were)\s+your\s+(?:instructions|rules|system\s+prompt)"
-         r"|\brepeat\s+(?:everything|all|the\s+(?:text|words))\s+above"),
-        ("fake_role", r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:\s*\S"
-         r"|\"role\"\s*:\s*\"(?:system|assistant|developer)\"|\[system\]\(#"),
-        ("fake_system_message", r"\bbegin\s+system\b|\b(?:system|admin)\s+(?:override|message|notice)\s*[:.]"
-         r"|\bsafety\s*:\s*(?:off|disabled)|\bend\s+of\s+(?:user\s+)?(?:content|input)\s*\."),
-        ("secret_exfiltration", r"(?<!never )(?<!not )(?<!n't )\b" + _ASKING_VERBS + r"s?\b[^.\n]{0,40}?"
-         r"(?:\b(?:your|its)\s+(?:[\w-]+\s+){0,2}?" + _OWN_SECRETS + r"|\b(?:the|all)\s+(?:[\w-]+\s+){0,2}?"
-         + _STRONG_SECRETS + r")(?!\w)"),
-        ("addressed_to_machine", r"\bif\s+you\s+are\s+an?\s+" + _MACHINE + r"\b"
-         r"|\b" + _MACHINE + r"\s+(?:reading|summari[sz]ing|processing|scraping|parsing)\s+this"
-         r"(?:\s+(?:post|message|thread|text|page|comment|tweet))?\s*[:,.!]"
-         r"|\b(?:instructions?|notes?|message)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+)?" + _MACHINE + r"\b"
-         r"|\b(?:attention|dear)\s+(?:the\s+)?" + _MACHINE + r"\s*[:,!]"
-         r"|\bto\s+(?:the|any|all)\s+(?:ai|bots?|agents?|llms?|language\s+models?)\s*[:,]"),
+        (
+            "ignore_instructions",
+            r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}?"
+            r"\b(?:previous|prior|above|earlier|preceding|original|all|any|your|the|system|safety)\b[^.\n]{0,30}?"
+            r"\b(?:instructions?|prompts?|rules|directives|guidelines|context|messages?|constraints|policy|policies)\b"
+            r"|\b(?:do\s+not|don't|stop)\s+(?:follow|obey)\w*\s+(?:your|the|any)\s+"
+            r"(?:original\s+|previous\s+|prior\s+|initial\s+|system\s+)?(?:instructions|rules|guidelines|prompt)"
+            r"|\brules\s+no\s+longer\s+apply|\bno\s+longer\s+bound\s+by",
+        ),
+        (
+            "ignore_instructions_multilingual",
+            r"\bignore[zr]?\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)"  # fr
+            r"|\bignora\w*\s+(?:todas\s+|tutte\s+)?(?:las\s+|le\s+|as\s+)?(?:instrucciones|istruzioni|instruções)"
+            r"|\b(?:vergiss|ignorier\w*)\b[^.\n]{0,30}\banweisungen"  # de
+            r"|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|無視.{0,12}(?:指示|命令)"  # zh, ja
+            r"|игнорир\w*[^.\n]{0,30}инструкци|забудь[^.\n]{0,30}инструкци",
+        ),  # ru
+        (
+            "new_instructions",
+            r"\b(?:new|updated|real|actual|true|revised)\s+(?:system\s+)?"
+            r"(?:instructions?|directives?|orders|prompt|rules)\b\s*(?::|follow|are|is)",
+        ),
+        (
+            "role_override",
+            r"\byou\s+are\s+(?:now|no\s+longer)\b"
+            r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|different|evil|dan)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b"
+            r"|\b(?:role-?play|let'?s\s+play\s+a\s+game)\b[^\n]{0,80}\b(?:no\s+rules|unrestricted|passwords?|"
+            r"api\s+keys?|secrets?)\b",
+        ),
+        (
+            "system_prompt",
+            r"\b(?:developer\s+mode|jailbreak|jailbroken|god\s+mode|do\s+anything\s+now)\b"
+            r"|\bwhat\s+(?:are|were)\s+your\s+(?:instructions|rules|system\s+prompt)"
+            r"|\brepeat\s+(?:everything|all|the\s+(?:text|words))\s+above",
+        ),
+        (
+            "fake_role",
+            r"(?:^|\n)\s*(?:system|assistant|developer|human)\s*:\s*\S"
+            r"|\"role\"\s*:\s*\"(?:system|assistant|developer)\"|\[system\]\(#",
+        ),
+        (
+            "fake_system_message",
+            r"\bbegin\s+system\b|\b(?:system|admin)\s+(?:override|message|notice)\s*[:.]"
+            r"|\bsafety\s*:\s*(?:off|disabled)|\bend\s+of\s+(?:user\s+)?(?:content|input)\s*\.",
+        ),
+        (
+            "secret_exfiltration",
+            r"(?<!never )(?<!not )(?<!n't )\b" + _ASKING_VERBS + r"s?\b[^.\n]{0,40}?"
+            r"(?:\b(?:your|its)\s+(?:[\w-]+\s+){0,2}?"
+            + _OWN_SECRETS
+            + r"|\b(?:the|all)\s+(?:[\w-]+\s+){0,2}?"
+            + _STRONG_SECRETS
+            + r")(?!\w)",
+        ),
+        (
+            "addressed_to_machine",
+            r"\bif\s+you\s+are\s+an?\s+" + _MACHINE + r"\b"
+            r"|\b" + _MACHINE + r"\s+(?:reading|summari[sz]ing|processing|scraping|parsing)\s+this"
+            r"(?:\s+(?:post|message|thread|text|page|comment|tweet))?\s*[:,.!]"
+            r"|\b(?:instructions?|notes?|message)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+)?" + _MACHINE + r"\b"
+            r"|\b(?:attention|dear)\s+(?:the\s+)?" + _MACHINE + r"\s*[:,!]"
+            r"|\bto\s+(?:the|any|all)\s+(?:ai|bots?|agents?|llms?|language\s+models?)\s*[:,]",
+        ),
         ("tool_call", r"<\s*/?\s*tool_code|\btool_code\b|\"name\"\s*:\s*\"_?[A-Z][A-Z_]{3,}\""),
         ("template_token", _TEMPLATE_TOKENS.pattern),
-        ("action_command", r"\b(?:immediately|now|must|should)\s+(?:delete|post|reply|send|transfer|follow|"
-         r"execute|run|call|invoke|repost)\b[^.\n]{0,60}\b(?:posts?|tweets?|messages?|accounts?|wallets?|"
-         r"commands?|actions?|tools?|followers?)\b"),
+        (
+            "action_command",
+            r"\b(?:immediately|now|must|should)\s+(?:delete|post|reply|send|transfer|follow|"
+            r"execute|run|call|invoke|repost)\b[^.\n]{0,60}\b(?:posts?|tweets?|messages?|accounts?|wallets?|"
+            r"commands?|actions?|tools?|followers?)\b",
+        ),
         ("hidden_text", r"[\u200b-\u200f\u202a-\u202e\u2066-\u2069]"),
     ]
 ]
@@ -114,7 +171,9 @@ def injection_reasons(text: str) -> list[str]:
 def neutralise(text: str) -> str:
     """Defuse markup that could steer a model: template tokens, tool_code tags, fence markers."""
     text = _TEMPLATE_TOKENS.sub(lambda m: "[token:" + m.group(0).strip("<>[]|/").lower() + "]", text)
-    text = _TOOL_CODE_TAG.sub(lambda m: "[tool_code tag]" if "/" not in m.group(0) else "[/tool_code tag]", text)
+    text = _TOOL_CODE_TAG.sub(
+        lambda m: "[tool_code tag]" if "/" not in m.group(0) else "[/tool_code tag]", text
+    )
     return _FENCE_MARKERS.sub("[fence marker]", text)
 
 
@@ -124,9 +183,7 @@ def strip_invisible(text: str) -> str:
     for ch in text:
         if ch in "\n\t":
             out.append(ch)
-        elif ch == "\r":
-            continue
-        elif ch in _INVISIBLE or unicodedata.category(ch) in ("Cc", "Cs", "Co"):
+        elif ch == "\r" or ch in _INVISIBLE or unicodedata.category(ch) in ("Cc", "Cs", "Co"):
             continue
         else:
             out.append(ch)

@@ -21,8 +21,17 @@ def isolated_state(tmp_path, monkeypatch):
         shutil.copyfile(SHIPPED_WORKSPACE / name, workspace / name)
     monkeypatch.setenv("SAFECLAW_WORKSPACE", str(workspace))
     monkeypatch.setenv("SAFECLAW_CONFIG", str(tmp_path / "config.json"))
-    for name in ("REDIS_URL", "OLLAMA_HOST", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                 "TELEGRAM_BOT_TOKEN", "REMOTE_BROWSER_SERVER", "SAFECLAW_LLM_PROVIDER", "SAFECLAW_LLM_MODEL"):
+    for name in (
+        "REDIS_URL",
+        "OLLAMA_HOST",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+        "REMOTE_BROWSER_SERVER",
+        "SAFECLAW_LLM_PROVIDER",
+        "SAFECLAW_LLM_MODEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     return workspace
 
@@ -32,5 +41,6 @@ def workspace(isolated_state) -> Workspace:
     ws = Workspace(isolated_state)
     ws.ensure()
     return ws
+
 
 from tests.support.redis_server import redis_server, redis_urls  # noqa: E402, F401

@@ -18,7 +18,9 @@ CONVERSATION = "console"
 class ConsoleChannel(BaseChannel):
     name = "console"
 
-    def __init__(self, handle: MessageHandler, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    def __init__(
+        self, handle: MessageHandler, stdin: TextIO | None = None, stdout: TextIO | None = None
+    ) -> None:
         super().__init__(handle)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout

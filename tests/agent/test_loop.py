@@ -22,7 +22,9 @@ class RecordingRouter:
 
 def make_loop(workspace, *replies, router=None, max_steps=5, retries=2):
     llm = ScriptedLLM(list(replies))
-    loop = AgentLoop(workspace, llm, local_actions(), router or RecordingRouter(), LoopLimits(max_steps, retries))
+    loop = AgentLoop(
+        workspace, llm, local_actions(), router or RecordingRouter(), LoopLimits(max_steps, retries)
+    )
     return loop, llm
 
 
@@ -104,12 +106,18 @@ def test_follow_up_runs_in_the_same_turn(workspace):
     (workspace.output_dir / "page.txt").write_text("A page about cats.")
 
     def fake_vision(params, ctx):
-        return {"saved": "output/page.txt", "follow_up": [{"name": "_LLM_SUMMARY", "params": {"content": "output/page.txt"}}]}
+        return {
+            "saved": "output/page.txt",
+            "follow_up": [{"name": "_LLM_SUMMARY", "params": {"content": "output/page.txt"}}],
+        }
 
     actions = {**local_actions(), "_FAKE_VISION": fake_vision}
-    workspace.root.joinpath("agent_action.json").write_text(json.dumps(
-        json.loads(workspace.root.joinpath("agent_action.json").read_text())
-        + [{"name": "_FAKE_VISION", "instruction": "", "params": {"type": "object"}}]))
+    workspace.root.joinpath("agent_action.json").write_text(
+        json.dumps(
+            json.loads(workspace.root.joinpath("agent_action.json").read_text())
+            + [{"name": "_FAKE_VISION", "instruction": "", "params": {"type": "object"}}]
+        )
+    )
     llm = ScriptedLLM([tool(("_FAKE_VISION", {})), "It is about cats.", "The page is about cats."])
     loop = AgentLoop(workspace, llm, actions, RecordingRouter())
     result = loop.run_turn("console", "look at the page")
@@ -130,11 +138,14 @@ def test_history_feeds_the_next_turn(workspace):
     assert "You: Nice to meet you, Ada." in llm.prompts[1]
 
 
-@pytest.mark.parametrize("step_reply", [
-    # A mind that obeys an injection can only name actions; the router decides. Here the
-    # injected request to read secrets is not an action at all and stays an observation.
-    tool(("_READ_ENV", {"name": "BSKY_PASSWORD"})),
-])
+@pytest.mark.parametrize(
+    "step_reply",
+    [
+        # A mind that obeys an injection can only name actions; the router decides. Here the
+        # injected request to read secrets is not an action at all and stays an observation.
+        tool(("_READ_ENV", {"name": "BSKY_PASSWORD"})),
+    ],
+)
 def test_no_hidden_actions_exist(workspace, step_reply):
     loop, llm = make_loop(workspace, step_reply, "done")
     loop.run_turn("console", "x")
@@ -167,8 +178,9 @@ def test_small_models_may_drop_the_local_underscore(workspace):
 
 def test_a_model_that_cannot_observe_ends_the_turn_after_acting(workspace):
     router = RecordingRouter({"status": "error", "error": "no_credentials", "message": "set BSKY_PASSWORD"})
-    loop, llm = make_loop(workspace, "Saved. " + tool(("_MEMORY_WRITE", {"new_memory": {"a": 1}}), ("PING", {})),
-                          router=router)
+    loop, llm = make_loop(
+        workspace, "Saved. " + tool(("_MEMORY_WRITE", {"new_memory": {"a": 1}}), ("PING", {})), router=router
+    )
     llm.observes_results = False
     reply = loop.run_turn("console", "x").reply
     assert len(llm.prompts) == 1

@@ -16,8 +16,13 @@ REPO = Path(__file__).resolve().parents[2]
 def run_agent(*args, stdin="", env=None, cwd=REPO, script="agent/start_agent.py", timeout=60):
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, script, *args], input=stdin, capture_output=True, text=True,
-        cwd=cwd, env=full_env, timeout=timeout,
+        [sys.executable, script, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
     )
 
 
@@ -41,7 +46,10 @@ def test_console_chat_through_ollama_writes_memory(workspace):
         )
         prompts = [r.body["messages"][-1]["content"] for r in ollama.requests if r.path == "/api/chat"]
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["Saved: your favourite colour is green.", "Your favourite colour is green."]
+    assert done.stdout.splitlines() == [
+        "Saved: your favourite colour is green.",
+        "Your favourite colour is green.",
+    ]
     memory = json.loads(workspace.memory_path.read_text())
     assert memory["favourite_colour"]["value"] == "green"
     assert memory["favourite_colour"]["conversation"] == "console"
@@ -52,7 +60,9 @@ def test_console_chat_through_ollama_writes_memory(workspace):
 def test_runs_from_inside_the_agent_folder(workspace):
     with FakeOllama() as ollama:
         ollama.enqueue("Hello from inside.")
-        done = run_agent(stdin="hi\n", env={"OLLAMA_HOST": ollama.url}, cwd=REPO / "agent", script="start_agent.py")
+        done = run_agent(
+            stdin="hi\n", env={"OLLAMA_HOST": ollama.url}, cwd=REPO / "agent", script="start_agent.py"
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello from inside.\n"
 
@@ -63,7 +73,9 @@ def test_dead_ollama_gives_a_clear_message_and_keeps_running(workspace):
     lines = done.stdout.splitlines()
     assert len(lines) == 2 and all("ollama" in line.lower() for line in lines)
     assert [t["user"] for t in json.loads((workspace.history_dir / "console.json").read_text())["turns"]] == [
-        "first", "second"]
+        "first",
+        "second",
+    ]
 
 
 def test_refuses_platform_credentials_in_its_environment():

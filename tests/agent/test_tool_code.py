@@ -24,7 +24,9 @@ def test_message_and_actions_are_split():
     raw = 'Saving it. <tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"cat": "Miso"}}}]</tool_code>'
     parsed = parse_reply(raw, SCHEMAS)
     assert parsed.message == "Saving it."
-    assert [(a.name, a.params) for a in parsed.actions] == [("_MEMORY_WRITE", {"new_memory": {"cat": "Miso"}})]
+    assert [(a.name, a.params) for a in parsed.actions] == [
+        ("_MEMORY_WRITE", {"new_memory": {"cat": "Miso"}})
+    ]
 
 
 def test_code_fence_inside_block_and_text_after_are_accepted():
@@ -52,7 +54,7 @@ def test_two_blocks_are_both_parsed():
         ('<tool_code>[{"params": {}}]</tool_code>', "has no 'name'"),
         ('<tool_code>["PING"]</tool_code>', "must be an object"),
         ('<tool_code>[{"name": "PING", "params": {}}]', "not closed"),
-        ('text </tool_code>', "without an opening"),
+        ("text </tool_code>", "without an opening"),
         ('<tool_code>[{"name": "PING", "params": {}, "run_as": "root"}]</tool_code>', "unexpected fields"),
         ("<tool_code>" + '{"name": "PING", "params": {}},' * 3 + "</tool_code>", "not valid JSON"),
     ],
@@ -81,5 +83,7 @@ def test_bare_keys_and_single_quotes_are_forgiven():
 
 
 def test_repair_does_not_touch_colons_inside_strings():
-    raw = '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"time": "10:30, ok"}}}]</tool_code>'
+    raw = (
+        '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"time": "10:30, ok"}}}]</tool_code>'
+    )
     assert parse_reply(raw, SCHEMAS).actions[0].params == {"new_memory": {"time": "10:30, ok"}}

@@ -43,7 +43,9 @@ def test_interrupted_turn_keeps_the_user_message(workspace):
 
 
 def test_conversation_file_names_are_safe_and_distinct():
-    names = {conversation_filename(c) for c in ["console", "telegram:1", "telegram_1", "../../etc/passwd", "a/b"]}
+    names = {
+        conversation_filename(c) for c in ["console", "telegram:1", "telegram_1", "../../etc/passwd", "a/b"]
+    }
     assert len(names) == 5
     assert all("/" not in n and not n.startswith(".") for n in names)
 
