@@ -61,14 +61,14 @@ def test_no_credentials_and_dry_run_off_answers_which_variables_to_set(tmp_path)
     assert "dry run" not in run.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="router/skills/social_common.record_dry_run still demands credentials "
-                                       "in dry run (issue 6 wants a post without an account); see the report")
 def test_without_credentials_dry_run_is_on_by_default_and_records_the_post(tmp_path):
     env = stack_env(tmp_path, [CREATE_POST_REPLY, FINAL_REPLY])
     run = run_stack(tmp_path, env, "please post hello on bluesky\n")
     assert run.returncode == 0, run.stderr
     assert "dry run" in run.stderr
     assert [p["params"]["text"] for p in run.outbox()] == [POST_TEXT]
+    assert_nothing_left(run)
+    assert '"dry_run": true' in run.artifact_text()
 
 
 def test_second_run_reuses_the_passwords_and_keeps_them_private(tmp_path):
