@@ -76,6 +76,13 @@ class AgentService:
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:
+        """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
+        from agent.health import AgentHeartbeat
+
+        with AgentHeartbeat.from_settings(self.settings, channel_names):
+            return await self._run_channels(channel_names)
+
+    async def _run_channels(self, channel_names: list[str]) -> int:
         """Run the channels until a signal, the end of the console's input, or no channel is left.
 
         Exits 2 when a channel stopped on an error (e.g. Telegram rejected the token), else 0."""

@@ -91,15 +91,23 @@ def run_command(args: argparse.Namespace) -> int:
             return 2
         configure(args.key, config_path_from_env(os.environ))
         return 0
+    if args.command == "doctor":
+        from agent import health
+        from agent.config import load_config_file, settings_from_config
+
+        # Doctor reports platform credentials in the environment as a problem to fix, so it
+        # loads settings without the start-up check that refuses them.
+        path = config_path_from_env(os.environ)
+        return health.doctor(settings_from_config(load_config_file(path), path, os.environ))
     settings = load_settings()
     if args.command == "clear":
         removed = settings.workspace.clear()
         print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
         return 0
-    if args.command in ("status", "doctor"):
+    if args.command == "status":
         from agent import health
 
-        return health.status(settings) if args.command == "status" else health.doctor(settings)
+        return health.status(settings)
     return run_agent(settings, args)
 
 

@@ -75,20 +75,21 @@ def conversation_filename(conversation: str) -> str:
 class Workspace:
     """Paths and state of one workspace directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, log_dir: Path | None = None) -> None:
         self.root = root
         self.output_dir = root / "output"
         self.history_dir = root / "history"
         self.memory_path = root / "memory.json"
         self.artifact_path = root / "artifact.json"
         self.prompt_cache_path = self.output_dir / "prompt_cache.txt"
-        self.log_path = root / "agent.log"
+        self.log_path = (log_dir or root) / "agent.log"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Workspace:
         env = dict(os.environ) if env is None else env
         root = Path(env["SAFECLAW_WORKSPACE"]) if env.get("SAFECLAW_WORKSPACE") else SHIPPED_WORKSPACE
-        return cls(root.resolve())
+        log_dir = Path(env["SAFECLAW_LOG_DIR"]) if env.get("SAFECLAW_LOG_DIR") else REPO_ROOT / "logs"
+        return cls(root.resolve(), log_dir.resolve())
 
     def ensure(self) -> None:
         """Create the runtime folders and copy any missing template from the shipped workspace."""
@@ -182,7 +183,9 @@ class Workspace:
         for path in [self.artifact_path, self.log_path, *self.history_dir.glob("*.json")]:
             if path.exists():
                 path.unlink()
-                removed.append(str(path.relative_to(self.root)))
+                removed.append(
+                    str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+                )
         return removed
 
     def output_file(self, relative: str) -> Path:

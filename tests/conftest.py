@@ -21,6 +21,7 @@ def isolated_state(tmp_path, monkeypatch):
         shutil.copyfile(SHIPPED_WORKSPACE / name, workspace / name)
     monkeypatch.setenv("SAFECLAW_WORKSPACE", str(workspace))
     monkeypatch.setenv("SAFECLAW_CONFIG", str(tmp_path / "config.json"))
+    monkeypatch.setenv("SAFECLAW_LOG_DIR", str(tmp_path / "logs"))
     for name in (
         "REDIS_URL",
         "OLLAMA_HOST",
@@ -38,7 +39,8 @@ def isolated_state(tmp_path, monkeypatch):
 
 @pytest.fixture
 def workspace(isolated_state) -> Workspace:
-    ws = Workspace(isolated_state)
+    ws = Workspace.from_env()
+    assert ws.root == isolated_state.resolve()
     ws.ensure()
     return ws
 

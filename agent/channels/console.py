@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
@@ -39,8 +40,9 @@ class ConsoleChannel(BaseChannel):
     async def start(self) -> None:
         if self.interactive:
             self._write("SafeClaw is listening. Ctrl-D or Ctrl-C to leave.\n")
+        lines = self._lines_from_a_daemon_thread()
         while not self._stopped.is_set():
-            line = await asyncio.to_thread(self._read_line)
+            line = await lines.get()
             if line is None:
                 break
             text = line.strip()
@@ -50,6 +52,25 @@ class ConsoleChannel(BaseChannel):
             await self.send(CONVERSATION, reply)
         if self.interactive:
             self._write("\nBye.\n")
+
+    def _lines_from_a_daemon_thread(self) -> asyncio.Queue[str | None]:
+        """Read stdin on a daemon thread: a blocked read must never keep the process from
+        exiting on a signal (an executor thread would, as asyncio.run waits for those)."""
+        loop = asyncio.get_running_loop()
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def read_all() -> None:
+            while True:
+                line = self._read_line()
+                try:
+                    loop.call_soon_threadsafe(lines.put_nowait, line)
+                except RuntimeError:  # the event loop is closed: the agent is stopping
+                    return
+                if line is None:
+                    return
+
+        threading.Thread(target=read_all, name="console-stdin", daemon=True).start()
+        return lines
 
     async def stop(self) -> None:
         self._stopped.set()

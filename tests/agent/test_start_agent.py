@@ -112,3 +112,10 @@ def test_corrupt_config_names_the_file(tmp_path):
 def test_unknown_provider_is_refused(tmp_path, provider):
     done = run_agent(stdin="hi\n", env={"SAFECLAW_LLM_PROVIDER": provider})
     assert done.returncode == 2 and "llm.provider" in done.stderr
+
+
+def test_doctor_names_a_platform_credential_instead_of_refusing_to_run():
+    done = run_agent("doctor", env={"MASTODON_TOKEN": "planted-doctor-secret-42"})
+    assert done.returncode == 1
+    assert "MASTODON_TOKEN" in done.stdout
+    assert "planted-doctor-secret-42" not in done.stdout + done.stderr

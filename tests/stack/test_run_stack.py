@@ -9,8 +9,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from tests.stack.stack_helpers import (
     CREATE_POST_REPLY,
     FINAL_REPLY,
@@ -145,9 +143,6 @@ def test_ctrl_c_stops_all_three_by_their_pids(tmp_path):
     assert {name: pid for name, pid in pids.items() if alive(pid)} == {}
 
 
-@pytest.mark.xfail(strict=True, reason="the agent does not exit on SIGINT while its console waits for "
-                   "input (asyncio.run waits for the to_thread readline); run_stack SIGKILLs it after 10 s. "
-                   "Fix in agent/channels/console.py, see the report")
 def test_ctrl_c_needs_no_sigkill(tmp_path):
     code, stderr, _ = interrupt_a_running_stack(tmp_path)
     assert code == 0 and "did not stop" not in stderr, stderr
