@@ -53,7 +53,7 @@ def run() -> dict[str, Any]:
             "reply_start": text[:80],
         })
     return {
-        "model": str(llm.path),
+        "model": llm.path.name if llm.path else llm.model,
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, "
                    f"Python {platform.python_version()}",
         "load_seconds": round(load_s, 3),
