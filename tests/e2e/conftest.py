@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from protocol import PLATFORM_CREDENTIAL_VARIABLES
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
@@ -207,7 +206,11 @@ class Stack:
 
 
 def read_environ(pid: int) -> dict[str, str]:
-    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    """The environment of a live process ({} if it has already gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
     pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
     return {name: value for name, _, value in pairs}
 
@@ -222,7 +225,7 @@ def files_text(root: Path) -> str:
     return "\n".join(parts)
 
 
-def redis_dump(client: redis.Redis) -> str:
+def redis_dump(client: Any) -> str:
     """Every key and its value, dumped by type (admin user: sees every key)."""
     lines = []
     for key in client.scan_iter(match="*", count=500):
@@ -241,7 +244,7 @@ def redis_dump(client: redis.Redis) -> str:
             value = [[entry_id, fields] for entry_id, fields in client.xrange(key)]
         else:
             value = f"(type {kind})"
-        lines.append(f"{key} [{kind}] {json.dumps(value, ensure_ascii=False, default=str)}")
+        lines.append(f"{key!s} [{kind!s}] {json.dumps(value, ensure_ascii=False, default=str)}")
     return "\n".join(lines)
 
 
