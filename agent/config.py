@@ -97,10 +97,7 @@ def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str
         or (llm.get("model") if provider == llm.get("provider", "ollama") else None)
         or DEFAULT_MODELS[provider]
     )
-    keys = Keys(
-        command_queue=env.get("COMMAND_QUEUE") or Keys.command_queue,
-        response_prefix=env.get("RESPONSE_PREFIX") or Keys.response_prefix,
-    )
+    keys = Keys.from_env(env)
     return AgentSettings(
         config_path=path,
         raw=data,

@@ -25,19 +25,23 @@ TEMPLATES = ("PROMPT.md", "PROMPT_local.md", "SOUL.md", "agent_action.json", "ro
 HISTORY_PAIRS = 10
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never a torn one."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so a reader sees the old file or the new one, never a torn one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -37,6 +38,14 @@ class Keys:
     prefix: str = "safeclaw:"
     command_queue: str = "safeclaw:command_queue"
     response_prefix: str = "safeclaw:response:"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Keys:
+        """The names both processes agree on, with COMMAND_QUEUE / RESPONSE_PREFIX overrides."""
+        return cls(
+            command_queue=env.get("COMMAND_QUEUE") or cls.command_queue,
+            response_prefix=env.get("RESPONSE_PREFIX") or cls.response_prefix,
+        )
 
     def response(self, command_id: str) -> str:
         return f"{self.response_prefix}{command_id}"

@@ -70,10 +70,7 @@ class RouterSettings:
             )
         if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
-        keys = Keys(
-            command_queue=env.get("COMMAND_QUEUE") or Keys.command_queue,
-            response_prefix=env.get("RESPONSE_PREFIX") or Keys.response_prefix,
-        )
+        keys = Keys.from_env(env)
         return cls(
             redis_url=redis_url,
             keys=keys,

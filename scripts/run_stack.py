@@ -192,8 +192,7 @@ def run(args: argparse.Namespace) -> int:
                                                        for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
-        keys = Keys(command_queue=os.environ.get("COMMAND_QUEUE") or Keys.command_queue,
-                    response_prefix=os.environ.get("RESPONSE_PREFIX") or Keys.response_prefix)
+        keys = Keys.from_env(os.environ)
         agent_url, router_url = redis_urls(args, stack, keys, agent_file, router_file)
         router_env, dry_run = router_environment(os.environ, router_file, router_url)
         router = start_router(args, stack, router_env)

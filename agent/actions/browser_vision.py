@@ -25,7 +25,7 @@ from typing import Any
 from agent.actions import ActionContext, ActionError
 from agent.actions.consent import dismiss_consent_banners
 from agent.actions.url_guard import CheckedURL, check_url, parse_ip_literal
-from agent.workspace import write_text_atomic
+from agent.workspace import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
 
 log = logging.getLogger("safeclaw.agent.browser")
@@ -278,19 +278,6 @@ def capture_page(session: BrowserSession, checked: CheckedURL, browser: dict[str
         png=driver.get_screenshot_as_png(),
         consent_clicked=clicked,
     )
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_capture(output_dir: Path, capture: PageCapture) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 
@@ -34,10 +35,21 @@ def is_running(pid: int) -> bool:
     return state != "Z"
 
 
+def still_running(pids: list[int], grace_seconds: float = 15.0) -> list[int]:
+    """The pids still alive once `grace_seconds` have passed (a quit browser exits asynchronously,
+    and slowly on a loaded machine); returns as soon as all are gone."""
+    deadline = time.monotonic() + grace_seconds
+    while True:
+        alive = [pid for pid in pids if is_running(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
 def assert_all_quit(record: dict) -> None:
     """The chromedriver and every browser process it started are gone, the profile removed."""
     assert record["session"].closed
     assert record["service_pid"] and record["browser_pids"], "expected a local chromedriver with a browser"
-    left = [pid for pid in [record["service_pid"], *record["browser_pids"]] if is_running(pid)]
+    left = still_running([record["service_pid"], *record["browser_pids"]])
     assert left == [], f"processes left running: {left}"
     assert not record["profile_dir"].exists()

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from agent.actions.browser_vision import browser_vision
-from tests.agent.actions.processes import children_of, is_running
+from tests.agent.actions.processes import children_of, still_running
 from tests.support.web_pages import NORMAL_TEXT
 
 pytestmark = pytest.mark.slow
@@ -77,5 +77,5 @@ def test_remote_webdriver_opens_the_page_and_ends_its_session(remote_chromedrive
     session, browser_pids = sessions[0]
     assert session.service is None and session.profile_dir is None  # nothing local was started
     assert browser_pids, "the remote chromedriver should have started a browser"
-    assert [pid for pid in browser_pids if is_running(pid)] == []  # the session was quit
+    assert still_running(browser_pids) == []  # the session was quit
     assert process.poll() is None  # the remote server itself is not ours to stop
