@@ -9,6 +9,9 @@ off, which SafeClaw requires.) Recovery (at start, after Redis comes
 back, and every heartbeat period) re-handles what is left in this router's list and moves over
 the lists of routers whose heartbeat is gone. Side-effecting commands keep a record per id:
 never started -> run; done -> re-send the stored reply; started, not done -> `unknown`.
+A skill that raises is retried up to `max_attempts` only when it has no side effect; a
+side-effecting one is answered `unknown` at once. Either way the command ends in the
+dead-letter list with the reason.
 """
 
 from __future__ import annotations
@@ -233,6 +236,9 @@ class Worker:
                 log.exception("skill %s crashed on command %s (attempt %d of %d)", skill.name, envelope.id,
                               attempt, self.settings.max_attempts)
                 last_error = f"{type(exc).__name__}: {exc}"
+                if skill.side_effect:
+                    # It may have acted before it crashed: running it again could act twice.
+                    return self._crashed_with_side_effect(envelope, raw, last_error)
                 continue
             extra = {"dry_run": True} if self.settings.dry_run and skill.side_effect else {}
             return Reply(envelope.id, Status.OK, result=result, extra=extra)
@@ -242,6 +248,12 @@ class Worker:
         self._dead_letter(raw, envelope.action, reason, None)
         return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {crashes} times and was set aside "
                      "for the router's operator (dead-letter list)", error="internal_error")
+
+    def _crashed_with_side_effect(self, envelope: CommandEnvelope, raw: str, reason: str) -> Reply:
+        self._dead_letter(raw, envelope.action, f"crashed while running, not retried: {reason}", None)
+        message = (f"{envelope.action} crashed while running; it may or may not have happened, so it was "
+                   "not retried (details in the dead-letter list)")
+        return Reply(envelope.id, Status.UNKNOWN, message, error="crashed")
 
     def context(self, envelope: CommandEnvelope) -> SkillContext:
         return SkillContext(

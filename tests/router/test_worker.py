@@ -6,6 +6,7 @@ import time
 import pytest
 
 from protocol import CommandEnvelope, Reply, Status
+from router.registry import Skill
 from router.worker import Worker
 from tests.router.router_helpers import (
     MY_SKILLS,
@@ -102,15 +103,36 @@ def test_malformed_json_dead_lettered(redis_urls, admin, keys, tmp_path):
 
 
 def test_poison_command_dead_lettered_after_max_attempts(redis_urls, admin, keys, tmp_path):
-    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="3")):
-        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x", "crash": True}))
+    calls = []
+
+    def explode(params, ctx):
+        calls.append(ctx.command_id)
+        raise RuntimeError("boom")
+
+    skills = {**MY_SKILLS, "EXPLODE": Skill("EXPLODE", "always crashes", {"type": "object"}, False, explode)}
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="3"), skills):
+        reply = reply_of(admin, keys, push(admin, keys, "EXPLODE", {}))
         after = reply_of(admin, keys, push(admin, keys, "PING", {}))  # the router lives on
+    assert len(calls) == 3
     assert reply["status"] == "error" and reply["error"] == "internal_error"
     assert "3 times" in reply["message"]
     [entry] = [json.loads(e) for e in admin.lrange(keys.dead_letter, 0, -1)]
-    assert entry["action"] == "NOTE" and "crashed 3 times" in entry["reason"]
+    assert entry["action"] == "EXPLODE" and "crashed 3 times" in entry["reason"]
     assert "RuntimeError" in entry["reason"]
     assert after["status"] == "ok"
+
+
+def test_a_crashing_side_effect_is_never_retried(redis_urls, admin, keys, tmp_path):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="3")):
+        envelope = CommandEnvelope.new("NOTE", {"text": "x", "crash": True}, "t", ttl_seconds=120)
+        admin.lpush(keys.command_queue, envelope.to_json())
+        reply = reply_of(admin, keys, envelope.id)
+        admin.lpush(keys.command_queue, envelope.to_json())  # delivered again
+        again = reply_of(admin, keys, envelope.id)
+    assert reply["status"] == "unknown" and reply["error"] == "crashed"
+    assert again == reply  # a re-delivered copy gets the stored answer, and nothing runs
+    [entry] = [json.loads(e) for e in admin.lrange(keys.dead_letter, 0, -1)]
+    assert entry["action"] == "NOTE" and "not retried" in entry["reason"]
 
 
 def test_test_hooks_refused_when_off(redis_urls, admin, keys, tmp_path):
