@@ -7,6 +7,7 @@ definition of how outside text is made safe to show a model). JSON only.
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -125,11 +126,11 @@ class CommandEnvelope:
                 action=_require(data, "action", str),
                 params=_require(data, "params", dict),
                 conversation=_require(data, "conversation", str),
-                created_at=float(_require(data, "created_at", (int, float))),
-                expires_at=float(_require(data, "expires_at", (int, float))),
+                created_at=_finite(data, "created_at"),
+                expires_at=_finite(data, "expires_at"),
                 v=int(data.get("v", PROTOCOL_VERSION)),
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity
             raise ProtocolError(f"invalid command: {exc}") from None
         if not envelope.id or len(envelope.id) > 128:
             raise ProtocolError("invalid command: id must be 1-128 characters")
@@ -187,9 +188,19 @@ def _load_object(raw: str | bytes, what: str) -> dict[str, Any]:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"invalid {what}: not JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    except RecursionError:
+        raise ProtocolError(f"invalid {what}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"invalid {what}: expected a JSON object")
     return data
+
+
+def _finite(data: dict[str, Any], key: str) -> float:
+    """A time field; NaN or Infinity (which json accepts) would make a command never expire."""
+    value = float(_require(data, key, (int, float)))
+    if not math.isfinite(value):
+        raise ProtocolError(f"field {key!r} must be a finite number")
+    return value
 
 
 def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
