@@ -142,6 +142,9 @@ class XClient(PlatformClient):
         text, cut = compose_tweet(request.text, request.url)
         reply_to = tweet_id(request.reply_to) if request.reply_to else None
         quote = tweet_id(request.quote) if request.quote else None
+        # The public URL needs our username: ask before posting, so a failure there (users/me has
+        # a far smaller rate limit) is an error of a post that was never made.
+        self._whoami()
         created = self._call(
             lambda c: c.create_tweet(
                 text=text, in_reply_to_tweet_id=reply_to, quote_tweet_id=quote, user_auth=True

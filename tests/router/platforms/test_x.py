@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -10,6 +11,7 @@ from router.errors import SkillError
 from router.platforms.base import PostRequest
 from router.platforms.text_limits import x_weighted_length
 from router.platforms.x import XClient, tweet_id
+from tests.support.fake_moltbook import json_response
 from tests.support.fake_x import ME_ID, FakeX
 
 API_SECRET = "x-consumer-secret-Pp93Qe"
@@ -156,3 +158,26 @@ def test_timeout_is_request_failed(fake):
     with pytest.raises(SkillError) as caught:
         client(fake, timeout=0.3).profile()
     assert caught.value.kind == "request_failed"
+
+
+class _UsersMeRateLimited(FakeX):
+    """X's /2/users/me has a far smaller rate limit than posting (25 a day on the free tier)."""
+
+    def failure(self, request):
+        if request.path == "/2/users/me":
+            return json_response(429, {"title": "Too Many Requests", "status": 429},
+                                 {"x-rate-limit-reset": str(int(time.time()) + 60)})
+        return super().failure(request)
+
+
+def test_a_failing_users_me_never_turns_a_made_post_into_an_error():
+    fake = _UsersMeRateLimited(api_key="x-consumer-key-Hh21", api_secret=API_SECRET,
+                               access_token=ACCESS_TOKEN, access_secret=ACCESS_SECRET).start()
+    try:
+        with pytest.raises(SkillError) as caught:
+            client(fake).post(PostRequest(text="posted once"))
+        assert caught.value.kind == "rate_limited"
+        # An error answer must mean nothing was posted: the agent may well send it again.
+        assert fake.paths("POST") == [] and fake.tweets == {}
+    finally:
+        fake.stop()
