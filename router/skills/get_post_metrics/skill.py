@@ -8,6 +8,7 @@ from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
+    clean,
     open_client,
     params_schema,
     platform_call,
@@ -19,7 +20,8 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, [
 def get_post_metrics(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     client = open_client(params, ctx)
     metrics = platform_call(params["platform"], "metrics", lambda: client.metrics(params["post_id"]))
-    return {"platform": params["platform"], **metrics}
+    # A post's URL can come from another server (a federated Mastodon status): outside text.
+    return {"platform": params["platform"], **clean(metrics, ctx)}
 
 
 SKILL = Skill(
