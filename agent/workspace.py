@@ -41,7 +41,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+    # A lone surrogate (half an emoji in a model's JSON, a surrogate escape from stdin) cannot be
+    # UTF-8: it becomes "?" rather than failing the write and the turn with it.
+    write_bytes_atomic(path, text.encode("utf-8", errors="replace"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -56,6 +58,11 @@ def read_json(path: Path, default: Any) -> Any:
         return default
     except OSError as exc:
         raise StateFileError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise StateFileError(
+            f"{path} is not UTF-8 text (byte {exc.start}). "
+            "Fix it by hand or move it away; SafeClaw will not overwrite it."
+        ) from None
     if not raw.strip():
         return default
     try:
@@ -140,8 +147,8 @@ class Workspace:
     def load_history(self, conversation: str) -> list[dict[str, Any]]:
         data = read_json(self.history_path(conversation), {"conversation": conversation, "turns": []})
         turns = data.get("turns") if isinstance(data, dict) else None
-        if not isinstance(turns, list):
-            raise StateFileError(f"{self.history_path(conversation)} must hold {{'turns': [...]}}")
+        if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
+            raise StateFileError(f"{self.history_path(conversation)} must hold {{'turns': [{{...}}, ...]}}")
         return turns
 
     def _save_history(self, conversation: str, turns: list[dict[str, Any]]) -> None:

@@ -94,3 +94,26 @@ def test_clear_removes_artifact_history_log_only(workspace):
     assert not workspace.log_path.exists()
     assert workspace.memory_path.exists() and (workspace.output_dir / "keep.txt").exists()
     assert (workspace.root / "SOUL.md").exists()
+
+
+def test_lone_surrogates_do_not_crash_a_state_write(workspace):
+    # JSON from a model may carry half an emoji ("\ud83d"); stdin may carry surrogate escapes.
+    workspace.begin_turn("console", "caf\udce9 ok")
+    workspace.merge_memory({"mood": "\ud83d happy"}, "console")
+    assert workspace.load_history("console")[-1]["user"] == "caf? ok"
+    assert workspace.load_memory()["mood"]["value"] == "? happy"
+
+
+def test_state_file_that_is_not_utf8_is_named_and_never_overwritten(workspace):
+    workspace.memory_path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(StateFileError, match="memory.json"):
+        workspace.merge_memory({"a": 1}, "console")
+    assert workspace.memory_path.read_bytes() == b'{"a": "\xff"}'
+
+
+@pytest.mark.parametrize("turns", [["a string"], [None], [{"user": "hi"}, 3]])
+def test_history_with_turns_that_are_not_objects_is_a_state_file_error(workspace, turns):
+    path = workspace.history_path("console")
+    path.write_text(json.dumps({"turns": turns}))
+    with pytest.raises(StateFileError, match=path.name):
+        workspace.load_history("console")
