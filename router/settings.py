@@ -8,7 +8,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from dotenv import dotenv_values
 
@@ -51,7 +51,7 @@ class RouterSettings:
 
     @property
     def redis_password(self) -> str:
-        return urlsplit(self.redis_url).password or ""
+        return unquote(urlsplit(self.redis_url).password or "")  # as redis-py sends it
 
     @classmethod
     def load(
@@ -70,6 +70,11 @@ class RouterSettings:
             )
         if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
+        try:
+            urlsplit(redis_url).port  # noqa: B018 - raises, naming part of the URL, when unparsable
+        except ValueError:
+            raise ConfigError("REDIS_URL cannot be parsed: percent-encode any '/', '#', '?', '@' or ':' "
+                              "in its password (e.g. '/' as %2F)") from None
         keys = Keys.from_env(env)
         return cls(
             redis_url=redis_url,
