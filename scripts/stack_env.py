@@ -18,6 +18,9 @@ CREDENTIAL_VARIABLES = frozenset(n for names in PLATFORM_CREDENTIAL_VARIABLES.va
 # The agent's own secrets: the router has no use for them.
 AGENT_ONLY_VARIABLES = frozenset({"OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "TELEGRAM_BOT_TOKEN",
                                   "OLLAMA_API_KEY", "SAFECLAW_SCRIPTED_REPLIES"})
+# The router's own Redis login, when the user gives one in the shell: the agent must not hold it
+# (with it the agent could take commands and forge the router's replies).
+ROUTER_ONLY_VARIABLES = frozenset({"SAFECLAW_ROUTER_REDIS_URL"})
 DEFAULT_ROUTER_ID = "safeclaw-local"  # stable, so a restart recovers this router's processing list
 
 
@@ -38,7 +41,8 @@ def platforms_with_credentials(env: Mapping[str, str]) -> list[str]:
 
 def agent_environment(environ: Mapping[str, str], redis_url: str, llm_provider: str | None) -> dict[str, str]:
     """What the agent process gets: the shell's environment minus every platform credential."""
-    env = {k: v for k, v in environ.items() if k not in CREDENTIAL_VARIABLES and not k.startswith("ROUTER_")}
+    env = {k: v for k, v in environ.items()
+           if k not in CREDENTIAL_VARIABLES | ROUTER_ONLY_VARIABLES and not k.startswith("ROUTER_")}
     env["REDIS_URL"] = redis_url
     if llm_provider:
         env["SAFECLAW_LLM_PROVIDER"] = llm_provider

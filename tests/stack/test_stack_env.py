@@ -60,3 +60,9 @@ def test_bootstrap_execs_the_runner_when_install_is_skipped():
 def test_bootstrap_is_valid_bash():
     assert subprocess.run(["bash", "-n", str(REPO_ROOT / "safeclaw")]).returncode == 0
     assert os.access(REPO_ROOT / "safeclaw", os.X_OK)
+
+
+def test_the_agent_never_gets_the_routers_redis_login():
+    router_url = "redis://router:planted-router-redis-pass@127.0.0.1:1/0"
+    env = agent_environment({**SHELL, "SAFECLAW_ROUTER_REDIS_URL": router_url}, "redis://agent:pw@h:1/0", None)
+    assert "planted-router-redis-pass" not in "".join(env.values())
