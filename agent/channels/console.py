@@ -7,6 +7,7 @@ channel returns at end of input so the process can exit 0.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import threading
 from typing import TextIO
@@ -14,6 +15,7 @@ from typing import TextIO
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
 
 CONVERSATION = "console"
+log = logging.getLogger("safeclaw.agent.console")
 
 
 class ConsoleChannel(BaseChannel):
@@ -25,6 +27,11 @@ class ConsoleChannel(BaseChannel):
         super().__init__(handle)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
+        reconfigure = getattr(self.stdin, "reconfigure", None)
+        if reconfigure is not None:
+            # A byte that is not UTF-8 (or a C locale's surrogate escape) becomes U+FFFD instead
+            # of killing the reader thread, which would leave the agent waiting forever.
+            reconfigure(errors="replace")
         self.interactive = self.stdin.isatty() and self.stdout.isatty()
         self._stopped = asyncio.Event()
 
@@ -35,6 +42,9 @@ class ConsoleChannel(BaseChannel):
             line = self.stdin.readline()
             return line if line else None
         except EOFError:
+            return None
+        except (OSError, ValueError) as exc:  # stdin closed or broken: that is the end of input
+            log.warning("console input ended: %s", exc)
             return None
 
     async def start(self) -> None:
