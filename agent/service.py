@@ -62,6 +62,10 @@ class AgentService:
         except AgentError as exc:
             log.error("turn failed for %s: %s", message.conversation, exc)
             return f"Sorry, something is wrong with my setup: {exc}"
+        except Exception as exc:  # a bug in one turn must not end the channel (and the agent)
+            log.exception("turn crashed for %s", message.conversation)
+            return (f"Sorry, that failed on my side ({type(exc).__name__}; details are in the log). "
+                    "Your message is saved; try again.")
         return result.reply
 
     def make_channel(self, name: str) -> BaseChannel:
