@@ -19,7 +19,7 @@ from atproto_client.request import Request
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
 from router.platforms.http_errors import error_from_exception
-from router.platforms.text_limits import BLUESKY_LIMIT, grapheme_length, truncate
+from router.platforms.text_limits import BLUESKY_LIMIT, bluesky_length, truncate
 
 DEFAULT_SERVICE = "https://bsky.social"
 DEFAULT_APPVIEW = "https://public.api.bsky.app"
@@ -179,12 +179,11 @@ class BlueskyClient(PlatformClient):
     def _fit_text(self, request: PostRequest) -> tuple[str, bool]:
         """The post text within 300 graphemes, with the link (if any) appended whole."""
         if not request.url or request.url in request.text:
-            return truncate(request.text, BLUESKY_LIMIT)
+            return truncate(request.text, BLUESKY_LIMIT, bluesky_length)
         suffix = " " + request.url
-        room = BLUESKY_LIMIT - grapheme_length(suffix)
-        if room < 1:
+        if bluesky_length(request.url + "…") > BLUESKY_LIMIT:
             raise SkillError("invalid_params", "the link alone is longer than a Bluesky post (300)")
-        body, truncated = truncate(request.text.rstrip(), room)
+        body, truncated = truncate(request.text.rstrip(), BLUESKY_LIMIT, lambda t: bluesky_length(t + suffix))
         return (body + suffix if body else request.url), truncated
 
     def post(self, request: PostRequest) -> PostRef:

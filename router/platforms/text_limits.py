@@ -1,6 +1,7 @@
 """Post length the way each platform counts it, and truncation on a grapheme boundary.
 
-- Bluesky: 300 graphemes (extended grapheme clusters, so a family emoji is one).
+- Bluesky: 300 graphemes (extended grapheme clusters, so a family emoji is one) and at most
+  3000 UTF-8 bytes (the record's `maxLength`; emoji-heavy text reaches it first).
 - Mastodon: the instance's limit (500 by default) in graphemes, every URL counts 23, and a
   remote mention `@user@domain` counts as `@user`.
 - X: 280 weighted: most Latin-range characters weigh 1, other characters (CJK, ...) 2, an
@@ -16,6 +17,7 @@ from collections.abc import Callable
 import grapheme
 
 BLUESKY_LIMIT = 300
+BLUESKY_MAX_BYTES = 3000
 MASTODON_DEFAULT_LIMIT = 500
 X_LIMIT = 280
 URL_WEIGHT = 23
@@ -31,6 +33,13 @@ Measure = Callable[[str], int]
 
 def grapheme_length(text: str) -> int:
     return int(grapheme.length(text))
+
+
+def bluesky_length(text: str) -> int:
+    """Graphemes, or more than the limit when the text is over Bluesky's byte limit too."""
+    if len(text.encode("utf-8")) > BLUESKY_MAX_BYTES:
+        return BLUESKY_LIMIT + 1
+    return grapheme_length(text)
 
 
 def mastodon_length(text: str) -> int:

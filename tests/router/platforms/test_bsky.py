@@ -138,6 +138,21 @@ def test_long_text_with_link_keeps_the_link_whole(fake):
     assert record["text"].encode()[link["index"]["byteStart"] : link["index"]["byteEnd"]] == url.encode()
 
 
+def test_emoji_text_is_also_cut_to_the_3000_utf8_bytes_a_post_may_hold(fake):
+    # 250 family emoji are 250 graphemes (under 300) but 6250 bytes: the PDS refuses that.
+    ref = make_client(fake).post(PostRequest(text=FAMILY * 250, idempotency_key="bytes"))
+    posted = fake.writes()[-1]["record"]["text"]
+    assert ref.extra["truncated"] is True and len(posted.encode()) <= 3000
+    assert posted == FAMILY * ((3000 - len("…".encode())) // len(FAMILY.encode())) + "…"
+
+
+def test_emoji_text_with_link_fits_the_byte_limit_with_the_link_whole(fake):
+    url = "https://example.com/x"
+    make_client(fake).post(PostRequest(text=FAMILY * 250, url=url, idempotency_key="bytes-link"))
+    posted = fake.writes()[-1]["record"]["text"]
+    assert len(posted.encode()) <= 3000 and posted.endswith("… " + url)
+
+
 def test_delete_like_profile_metrics(fake):
     client = make_client(fake)
     alice = fake.add_account("alice.test")
