@@ -1,6 +1,6 @@
 """The agent's side of the wire: send a router action, wait for its reply, return an observation.
 
-`RouterClient.call()` never raises for a router or Redis problem: every outcome is an
+`RouterClient.call()` never raises for a router or Redis problem (refusals included): every outcome is an
 observation dict the loop can show the LLM. A timeout is `unknown` ("no answer yet"), never a
 failure. Each call waits only on its own reply key, so a late reply never lands in a later turn.
 `NoRouter` stands in when REDIS_URL is not set.
@@ -44,10 +44,21 @@ class RouterClient:
         """Send one command and wait up to `timeout` seconds for its reply."""
         envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout)
         deadline = time.monotonic() + self.timeout
-        if not self._send(envelope):
-            return {"status": "error", "error": "router_unreachable",
-                    "message": "cannot reach Redis to send the command to the router; it was not sent"}
-        return self._wait(envelope, deadline)
+        try:
+            if not self._send(envelope):
+                return {"status": "error", "error": "router_unreachable",
+                        "message": "cannot reach Redis to send the command to the router; it was not sent"}
+        except redis.ResponseError as exc:  # NOPERM (ACL vs key names), OOM, a read-only replica
+            log.error("Redis refused the command for the router: %s", exc)
+            return {"status": "error", "error": "redis_refused",
+                    "message": f"Redis refused the command ({exc}); it was not sent. Check REDIS_URL's "
+                    "user and COMMAND_QUEUE against the router's"}
+        try:
+            return self._wait(envelope, deadline)
+        except redis.ResponseError as exc:
+            log.error("Redis refused to hand over the router's reply: %s", exc)
+            return {"status": "unknown", "message": f"the command was sent but Redis refused to hand over "
+                    f"the reply ({exc}); outcome unknown. Check RESPONSE_PREFIX against the router's"}
 
     def _send(self, envelope: CommandEnvelope) -> bool:
         for attempt in range(SEND_ATTEMPTS):

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from agent.router_client import NoRouter, RouterClient
+from protocol import Keys
 from tests.router.router_helpers import WorkerThread, settings_for
 from tests.support.redis_server import free_port
 
@@ -93,3 +94,28 @@ def test_no_router_says_how_to_connect():
     assert observation["status"] == "error" and observation["error"] == "router_not_connected"
     assert "REDIS_URL" in observation["message"]
     assert NoRouter().ping() is False
+
+
+def test_redis_refusing_the_command_is_an_error_observation_not_a_crash(redis_urls):
+    # The agent's ACL user may push only to the agreed queue: another name is refused (NOPERM).
+    keys = Keys(command_queue="safeclaw:elsewhere")
+    agent = RouterClient(redis_urls.agent_url, keys, timeout=1.0)
+    try:
+        observation = agent.call("PING", {}, "console")
+    finally:
+        agent.close()
+    assert observation["status"] == "error" and observation["error"] == "redis_refused"
+    assert "not sent" in observation["message"] and "permission" in observation["message"]
+    assert redis_urls.server.agent_password not in observation["message"]
+
+
+def test_redis_refusing_the_reply_read_is_unknown_not_a_crash(redis_urls, admin):
+    # Sent, but the reply key is outside what the agent may read: the outcome is unknown.
+    keys = Keys(response_prefix="safeclaw:elsewhere:")
+    agent = RouterClient(redis_urls.agent_url, keys, timeout=1.0)
+    try:
+        observation = agent.call("PING", {}, "console")
+    finally:
+        agent.close()
+    assert observation["status"] == "unknown" and "permission" in observation["message"]
+    assert admin.llen(redis_urls.keys.command_queue) == 1
