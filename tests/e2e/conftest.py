@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -186,7 +187,7 @@ class Stack:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env,
         )
         try:
-            environ = read_environ(process.pid)  # it waits on stdin, so it is alive now
+            environ = read_environ(process)  # it waits on stdin, so it is alive now
             stdout, stderr = process.communicate(stdin, timeout=timeout)
         finally:
             if process.poll() is None:
@@ -205,12 +206,18 @@ class Stack:
         return (self.workspace / "output" / "prompt_cache.txt").read_text(encoding="utf-8")
 
 
-def read_environ(pid: int) -> dict[str, str]:
-    """The environment of a live process ({} if it has already gone)."""
-    try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return {}
+def read_environ(process: subprocess.Popen[str], deadline_seconds: float = 10.0) -> dict[str, str]:
+    """The environment of a live process ({} if it has gone). Right after a vfork-style spawn the
+    kernel may not have set up the new image's environment yet, so an empty read is retried."""
+    deadline = time.monotonic() + deadline_seconds
+    raw = b""
+    while not raw and time.monotonic() < deadline and process.poll() is None:
+        try:
+            raw = Path(f"/proc/{process.pid}/environ").read_bytes()
+        except OSError:
+            return {}
+        if not raw:
+            time.sleep(0.01)
     pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
     return {name: value for name, _, value in pairs}
 
