@@ -76,7 +76,7 @@ class GeminiLLM(BaseLLM):
         except TRANSPORT_ERRORS as e:
             raise LLMError(self.name, f"cannot reach {self.where}: {self._safe(type(e).__name__)}",
                            "check the network, or GEMINI_BASE_URL if you use a proxy") from None
-        except ValueError as e:  # a body that is not JSON, or not a Gemini response
+        except (ValueError, TypeError) as e:  # a body that is not JSON, or not a Gemini response
             raise LLMError(self.name, f"unreadable answer from {self.where}: {self._safe(str(e))}",
                            "is GEMINI_BASE_URL really a Gemini API endpoint?") from None
 

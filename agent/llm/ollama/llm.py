@@ -93,8 +93,9 @@ class OllamaLLM(BaseLLM):
         except httpx.HTTPError as e:
             raise LLMError(self.name, f"network error talking to {self.host}: {redact(str(e), self._key)}",
                            "check OLLAMA_HOST") from None
-        except (ValueError, ValidationError) as e:
-            # json.JSONDecodeError is a ValueError: the server answered something that is not Ollama JSON
+        except (ValueError, TypeError, ValidationError) as e:
+            # json.JSONDecodeError is a ValueError: the server answered something that is not Ollama JSON;
+            # TypeError: JSON that is not an object (the client does ChatResponse(**body))
             raise LLMError(self.name, f"unreadable answer from {self.host}: {redact(str(e), self._key)}",
                            "is OLLAMA_HOST really an Ollama server?") from None
 

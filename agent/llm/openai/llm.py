@@ -42,8 +42,11 @@ class OpenAILLM(BaseLLM):
                 model=self.model, messages=[{"role": "user", "content": prompt}]
             )
         )
-        choices = getattr(completion, "choices", None)
-        text = choices[0].message.content if choices and choices[0].message else None
+        try:  # the SDK does not validate the body: `choices` may be any JSON a server sent
+            text = completion.choices[0].message.content
+        except (AttributeError, IndexError, KeyError, TypeError):
+            raise LLMError(self.name, f"unreadable answer from {self.where}: no choices[0].message.content",
+                           "is OPENAI_BASE_URL really an OpenAI-compatible server?") from None
         if not isinstance(text, str) or not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
                            "try again; check the model's content filter or max tokens")

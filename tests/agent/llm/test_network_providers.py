@@ -1,5 +1,6 @@
 """Ollama, OpenAI and Gemini through their official clients against local fakes of their APIs."""
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.ollama.llm import OllamaLLM
 from agent.llm.openai.llm import OpenAILLM
 from tests.support.fake_gemini import FakeGemini
-from tests.support.fake_ollama import FakeOllama
+from tests.support.fake_ollama import Failure, FakeOllama
 from tests.support.fake_openai import FakeOpenAI
 
 SECRET = "sk-PLANTED-SECRET-0123456789abcdef"
@@ -167,3 +168,17 @@ def test_a_missing_key_fails_at_creation_naming_the_variable(case):
     variable = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}[case.name]
     with pytest.raises(LLMError, match=f"{variable} is not set"):
         case.llm_cls(case.model, TIMEOUT, {})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [[1, 2], "text", 5, {"choices": [{"message": "hi"}]}, {"choices": "abc"}, {"choices": [None]},
+     {"choices": {"0": 1}}, {"message": "hi"}, {"candidates": [{"content": "x"}]}],
+    ids=["list", "string", "number", "message-string", "choices-string", "choice-null", "choices-object",
+         "ollama-message-string", "gemini-content-string"],
+)
+def test_a_json_body_of_an_odd_shape_is_an_llm_error_not_a_crash(case, fake, llm, body):
+    fake.fail_always(Failure(200, raw=json.dumps(body).encode()))
+    with pytest.raises(LLMError) as caught:
+        llm.chat("hi")
+    assert caught.value.provider == case.name and caught.value.hint
