@@ -11,7 +11,8 @@ the lists of routers whose heartbeat is gone. Side-effecting commands keep a rec
 never started -> run; done -> re-send the stored reply; started, not done -> `unknown`.
 A skill that raises is retried up to `max_attempts` only when it has no side effect; a
 side-effecting one is answered `unknown` at once. Either way the command ends in the
-dead-letter list with the reason.
+dead-letter list with the reason. A side-effecting skill's `request_failed` (timeout, 5xx) is
+answered `unknown` too: the request may have acted before its answer was lost.
 """
 
 from __future__ import annotations
@@ -231,6 +232,10 @@ class Worker:
                     raise TypeError(f"skill {skill.name} returned {type(result).__name__}, not a dict")
             except SkillError as exc:
                 extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
+                if skill.side_effect and exc.kind == "request_failed":
+                    # Sent, answer lost (timeout, 5xx): it may have acted; "error" would invite a repeat.
+                    return Reply(envelope.id, Status.UNKNOWN, f"{exc.message}; {envelope.action} may or may "
+                                 "not have happened, and it will not be retried", error=exc.kind, extra=extra)
                 return Reply(envelope.id, Status.ERROR, exc.message, error=exc.kind, extra=extra)
             except Exception as exc:
                 log.exception("skill %s crashed on command %s (attempt %d of %d)", skill.name, envelope.id,

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from protocol import CommandEnvelope, Reply, Status
+from router.errors import SkillError
 from router.registry import Skill
 from router.worker import Worker
 from tests.router.router_helpers import (
@@ -218,3 +219,20 @@ def test_wrong_router_password_is_a_config_error(redis_urls, tmp_path):
     worker = Worker(settings_for(bad_url, tmp_path), MY_SKILLS, {})
     with pytest.raises(ConfigError, match="REDIS_URL"):
         worker.run()
+
+
+def test_a_side_effect_whose_request_failed_is_unknown_not_error(redis_urls, admin, keys, tmp_path):
+    # A timeout or a 5xx after the request was sent: the post may exist. "error" would tell the
+    # agent it did not happen, and the agent repeats failed actions (a second post).
+    def lost_answer(params, ctx):
+        raise SkillError("request_failed", "mastodon did not answer the post in time")
+
+    schema = {"type": "object"}
+    skills = {**MY_SKILLS, "POST_IT": Skill("POST_IT", "posts", schema, True, lost_answer),
+              "READ_IT": Skill("READ_IT", "reads", schema, False, lost_answer)}
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path), skills):
+        posted = reply_of(admin, keys, push(admin, keys, "POST_IT", {}))
+        read = reply_of(admin, keys, push(admin, keys, "READ_IT", {}))
+    assert posted["status"] == "unknown" and posted["error"] == "request_failed"
+    assert "may or may not" in posted["message"]
+    assert read["status"] == "error" and read["error"] == "request_failed"
