@@ -77,9 +77,14 @@ def render_history(turns: list[dict[str, Any]]) -> str:
         return "(this is the start of the conversation)"
     lines = []
     for turn in turns:
-        lines.append(f"Owner: {turn.get('user', '')}")
-        lines.append(f"You: {turn.get('response') or '(no reply: that turn was interrupted)'}")
+        lines.append(history_line("Owner", turn.get("user", "")))
+        lines.append(history_line("You", turn.get("response") or "(no reply: that turn was interrupted)"))
     return escape_text("\n".join(lines))
+
+
+def history_line(speaker: str, text: Any) -> str:
+    """One turn; its further lines are indented, so only a real turn starts a line with a speaker."""
+    return f"{speaker}: " + "\n  ".join(str(text).splitlines() or [""])
 
 
 def render_artifact(artifact: dict[str, Any], conversation: str, turn_id: str = "") -> str:
@@ -92,7 +97,8 @@ def render_artifact(artifact: dict[str, Any], conversation: str, turn_id: str = 
     if not steps:
         return "(no action results yet)"
     clean, reasons = sanitise_value(steps)
-    body = json.dumps(clean, ensure_ascii=False, indent=1)
+    # Escaped like the other sections, so a result cannot close <artifact> or open another tag.
+    body = html.escape(json.dumps(clean, ensure_ascii=False, indent=1), quote=False)
     if reasons:
         body += (
             "\nWARNING: this data matches prompt-injection patterns "
