@@ -7,6 +7,7 @@ the agent names that is not here is denied, and params are validated against `Sk
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,12 @@ class Skill:
 
     def validation_error(self, params: Any) -> str | None:
         """A one-line reason the params are invalid, or None when they are valid."""
+        try:
+            json.dumps(params, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # JSON may carry half an emoji ("\ud83d"); nothing can store it
+            return "params: a string holds a lone surrogate (not valid Unicode text)"
+        except (TypeError, ValueError):
+            pass  # not JSON-like: the schema below says what is wrong
         validator = jsonschema.Draft202012Validator(self.schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(params))
         if error is None:

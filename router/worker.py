@@ -279,9 +279,9 @@ class Worker:
 
         def write(pipe: redis.client.Pipeline) -> None:
             if complete_record:
-                pipe.set(self.keys.idempotency(reply.id), self.redactor.text(record),
+                pipe.set(self.keys.idempotency(reply.id), utf8(self.redactor.text(record)),
                          ex=self.settings.idempotency_ttl)
-            pipe.lpush(response_key, text)
+            pipe.lpush(response_key, utf8(text))
             pipe.expire(response_key, self.settings.reply_ttl)
             pipe.delete(self.keys.attempts(reply.id))
             pipe.lrem(self.processing, 1, raw)
@@ -299,7 +299,7 @@ class Worker:
         }, ensure_ascii=False))
 
         def write(pipe: redis.client.Pipeline) -> None:
-            pipe.lpush(self.keys.dead_letter, entry)
+            pipe.lpush(self.keys.dead_letter, utf8(entry))
             if reply_id is None:
                 pipe.lrem(self.processing, 1, raw)
 
@@ -327,6 +327,12 @@ class Worker:
                     time.sleep(min(delay, 0.5))  # stopping: a few quick tries, then give up
                 else:
                     self._stop.wait(delay)
+
+
+def utf8(text: str) -> bytes:
+    """Text as Redis stores it; a lone surrogate (JSON allows "\\udc00") becomes '?' instead of
+    an encoding error that would end the router."""
+    return text.encode("utf-8", "replace")
 
 
 def readable_id(raw: str) -> str | None:

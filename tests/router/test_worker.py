@@ -236,3 +236,24 @@ def test_a_side_effect_whose_request_failed_is_unknown_not_error(redis_urls, adm
     assert posted["status"] == "unknown" and posted["error"] == "request_failed"
     assert "may or may not" in posted["message"]
     assert read["status"] == "error" and read["error"] == "request_failed"
+
+
+def test_a_lone_surrogate_is_refused_and_the_router_lives_on(redis_urls, admin, keys, tmp_path):
+    # JSON may escape half an emoji ("\ud83d"): valid JSON, not valid Unicode, and Redis
+    # (UTF-8) cannot take it back in a reply that echoes it (a dry run echoes its params).
+    surrogate = CommandEnvelope.new("NOTE", {"text": "hi"}, "t", ttl_seconds=120)
+    raw = surrogate.to_json().replace('"hi"', '"hi \\ud83d"')
+
+    def echo(params, ctx):
+        return {"name": "Mallory \udc00"}  # what a careless platform field could hold
+
+    skills = {**MY_SKILLS, "ECHO": Skill("ECHO", "echoes", {"type": "object"}, False, echo)}
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="true"), skills):
+        admin.lpush(keys.command_queue, raw)
+        refused = reply_of(admin, keys, surrogate.id)
+        echoed = reply_of(admin, keys, push(admin, keys, "ECHO", {}))
+        after = reply_of(admin, keys, push(admin, keys, "PING", {}))
+    assert refused["status"] == "denied" and refused["error"] == "invalid_params"
+    assert "Unicode" in refused["message"]
+    assert echoed["status"] == "ok" and echoed["result"]["name"].startswith("Mallory")
+    assert after["status"] == "ok"
