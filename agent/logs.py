@@ -10,7 +10,9 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 # Secrets the agent itself may hold: LLM keys, the Telegram bot token, the Redis password.
-AGENT_SECRET_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "TELEGRAM_BOT_TOKEN")
+AGENT_SECRET_VARIABLES = (
+    "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY", "TELEGRAM_BOT_TOKEN",
+)
 TOKEN_SHAPES = re.compile(
     r"sk-[A-Za-z0-9_-]{16,}|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b|\bbot\d{6,12}:[A-Za-z0-9_-]{30,}"
 )
