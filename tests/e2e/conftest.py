@@ -174,9 +174,9 @@ class Stack:
         replies_file.write_text(json.dumps(replies), encoding="utf-8")
         env = {k: v for k, v in os.environ.items()
                if k not in CREDENTIAL_VARIABLES and k not in BASE_URL_VARIABLES and not k.startswith("ROUTER_")}
-        env.update(REDIS_URL=self.redis.agent_url, SAFECLAW_LLM_PROVIDER="scripted",
-                   SAFECLAW_SCRIPTED_REPLIES=str(replies_file), SAFECLAW_LOG_DIR=str(self.agent_log_dir),
-                   **extra)
+        env.update({"REDIS_URL": self.redis.agent_url, "SAFECLAW_LLM_PROVIDER": "scripted",
+                    "SAFECLAW_SCRIPTED_REPLIES": str(replies_file),
+                    "SAFECLAW_LOG_DIR": str(self.agent_log_dir), **extra})
         return env
 
     def run_agent(self, replies: list[str], stdin: str, timeout: float = 90, **extra: str) -> AgentRun:

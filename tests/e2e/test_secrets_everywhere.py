@@ -1,6 +1,9 @@
 """Invariant 1 across the whole stack: a planted credential never reaches the agent process, a
 prompt, a workspace file, Redis (keys, values, the AOF), a log line or a reply — also when every
-platform echoes it back in a 401 body."""
+platform echoes it back in a 401 body.
+
+The model here is the Ollama provider talking to `FakeOllama`, which records every request: so
+every prompt the model received is searched, not only the last one in prompt_cache.txt."""
 
 from __future__ import annotations
 
@@ -11,7 +14,15 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from protocol import SECRET_CREDENTIAL_VARIABLES
-from tests.e2e.conftest import PLATFORMS, files_text, make_credentials, redis_dump, tool_reply
+from tests.e2e.conftest import (
+    CREDENTIAL_VARIABLES,
+    PLATFORMS,
+    files_text,
+    make_credentials,
+    redis_dump,
+    tool_reply,
+)
+from tests.support.fake_ollama import FakeOllama
 
 POST_PARAMS = {"reddit": {"subreddit": "safeclaw_test", "title": "Planted secrets test"}}
 NEVER_SENT = {"X_API_SECRET", "X_ACCESS_SECRET"}  # OAuth 1.0a signing keys: only a signature travels
@@ -54,37 +65,27 @@ def every_action_on_every_platform() -> list[str]:
             "I checked every account."]
 
 
-def results_of(artifact: dict) -> list[dict]:
-    return [r for step in artifact["steps"] for r in step.get("results", [])]
-
-
 @pytest.mark.slow
 def test_planted_secrets_appear_nowhere(stack, redis_urls):
     forms = planted_forms(stack.credentials)
     stack.start_router(ROUTER_LOG_LEVEL="DEBUG")
     # A careless platform puts the key into a successful answer too (the profile's name).
     stack.fakes.moltbook.agent = f"agent {stack.credentials['MOLTBOOK_API_KEY']}"
+    with FakeOllama() as llm:
+        working = check_every_account(stack, llm, "Check all my accounts")
+        outcomes = outcomes_of(stack)
+        assert all(r["status"] == "ok" for r in outcomes.values()), outcomes
+        assert [len(stack.fakes.posted_texts(p)) for p in PLATFORMS] == [1] * 5
+        assert "[REDACTED]" in json.dumps(outcomes[("GET_PROFILE", "moltbook")]["result"])
+        working_files = stack.agent_files_text()
 
-    working = stack.run_agent(every_action_on_every_platform(), stdin="Check all my accounts\n")
-    assert working.returncode == 0, working.stderr
-    assert working.stdout == "I checked every account.\n"
-    outcomes = {(r["action"], r["params"]["platform"]): r for r in results_of(stack.artifact())}
-    assert len(outcomes) == 15 and all(r["status"] == "ok" for r in outcomes.values()), outcomes
-    assert [len(stack.fakes.posted_texts(p)) for p in PLATFORMS] == [1] * 5
-    assert "[REDACTED]" in json.dumps(outcomes[("GET_PROFILE", "moltbook")]["result"])
-    working_files = stack.agent_files_text()
-
-    stack.fakes.set_fail_mode("auth")  # every 401 body now echoes what the router sent
-    failing = stack.run_agent(every_action_on_every_platform(), stdin="Check them again\n")
-    assert failing.returncode == 0, failing.stderr
-    outcomes = {(r["action"], r["params"]["platform"]): r for r in results_of(stack.artifact())}
-    assert len(outcomes) == 15 and {r.get("error") for r in outcomes.values()} == {"auth_failed"}, outcomes
-    assert stack.prompt_cache().count("auth_failed") >= 15  # the last prompt holds every result
-
-    sent = "".join(json.dumps(r.headers) + r.body.decode(errors="replace") + getattr(r, "raw_query", "")
-                   for fake in stack.fakes.all.values() for r in fake.requests)
-    for name in SECRET_CREDENTIAL_VARIABLES - NEVER_SENT:  # the planted values really were in play
-        assert any(form in sent for form in forms[name]), name
+        stack.fakes.set_fail_mode("auth")  # every 401 body now echoes what the router sent
+        failing = check_every_account(stack, llm, "Check them again")
+        outcomes = outcomes_of(stack)
+        assert {r.get("error") for r in outcomes.values()} == {"auth_failed"}, outcomes
+    prompts = [r.body["messages"][-1]["content"] for r in llm.requests if r.path == "/api/chat"]
+    assert len(prompts) == 6 and prompts[-1].count("auth_failed") >= 15  # every result reached it
+    assert_planted_values_were_sent(stack, forms)
 
     admin = redis_urls.admin_client()
     try:
@@ -93,29 +94,52 @@ def test_planted_secrets_appear_nowhere(stack, redis_urls):
         admin.close()
     assert "safeclaw:router:idem:" in redis_text  # the stored replies are there to be searched
     haystacks = {
-        "agent stdout/stderr (working)": working.stdout + working.stderr,
-        "agent stdout/stderr (failing)": failing.stdout + failing.stderr,
+        "agent stdout/stderr": working.stdout + working.stderr + failing.stdout + failing.stderr,
         "agent environment": json.dumps(working.environ) + json.dumps(failing.environ),
-        "agent workspace and log (working)": working_files,
-        "agent workspace and log (failing)": stack.agent_files_text(),
+        "every request the LLM received": json.dumps([r.body for r in llm.requests], ensure_ascii=False),
+        "agent workspace and log (after the working run)": working_files,
+        "agent workspace and log (after the failing run)": stack.agent_files_text(),
         "redis keys and values": redis_text,
         "redis data dir (AOF)": files_text(redis_urls.server.dir),
         "router log, stderr and data dir": stack.router_text(),
     }
-    assert working.environ and "REDIS_URL" in working.environ
-    assert "output/prompt_cache.txt" in stack.agent_files_text() and "agent.log" in stack.agent_files_text()
+    assert working.environ and "REDIS_URL" in working.environ and "OLLAMA_HOST" in failing.environ
+    assert "output/prompt_cache.txt" in working_files and "agent.log" in working_files
     assert "e2e.log" in stack.router_text() and "e2e.stderr" in stack.router_text()
     found = [leak for where, text in haystacks.items() for leak in leaks(forms, where, text)]
     assert found == []
     assert stack.stop_router() == 0
-    found = leaks(forms, "router files after stop", stack.router_text())
-    assert found == []
+    assert leaks(forms, "router files after stop", stack.router_text()) == []
+
+
+def check_every_account(stack, llm, message: str):
+    llm.enqueue(*every_action_on_every_platform())
+    run = stack.run_agent([], stdin=message + "\n", SAFECLAW_LLM_PROVIDER="ollama", OLLAMA_HOST=llm.url)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "I checked every account.\n"
+    return run
+
+
+def outcomes_of(stack) -> dict:
+    results = [r for step in stack.artifact()["steps"] for r in step.get("results", [])]
+    outcomes = {(r["action"], r["params"]["platform"]): r for r in results}
+    assert len(outcomes) == 15, outcomes
+    return outcomes
+
+
+def assert_planted_values_were_sent(stack, forms: dict[str, set[str]]) -> None:
+    """Without this the search below could pass for a test that never used the secrets."""
+    sent = "".join(json.dumps(r.headers) + r.body.decode(errors="replace") + getattr(r, "raw_query", "")
+                   for fake in stack.fakes.all.values() for r in fake.requests)
+    for name in SECRET_CREDENTIAL_VARIABLES - NEVER_SENT:
+        assert any(form in sent for form in forms[name]), name
 
 
 @pytest.mark.slow
-def test_the_agent_refuses_a_credential_in_its_environment(stack):
-    value = stack.credentials["BSKY_PASSWORD"]
-    run = stack.run_agent(["never asked"], stdin="hello\n", BSKY_PASSWORD=value)
+@pytest.mark.parametrize("name", CREDENTIAL_VARIABLES)
+def test_the_agent_refuses_a_credential_in_its_environment(stack, name):
+    value = stack.credentials[name]
+    run = stack.run_agent(["never asked"], stdin="hello\n", **{name: value})
     assert run.returncode == 2
-    assert "BSKY_PASSWORD" in run.stderr and "router" in run.stderr
+    assert name in run.stderr and "router" in run.stderr
     assert value not in run.stdout + run.stderr + stack.agent_files_text()
