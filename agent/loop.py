@@ -196,7 +196,9 @@ class AgentLoop:
             if follow_up:
                 observation["follow_up"] = follow_up
             return observation
-        return {**base, **self.router.call(action.name, action.params, conversation)}
+        reply = self.router.call(action.name, action.params, conversation)
+        # Only a local action may chain another: a router reply carries outside data.
+        return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
 
     @staticmethod
     def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
