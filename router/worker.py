@@ -230,6 +230,7 @@ class Worker:
                 result = skill.run(envelope.params, self.context(envelope))
                 if not isinstance(result, dict):
                     raise TypeError(f"skill {skill.name} returned {type(result).__name__}, not a dict")
+                json.dumps(result)  # a value JSON cannot hold raises here, not in _finish (ending the loop)
             except SkillError as exc:
                 extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
                 if skill.side_effect and exc.kind == "request_failed":

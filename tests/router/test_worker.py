@@ -257,3 +257,17 @@ def test_a_lone_surrogate_is_refused_and_the_router_lives_on(redis_urls, admin, 
     assert "Unicode" in refused["message"]
     assert echoed["status"] == "ok" and echoed["result"]["name"].startswith("Mallory")
     assert after["status"] == "ok"
+
+
+def test_a_result_that_is_not_json_is_a_crash_not_the_end_of_the_router(redis_urls, admin, keys, tmp_path):
+    import datetime
+
+    def dated(params, ctx):
+        return {"when": datetime.datetime(2026, 1, 1)}
+
+    skills = {**MY_SKILLS, "DATED": Skill("DATED", "returns a datetime", {"type": "object"}, False, dated)}
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="2"), skills):
+        reply = reply_of(admin, keys, push(admin, keys, "DATED", {}))
+        after = reply_of(admin, keys, push(admin, keys, "PING", {}))
+    assert reply["status"] == "error" and reply["error"] == "internal_error"
+    assert after["status"] == "ok"
