@@ -85,6 +85,13 @@ def _number(data: dict[str, Any], key: str, default: float, low: float, high: fl
     return float(value)
 
 
+def _object(data: dict[str, Any], key: str, where: Path) -> dict[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: {key!r} must be an object, not {json.dumps(value)[:60]}")
+    return dict(value)
+
+
 def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str]) -> AgentSettings:
     llm = data.get("llm", {})
     if not isinstance(llm, dict):
@@ -109,8 +116,8 @@ def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str
         timeout=_number(data, "timeout", 10, 1, 600, path),
         max_steps=int(_number(data, "max_steps", 5, 1, 50, path)),
         max_format_retries=int(_number(data, "max_format_retries", 2, 0, 10, path)),
-        browser=dict(data.get("browser") or {}),
-        channels=dict(data.get("channels") or {}),
+        browser=_object(data, "browser", path),
+        channels=_object(data, "channels", path),
         redis_url=env.get("REDIS_URL") or None,
         keys=keys,
     )

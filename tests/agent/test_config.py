@@ -78,3 +78,13 @@ def test_configure_llm_validates_provider_and_model(tmp_path):
 def test_unknown_config_key(tmp_path):
     with pytest.raises(ConfigError, match="unknown config key"):
         configure("colour", tmp_path / "c.json", lambda q: "", lambda s: None)
+
+
+@pytest.mark.parametrize("section", ["browser", "channels"])
+@pytest.mark.parametrize("value", [[1, 2], "on", 3])
+def test_a_section_that_is_not_an_object_names_the_file_and_key(tmp_path, monkeypatch, section, value):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({section: value}))
+    monkeypatch.setenv("SAFECLAW_CONFIG", str(path))
+    with pytest.raises(ConfigError, match=f"config.json.*'{section}' must be an object"):
+        load_settings()
