@@ -293,10 +293,11 @@ class Worker:
         self, raw: str, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
     ) -> None:
         """Set a command aside with the reason; answer it when an id is known and no reply follows."""
+        reason = self.redactor.text(reason)  # before any cut below could leave half a secret
         log.error("dead-lettering command %s: %s", reply_id or "(no readable id)", reason)
         entry = self.redactor.text(json.dumps({
             "reason": reason, "action": action, "router_id": self.settings.router_id, "ts": time.time(),
-            "command": raw[:10_000],
+            "command": self.redactor.text(raw)[:10_000],
         }, ensure_ascii=False))
 
         def write(pipe: redis.client.Pipeline) -> None:

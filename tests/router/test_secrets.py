@@ -116,3 +116,21 @@ def test_router_process_never_emits_planted_secret(redis_urls, admin, tmp_path):
     assert_clean(redis_dump, "Redis")
     assert_clean((tmp_path / "r1.log").read_text(), "the log file")
     assert_clean(process.log_path.read_text(), "stderr")
+
+
+def test_a_secret_cut_in_half_by_a_message_limit_is_still_redacted(redis_urls, admin, tmp_path):
+    keys = redis_urls.keys
+    settings = settings_for(redis_urls.router_url, tmp_path, BSKY_HANDLE="me.example", BSKY_PASSWORD=PLANTED)
+    credentials = load_credentials(settings.env)
+    thread = WorkerThread(settings, dict(MY_SKILLS), credentials)
+    prefix = "the command was set aside for the router's operator (dead-letter): router error: RuntimeError: "
+
+    def broken_policy(skill, conn):  # a router bug whose message carries a secret near the 300 cut
+        raise RuntimeError("x" * (290 - len(prefix)) + PLANTED)
+
+    thread.worker.policy.check = broken_policy
+    with thread:
+        reply = reply_of(admin, keys, push(admin, keys, "PING", {}))
+        redis_dump = everything_in_redis(admin)
+    assert reply["status"] == "error" and reply["error"] == "internal_error"
+    assert PLANTED[:10] not in str(reply) and PLANTED[:10] not in redis_dump
