@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         log.error("%s", exc)
         return 2
+    except Exception:
+        # Logged through the redacting handlers: a raw traceback on stderr could carry a secret.
+        log.exception("the router stopped on an unexpected error")
+        return 1
     return 0
 
 

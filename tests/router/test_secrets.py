@@ -134,3 +134,24 @@ def test_a_secret_cut_in_half_by_a_message_limit_is_still_redacted(redis_urls, a
         redis_dump = everything_in_redis(admin)
     assert reply["status"] == "error" and reply["error"] == "internal_error"
     assert PLANTED[:10] not in str(reply) and PLANTED[:10] not in redis_dump
+
+
+def test_an_unexpected_error_ends_the_router_without_a_raw_traceback(redis_urls, tmp_path, monkeypatch, capfd):
+    from router import start_router
+    from router.worker import Worker
+
+    secret = "planted-crash-secret-0123456789"
+    env = router_env(redis_urls.router_url, tmp_path, BSKY_HANDLE="me.test", BSKY_PASSWORD=secret)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    def explode(self):
+        raise RuntimeError(f"redis said something odd about {secret}")
+
+    monkeypatch.setattr(Worker, "run", explode)
+    assert start_router.main(["--env-file", str(tmp_path / "none.env")]) == 1
+    out, err = capfd.readouterr()
+    log_text = (tmp_path / "r1.log").read_text()
+    assert "unexpected error" in log_text and "RuntimeError" in log_text
+    assert secret not in out + err + log_text
+    logging.getLogger().handlers.clear()
