@@ -31,17 +31,33 @@ from tests.support.fake_x import ME_ID, FakeX
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = ("bsky", "mastodon", "reddit", "x", "moltbook")
 CREDENTIAL_VARIABLES = tuple(name for names in PLATFORM_CREDENTIAL_VARIABLES.values() for name in names)
-BASE_URL_VARIABLES = ("BSKY_SERVICE", "BSKY_APPVIEW", "REDDIT_URL", "REDDIT_OAUTH_URL", "X_API_BASE",
-                      "MOLTBOOK_API_BASE")
+BASE_URL_VARIABLES = (
+    "BSKY_SERVICE",
+    "BSKY_APPVIEW",
+    "REDDIT_URL",
+    "REDDIT_OAUTH_URL",
+    "X_API_BASE",
+    "MOLTBOOK_API_BASE",
+)
 ROUTER_ID = "e2e"
 
 
 def make_credentials(tag: str = "e2e", special: str = "") -> dict[str, str]:
     """A distinct, long value per secret credential variable (`special` adds URL-unsafe characters)."""
-    values = {name: f"{tag}-{name.lower().replace('_', '-')}-{uuid.uuid4().hex}{special}"
-              for name in ("BSKY_PASSWORD", "MASTODON_TOKEN", "REDDIT_CLIENT_ID", "REDDIT_SECRET",
-                           "REDDIT_PASSWORD", "X_API_KEY", "X_API_SECRET", "X_ACCESS_SECRET",
-                           "MOLTBOOK_API_KEY")}
+    values = {
+        name: f"{tag}-{name.lower().replace('_', '-')}-{uuid.uuid4().hex}{special}"
+        for name in (
+            "BSKY_PASSWORD",
+            "MASTODON_TOKEN",
+            "REDDIT_CLIENT_ID",
+            "REDDIT_SECRET",
+            "REDDIT_PASSWORD",
+            "X_API_KEY",
+            "X_API_SECRET",
+            "X_ACCESS_SECRET",
+            "MOLTBOOK_API_KEY",
+        )
+    }
     values["X_ACCESS_TOKEN"] = f"{ME_ID}-{tag}-x-access-token-{uuid.uuid4().hex}{special}"
     values["BSKY_HANDLE"] = "safeclaw.test"
     values["REDDIT_USERNAME"] = "safeclaw_bot"
@@ -55,13 +71,26 @@ class Fakes:
         c = credentials
         self.bsky = FakeBluesky(handle=c["BSKY_HANDLE"], password=c["BSKY_PASSWORD"])
         self.mastodon = FakeMastodon(token=c["MASTODON_TOKEN"])
-        self.reddit = FakeReddit(client_id=c["REDDIT_CLIENT_ID"], secret=c["REDDIT_SECRET"],
-                                 username=c["REDDIT_USERNAME"], password=c["REDDIT_PASSWORD"])
-        self.x = FakeX(api_key=c["X_API_KEY"], api_secret=c["X_API_SECRET"],
-                       access_token=c["X_ACCESS_TOKEN"], access_secret=c["X_ACCESS_SECRET"])
+        self.reddit = FakeReddit(
+            client_id=c["REDDIT_CLIENT_ID"],
+            secret=c["REDDIT_SECRET"],
+            username=c["REDDIT_USERNAME"],
+            password=c["REDDIT_PASSWORD"],
+        )
+        self.x = FakeX(
+            api_key=c["X_API_KEY"],
+            api_secret=c["X_API_SECRET"],
+            access_token=c["X_ACCESS_TOKEN"],
+            access_secret=c["X_ACCESS_SECRET"],
+        )
         self.moltbook = FakeMoltbook(api_key=c["MOLTBOOK_API_KEY"])
-        self.all: dict[str, Any] = {"bsky": self.bsky, "mastodon": self.mastodon, "reddit": self.reddit,
-                                    "x": self.x, "moltbook": self.moltbook}
+        self.all: dict[str, Any] = {
+            "bsky": self.bsky,
+            "mastodon": self.mastodon,
+            "reddit": self.reddit,
+            "x": self.x,
+            "moltbook": self.moltbook,
+        }
 
     def start(self) -> Fakes:
         for fake in self.all.values():
@@ -77,9 +106,15 @@ class Fakes:
             fake.fail_mode = mode
 
     def base_urls(self) -> dict[str, str]:
-        return {"BSKY_SERVICE": self.bsky.url, "BSKY_APPVIEW": self.bsky.url, "MASTODON_INSTANCE":
-                self.mastodon.url, "REDDIT_URL": self.reddit.url, "REDDIT_OAUTH_URL": self.reddit.url,
-                "X_API_BASE": self.x.url, "MOLTBOOK_API_BASE": self.moltbook.base}
+        return {
+            "BSKY_SERVICE": self.bsky.url,
+            "BSKY_APPVIEW": self.bsky.url,
+            "MASTODON_INSTANCE": self.mastodon.url,
+            "REDDIT_URL": self.reddit.url,
+            "REDDIT_OAUTH_URL": self.reddit.url,
+            "X_API_BASE": self.x.url,
+            "MOLTBOOK_API_BASE": self.moltbook.base,
+        }
 
     def request_count(self) -> int:
         return sum(len(fake.requests) for fake in self.all.values())
@@ -87,7 +122,9 @@ class Fakes:
     def posted_texts(self, platform: str) -> list[str]:
         """The text of every post-creating request the fake received."""
         if platform == "bsky":
-            return [w["record"]["text"] for w in self.bsky.writes() if w["collection"] == "app.bsky.feed.post"]
+            return [
+                w["record"]["text"] for w in self.bsky.writes() if w["collection"] == "app.bsky.feed.post"
+            ]
         if platform == "mastodon":
             from urllib.parse import parse_qs
 
@@ -96,8 +133,11 @@ class Fakes:
             return [r.form().get("text", "") for r in self.reddit.requests if r.path == "/api/submit/"]
         if platform == "x":
             return [r.json()["text"] for r in self.x.requests if r.method == "POST" and r.path == "/2/tweets"]
-        return [r.json().get("content", "") for r in self.moltbook.requests
-                if r.method == "POST" and r.path == "/api/v1/posts"]
+        return [
+            r.json().get("content", "")
+            for r in self.moltbook.requests
+            if r.method == "POST" and r.path == "/api/v1/posts"
+        ]
 
     def deletes(self) -> list[str]:
         """Paths of every delete request any fake received."""
@@ -147,6 +187,7 @@ class Stack:
         self.router = RouterProcess(self.router_environment(**policy))
         admin = self.redis.admin_client()
         try:
+
             def ready() -> bool:
                 assert self.router is not None and self.router.process.poll() is None, self.router_text()
                 return bool(admin.exists(self.redis.keys.router_heartbeat(ROUTER_ID)))
@@ -172,19 +213,33 @@ class Stack:
         self._runs += 1
         replies_file = self.tmp / f"replies-{self._runs}.json"
         replies_file.write_text(json.dumps(replies), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items()
-               if k not in CREDENTIAL_VARIABLES and k not in BASE_URL_VARIABLES and not k.startswith("ROUTER_")}
-        env.update({"REDIS_URL": self.redis.agent_url, "SAFECLAW_LLM_PROVIDER": "scripted",
-                    "SAFECLAW_SCRIPTED_REPLIES": str(replies_file),
-                    "SAFECLAW_LOG_DIR": str(self.agent_log_dir), **extra})
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in CREDENTIAL_VARIABLES and k not in BASE_URL_VARIABLES and not k.startswith("ROUTER_")
+        }
+        env.update(
+            {
+                "REDIS_URL": self.redis.agent_url,
+                "SAFECLAW_LLM_PROVIDER": "scripted",
+                "SAFECLAW_SCRIPTED_REPLIES": str(replies_file),
+                "SAFECLAW_LOG_DIR": str(self.agent_log_dir),
+                **extra,
+            }
+        )
         return env
 
     def run_agent(self, replies: list[str], stdin: str, timeout: float = 90, **extra: str) -> AgentRun:
         """`python agent/start_agent.py` with `stdin` piped; end of input ends it."""
         env = self.agent_environment(replies, **extra)
         process = subprocess.Popen(
-            [sys.executable, str(REPO_ROOT / "agent" / "start_agent.py")], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env,
+            [sys.executable, str(REPO_ROOT / "agent" / "start_agent.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env=env,
         )
         try:
             environ = read_environ(process)  # it waits on stdin, so it is alive now

@@ -19,9 +19,13 @@ def test_a_console_message_posts_on_the_platform(stack, platform):
     final = f"Posted on {platform}."
     stack.start_router()
     run = stack.run_agent(
-        [tool_reply("I will post it.", ("CREATE_POST", {"platform": platform, "text": text,
-                                                          **POST_PARAMS.get(platform, {})})),
-         final],
+        [
+            tool_reply(
+                "I will post it.",
+                ("CREATE_POST", {"platform": platform, "text": text, **POST_PARAMS.get(platform, {})}),
+            ),
+            final,
+        ],
         stdin=f"Please post '{text}' on {platform}\n",
     )
     assert run.returncode == 0, run.stderr
@@ -36,11 +40,17 @@ def test_a_console_message_posts_on_the_platform(stack, platform):
     assert result["action"] == "CREATE_POST" and result["status"] == "ok", result
     assert "dry_run" not in result
     post = result["result"]
-    assert post["platform"] == platform and post["id"] and post["url"].startswith(("https://", stack.fakes.mastodon.url))
+    assert (
+        post["platform"] == platform
+        and post["id"]
+        and post["url"].startswith(("https://", stack.fakes.mastodon.url))
+    )
     assert created_id(stack.fakes, platform) in post["id"]
     assert post["id"].rsplit("/", 1)[-1].removeprefix("t3_") in post["url"]
-    assert json.loads((stack.workspace / "history" / "console.json").read_text())["turns"][-1][
-        "response"] == final
+    assert (
+        json.loads((stack.workspace / "history" / "console.json").read_text())["turns"][-1]["response"]
+        == final
+    )
 
 
 def created_id(fakes, platform: str) -> str:

@@ -50,19 +50,24 @@ def planted_forms(credentials: dict[str, str]) -> dict[str, set[str]]:
 
 
 def leaks(forms: dict[str, set[str]], where: str, text: str) -> list[str]:
-    return [f"{name} ({form!r}) in {where}" for name, shapes in forms.items() for form in shapes
-            if form in text]
+    return [
+        f"{name} ({form!r}) in {where}" for name, shapes in forms.items() for form in shapes if form in text
+    ]
 
 
 def every_action_on_every_platform() -> list[str]:
     """Scripted replies: AUTH_TEST, GET_PROFILE and CREATE_POST on all five (8 actions per step)."""
     actions = [("AUTH_TEST", {"platform": p}) for p in PLATFORMS]
     actions += [("GET_PROFILE", {"platform": p}) for p in PLATFORMS]
-    actions += [("CREATE_POST", {"platform": p, "text": f"secret test on {p}", **POST_PARAMS.get(p, {})})
-                for p in PLATFORMS]
-    return [tool_reply("Checking every account.", *actions[:8]),
-            tool_reply("And the rest.", *actions[8:]),
-            "I checked every account."]
+    actions += [
+        ("CREATE_POST", {"platform": p, "text": f"secret test on {p}", **POST_PARAMS.get(p, {})})
+        for p in PLATFORMS
+    ]
+    return [
+        tool_reply("Checking every account.", *actions[:8]),
+        tool_reply("And the rest.", *actions[8:]),
+        "I checked every account.",
+    ]
 
 
 @pytest.mark.slow
@@ -129,8 +134,11 @@ def outcomes_of(stack) -> dict:
 
 def assert_planted_values_were_sent(stack, forms: dict[str, set[str]]) -> None:
     """Without this the search below could pass for a test that never used the secrets."""
-    sent = "".join(json.dumps(r.headers) + r.body.decode(errors="replace") + getattr(r, "raw_query", "")
-                   for fake in stack.fakes.all.values() for r in fake.requests)
+    sent = "".join(
+        json.dumps(r.headers) + r.body.decode(errors="replace") + getattr(r, "raw_query", "")
+        for fake in stack.fakes.all.values()
+        for r in fake.requests
+    )
     for name in SECRET_CREDENTIAL_VARIABLES - NEVER_SENT:
         assert any(form in sent for form in forms[name]), name
 
