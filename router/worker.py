@@ -341,7 +341,7 @@ def readable_id(raw: str) -> str | None:
     """The command id of a malformed command, if one can be read, so its sender gets an answer."""
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     value = data.get("id") if isinstance(data, dict) else None
     return value if isinstance(value, str) and 0 < len(value) <= 128 else None

@@ -271,3 +271,11 @@ def test_a_result_that_is_not_json_is_a_crash_not_the_end_of_the_router(redis_ur
         after = reply_of(admin, keys, push(admin, keys, "PING", {}))
     assert reply["status"] == "error" and reply["error"] == "internal_error"
     assert after["status"] == "ok"
+
+
+def test_a_deeply_nested_command_is_dead_lettered_and_the_router_lives_on(redis_urls, admin, keys, tmp_path):
+    admin.lpush(keys.command_queue, "[" * 100_000 + "]" * 100_000)
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        wait_until(lambda: admin.llen(keys.dead_letter) == 1, "the nested command dead-lettered")
+        assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
+    assert admin.llen(keys.processing("r1")) == 0
