@@ -112,9 +112,10 @@ class RouterClient:
             raw = self.conn.get(key)
             try:
                 beat = json.loads(raw) if raw else None
-            except json.JSONDecodeError:
-                continue
-            if isinstance(beat, dict) and time.time() - float(beat.get("ts", 0)) <= HEARTBEAT_MAX_AGE:
+                fresh = isinstance(beat, dict) and time.time() - float(beat.get("ts", 0)) <= HEARTBEAT_MAX_AGE
+            except (json.JSONDecodeError, TypeError, ValueError):
+                continue  # not a heartbeat this agent understands
+            if fresh and isinstance(beat, dict):
                 found.append(beat)
         return found
 

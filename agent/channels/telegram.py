@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from agent.config import AgentSettings
 
 log = logging.getLogger("safeclaw.agent.telegram")
+MAX_REMEMBERED_STRANGERS = 10_000
 T = TypeVar("T")
 Context = ContextTypes.DEFAULT_TYPE
 TYPING_EVERY = 4.0  # seconds; Telegram shows a chat action for about 5
@@ -97,7 +98,7 @@ class TelegramChannel(BaseChannel):
         self._token = bot_token(settings.env)
         self._urls = bot_urls(settings.env)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
-        self._refused: set[int] = set()
+        self._refused: dict[int, None] = {}  # strangers already told no, oldest first
         self._stop_requested = asyncio.Event()
         self._finished = asyncio.Event()
         self._running = False
@@ -200,9 +201,12 @@ class TelegramChannel(BaseChannel):
         user, chat = update.effective_user, update.effective_chat
         if user is not None and user.id in self.allowed:
             return
-        if user is not None and chat is not None and user.id not in self._refused:
-            self._refused.add(user.id)
+        if user is not None:
             log.warning("Telegram: refused a message from user id %s (not on the allowlist)", user.id)
+        if user is not None and chat is not None and user.id not in self._refused:
+            if len(self._refused) >= MAX_REMEMBERED_STRANGERS:  # bounded: a flood of ids costs nothing
+                self._refused.pop(next(iter(self._refused)))
+            self._refused[user.id] = None
             try:
                 await self._send_text(context.bot, chat.id, REFUSAL.format(user_id=user.id), markdown=False)
             except TelegramError as exc:

@@ -75,6 +75,8 @@ def test_ping_needs_a_fresh_router_heartbeat(redis_urls, admin, client, tmp_path
     agent = client()
     assert agent.ping() is False
     admin.set(redis_urls.keys.router_heartbeat("old"), json.dumps({"ts": time.time() - 3600}))
+    admin.set(redis_urls.keys.router_heartbeat("odd"), json.dumps({"ts": "yesterday"}))
+    admin.set(redis_urls.keys.router_heartbeat("list"), json.dumps([1, 2]))
     assert agent.ping() is False
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         deadline = time.monotonic() + 30
