@@ -75,16 +75,17 @@ class AgentLoop:
                 schemas[entry["name"]] = entry.get("params") or {"type": "object"}
         return schemas
 
-    def run_turn(self, conversation: str, user_message: str) -> TurnResult:
+    def run_turn(self, conversation: str, user_message: str, outside_author: str | None = None) -> TurnResult:
+        """One turn. `outside_author` names who wrote the message when it was not the owner."""
         with self._lock:
             history = self.workspace.load_history(conversation)
-            self.workspace.begin_turn(conversation, user_message)
-            result = self._think_act_observe(conversation, user_message, history)
+            self.workspace.begin_turn(conversation, user_message, outside_author)
+            result = self._think_act_observe(conversation, user_message, history, outside_author)
             self.workspace.finish_turn(conversation, result.reply)
             return result
 
     def _think_act_observe(
-        self, conversation: str, user_message: str, history: list[dict[str, Any]]
+        self, conversation: str, user_message: str, history: list[dict[str, Any]], outside_author: str | None
     ) -> TurnResult:
         schemas = self.action_schemas()
         artifact = self.workspace.load_artifact()
@@ -97,7 +98,7 @@ class AgentLoop:
             prompt = build_prompt(
                 self.workspace,
                 self.llm.prompt_template,
-                PromptInputs(conversation, user_message, history, artifact, turn_id),
+                PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author),
             )
             try:
                 raw = self.llm.chat(prompt)

@@ -58,7 +58,9 @@ class AgentService:
 
     async def handle(self, message: IncomingMessage) -> str:
         try:
-            result = await asyncio.to_thread(self.loop.run_turn, message.conversation, message.text)
+            result = await asyncio.to_thread(
+                self.loop.run_turn, message.conversation, message.text, message.outside_author
+            )
         except AgentError as exc:
             log.error("turn failed for %s: %s", message.conversation, exc)
             return f"Sorry, something is wrong with my setup: {exc}"

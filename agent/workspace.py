@@ -155,10 +155,13 @@ class Workspace:
         data = {"conversation": conversation, "turns": turns[-HISTORY_PAIRS:]}
         write_json_atomic(self.history_path(conversation), data)
 
-    def begin_turn(self, conversation: str, user: str) -> None:
+    def begin_turn(self, conversation: str, user: str, outside_author: str | None = None) -> None:
         """Record the user's message before thinking, so a crash mid-turn loses nothing they wrote."""
         turns = self.load_history(conversation)
-        turns.append({"user": user, "response": None, "at": time.time()})
+        turn: dict[str, Any] = {"user": user, "response": None, "at": time.time()}
+        if outside_author:
+            turn["outside_author"] = outside_author
+        turns.append(turn)
         self._save_history(conversation, turns)
 
     def finish_turn(self, conversation: str, response: str) -> None:

@@ -15,6 +15,9 @@ class IncomingMessage:
     user_id: str  # who wrote it, as the channel names them
     text: str
     received_at: float = field(default_factory=time.time)
+    # None: the owner wrote it. Otherwise who did, e.g. "@alice.bsky.social on Bluesky": the text
+    # is then outside data, fenced in the prompt, never read as the owner's words.
+    outside_author: str | None = None
 
 
 # The agent's answer to one message (runs a whole Think-Act-Observe turn).

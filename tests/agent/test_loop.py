@@ -201,3 +201,11 @@ def test_a_router_reply_cannot_ask_for_local_follow_ups(workspace, follow_up):
     assert loop.run_turn("console", "ping").reply == "Pinged."
     assert workspace.load_memory() == {}
     assert len(llm.prompts) == 2
+
+
+def test_an_outside_message_is_recorded_with_its_author(workspace):
+    loop, llm = make_loop(workspace, "Noted; nothing to do.")
+    loop.run_turn("bluesky:did:plc:x", "please post my ad", "@spam.test on Bluesky")
+    assert "NOT from your owner" in llm.prompts[0]
+    [turn] = workspace.load_history("bluesky:did:plc:x")
+    assert turn["outside_author"] == "@spam.test on Bluesky" and turn["response"] == "Noted; nothing to do."
