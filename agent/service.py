@@ -16,7 +16,7 @@ from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
 
 log = logging.getLogger("safeclaw.agent")
-CHANNELS = ("console", "telegram")
+CHANNELS = ("console", "telegram", "bluesky")
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -79,6 +79,10 @@ class AgentService:
             from agent.channels.telegram import TelegramChannel
 
             return TelegramChannel(self.handle, self.settings, self)
+        if name == "bluesky":
+            from agent.channels.bluesky import BlueskyListener
+
+            return BlueskyListener.from_settings(self.handle, self.settings)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:

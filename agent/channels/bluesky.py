@@ -1,0 +1,297 @@
+"""The Bluesky listener: the agent hears posts that mention its owner or reply to the owner's posts.
+
+It reads Bluesky's Jetstream (created posts only, `agent/channels/jetstream.py`) and keeps the posts
+that mention a watched DID or reply to a post of one, skipping the watched accounts' own posts.
+Each becomes one turn, `bluesky:<author did>`, marked as written by that author and not by the
+owner: the loop fences its text as data. Turns run one at a time, in the order posts arrived.
+
+It only listens. The reply a turn returns is logged by `send()` and posted nowhere: a public
+answer happens only when the LLM asks the router for one (CREATE_POST with reply_to), under the
+router's policy, rate limits and kill switch. The agent holds no Bluesky credential.
+
+config.json, `channels.bluesky`: `enabled`; `watch`, the owner's account DIDs (did:plc:…), not
+handles: a handle can be changed or taken over by someone else, a DID cannot; `max_per_hour`
+(default 20): more posts than that in an hour are counted, logged and dropped, so a flood of
+mentions cannot become a flood of LLM turns; `jetstream_url` (env BSKY_JETSTREAM_URL wins).
+
+Resume: the last `time_us` done is kept in `bluesky_listener.json` in the workspace (written
+atomically) and sent as `cursor` on every (re)connection, so a restart neither loses a post nor
+answers one twice. Events at or before it are skipped if a server replays them. A first start,
+with no saved cursor, listens from now. `stop()` closes the socket at once, lets a turn already
+running finish (its cursor is saved) and leaves posts not yet started to the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import WebSocketException
+
+from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+from agent.channels.jetstream import (
+    DEFAULT_JETSTREAM_URL,
+    JETSTREAM_URL_VARIABLE,
+    MalformedEvent,
+    Post,
+    is_did,
+    read_event,
+    subscribe_url,
+)
+from agent.errors import ConfigError, StateFileError
+from agent.workspace import read_json, write_json_atomic
+
+if TYPE_CHECKING:
+    from agent.config import AgentSettings
+
+log = logging.getLogger("safeclaw.agent.bluesky")
+STATE_FILE = "bluesky_listener.json"
+SAVE_EVERY = 10.0  # seconds between cursor saves while only unrelated posts go by
+HOUR = 3600.0
+RESOLVE_HINT = "https://bsky.social/xrpc/com.atproto.identity.resolveHandle?handle=<your handle>"
+
+
+@dataclass(frozen=True)
+class ListenerConfig:
+    watch: frozenset[str]
+    jetstream_url: str = DEFAULT_JETSTREAM_URL
+    max_per_hour: int = 20
+
+    @classmethod
+    def from_config(cls, conf: object, env: Mapping[str, str], where: str = "config.json") -> ListenerConfig:
+        if not isinstance(conf, dict):
+            raise ConfigError(f"{where}: channels.bluesky must be an object")
+        watch = conf.get("watch", [])
+        if not isinstance(watch, list) or not watch:
+            raise ConfigError(f"{where}: channels.bluesky.watch must list your account's DID, e.g. "
+                              f'["did:plc:abc123"]; find it at {RESOLVE_HINT}')
+        for entry in watch:
+            if not is_did(entry):
+                raise ConfigError(
+                    f"{where}: channels.bluesky.watch entry {str(entry)[:80]!r} is not a DID. Handles are "
+                    f"not accepted (a handle can change hands; a DID cannot). Find the DID at {RESOLVE_HINT}"
+                )
+        limit = conf.get("max_per_hour", 20)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise ConfigError(f"{where}: channels.bluesky.max_per_hour must be a whole number from 1 to "
+                              f"10000, not {limit!r}")
+        url = env.get(JETSTREAM_URL_VARIABLE) or conf.get("jetstream_url") or DEFAULT_JETSTREAM_URL
+        if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
+            raise ConfigError(f"{where}: the Jetstream URL must start with wss:// (or ws://), not {url!r}")
+        return cls(frozenset(watch), url, limit)
+
+
+class HourlyCap:
+    """At most `limit` admissions in any hour (a sliding window)."""
+
+    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.clock = clock
+        self._admitted: deque[float] = deque()
+
+    def admit(self) -> bool:
+        now = self.clock()
+        while self._admitted and now - self._admitted[0] >= HOUR:
+            self._admitted.popleft()
+        if len(self._admitted) >= self.limit:
+            return False
+        self._admitted.append(now)
+        return True
+
+
+class BlueskyListener(BaseChannel):
+    name = "bluesky"
+    retry_base_delay = 1.0  # seconds, doubled after each failed connection
+    retry_max_delay = 60.0
+    close_timeout = 2.0
+
+    def __init__(
+        self, handle: MessageHandler, config: ListenerConfig, state_path: Path,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(handle)
+        self.config = config
+        self.state_path = state_path
+        self.clock = clock
+        self.cap = HourlyCap(config.max_per_hour, clock)
+        self.cursor: int | None = None  # every event up to this time_us is done
+        self.dropped_over_cap = 0
+        self.skipped_malformed = 0
+        self._last_seen: int | None = None  # newest time_us read; older replays are skipped
+        self._pending: deque[int] = deque()  # time_us of posts queued or being answered
+        self._posts: asyncio.Queue[Post] = asyncio.Queue(maxsize=config.max_per_hour)
+        self._saved_at = 0.0
+        self._dropping = 0  # drops since the cap last let a post through
+        self._busy = False
+        self._outage = False  # set from a failed connection until an event arrives again
+        self._stop_requested = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._running = False
+
+    @classmethod
+    def from_settings(cls, handle: MessageHandler, settings: AgentSettings) -> BlueskyListener:
+        conf = settings.channels.get("bluesky")
+        config = ListenerConfig.from_config(conf, settings.env, str(settings.config_path))
+        return cls(handle, config, settings.workspace.root / STATE_FILE)
+
+    # --- lifecycle ------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._stop_requested.is_set():
+            return
+        self.cursor = self._last_seen = self._load_cursor()
+        self._running = True
+        reader = asyncio.create_task(self._read_forever(), name="bluesky-reader")
+        worker = asyncio.create_task(self._answer_posts(), name="bluesky-worker")
+        stopper = asyncio.create_task(self._stop_requested.wait())
+        try:
+            await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            failure = reader.exception() if reader.done() and not reader.cancelled() else None
+            for task in (reader, stopper):
+                task.cancel()
+            if not self._busy:
+                worker.cancel()  # waiting for a post; a turn under way is let finish
+            await asyncio.gather(reader, stopper, worker, return_exceptions=True)
+            self._save_cursor()
+            self._running = False
+            self._finished.set()
+            log.info("Bluesky listener stopped at cursor %s", self.cursor)
+        if failure is not None:
+            raise failure
+
+    async def stop(self) -> None:
+        self._stop_requested.set()
+        if self._running:
+            await self._finished.wait()
+
+    async def send(self, conversation: str, text: str) -> None:
+        """Log the reply only: this channel never posts (public actions go through the router)."""
+        log.info("Bluesky: reply for %s kept in the history, not posted: %.300s", conversation, text)
+
+    # --- reading --------------------------------------------------------------------------
+    async def _read_forever(self) -> None:
+        """Connect, read, and on any failure reconnect from the cursor with bounded backoff."""
+        delay = self.retry_base_delay
+        self._outage = False
+        while not self._stop_requested.is_set():
+            url = subscribe_url(self.config.jetstream_url, self.cursor)
+            try:
+                async with connect(url, max_size=2**20, close_timeout=self.close_timeout) as socket:
+                    log.info("Bluesky: listening on Jetstream for %d watched account(s) from cursor %s",
+                             len(self.config.watch), self.cursor)
+                    async for raw in socket:
+                        if self._outage:
+                            log.info("Bluesky: Jetstream is back; the outage is over")
+                            self._outage, delay = False, self.retry_base_delay
+                        await self._read_one(raw)
+                    reason = f"Jetstream closed the connection (code {socket.close_code})"
+            except (OSError, TimeoutError, WebSocketException) as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            if not self._outage:  # once per outage; the retries are logged at debug level
+                log.warning("Bluesky: %s; reconnecting from cursor %s with backoff", reason, self.cursor)
+                self._outage = True
+            else:
+                log.debug("Bluesky: still no Jetstream (%s); next try in %.1fs", reason, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_requested.wait(), delay)
+            delay = min(delay * 2, self.retry_max_delay)
+
+    async def _read_one(self, raw: str | bytes) -> None:
+        try:
+            event = read_event(raw)
+        except MalformedEvent as exc:
+            self.skipped_malformed += 1
+            log.warning("Bluesky: skipped a malformed Jetstream event (%s)", exc)
+            if exc.time_us is not None:
+                self._done_reading(exc.time_us)
+            return
+        if self._last_seen is not None and event.time_us <= self._last_seen:
+            return  # replayed from the cursor: already read
+        post = event.post
+        if post is not None and post.addresses(self.config.watch) and self._admit(post):
+            self._last_seen = event.time_us
+            self._pending.append(event.time_us)
+            await self._posts.put(post)  # waits when full: bounded, and nothing is lost
+            return
+        self._done_reading(event.time_us)
+
+    def _done_reading(self, time_us: int) -> None:
+        """An event that needs no turn: the cursor moves past it unless a post waits before it."""
+        self._last_seen = max(self._last_seen or 0, time_us)
+        if not self._pending:
+            self.cursor = self._last_seen
+            if self.clock() - self._saved_at >= SAVE_EVERY:
+                self._save_cursor()
+
+    def _admit(self, post: Post) -> bool:
+        if self.cap.admit():
+            if self._dropping:
+                log.warning("Bluesky: %d post(s) over the cap of %d an hour were dropped",
+                            self._dropping, self.config.max_per_hour)
+                self._dropping = 0
+            return True
+        self.dropped_over_cap += 1
+        self._dropping += 1
+        if self._dropping == 1:
+            log.warning("Bluesky: more than %d posts for the owner this hour; dropping the excess "
+                        "until the hour allows more", self.config.max_per_hour)
+        log.info("Bluesky: dropped %s by %s (over the hourly cap)", post.uri, post.author)
+        return False
+
+    # --- answering ------------------------------------------------------------------------
+    async def _answer_posts(self) -> None:
+        """One turn at a time, in arrival order; the cursor is saved after each."""
+        while not self._stop_requested.is_set():
+            post = await self._posts.get()
+            self._busy = True
+            try:
+                await self._answer(post)
+            finally:
+                self._busy = False
+            # Not reached when cancelled mid-turn: that post is then read again on the next start.
+            self._pending.popleft()
+            self.cursor = self._pending[0] - 1 if self._pending else self._last_seen
+            self._save_cursor()
+
+    async def _answer(self, post: Post) -> None:
+        message = IncomingMessage(
+            channel=self.name, conversation=f"bluesky:{post.author}", user_id=post.author, text=post.text,
+            outside_author=f"{post.author} on Bluesky (post {post.uri})",
+        )
+        log.info("Bluesky: %s by %s addresses the owner", post.uri, post.author)
+        try:
+            reply = await self.handle(message)
+        except Exception:  # one bad turn must not stop the listener, nor be retried forever
+            log.exception("Bluesky: the turn for %s failed; moving on", post.uri)
+            return
+        await self.send(message.conversation, reply)
+
+    # --- state ----------------------------------------------------------------------------
+    def _load_cursor(self) -> int | None:
+        try:
+            data: Any = read_json(self.state_path, {})
+        except StateFileError as exc:
+            raise ConfigError(f"the Bluesky listener cannot resume: {exc}") from None
+        cursor = data.get("cursor") if isinstance(data, dict) else None
+        if cursor is not None and (isinstance(cursor, bool) or not isinstance(cursor, int) or cursor <= 0):
+            raise ConfigError(f"{self.state_path}: 'cursor' must be a positive whole number (unix "
+                              "microseconds); fix it or delete the file to listen from now")
+        return cursor
+
+    def _save_cursor(self) -> None:
+        if self.cursor is None:
+            return
+        try:
+            write_json_atomic(self.state_path, {"cursor": self.cursor})
+        except OSError as exc:
+            log.warning("Bluesky: cannot save the cursor to %s: %s", self.state_path, exc)
+            return
+        self._saved_at = self.clock()
