@@ -17,58 +17,23 @@ import hashlib
 import itertools
 import json
 import re
-import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import grapheme
 
-Response = tuple[int, dict[str, str], bytes]
+from tests.support.recording_server import Recorded, RecordingServer, Response, json_response
+
 TID_RE = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-case names
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body or b"null")
-
-
-def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
-    body = json.dumps(payload).encode()
-    return status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body
-
-
-class RecordingHTTPServer:
-    """A threaded HTTP server on 127.0.0.1 that records requests and answers through `route()`."""
+class RecordingHTTPServer(RecordingServer):
+    """The shared recording server with Bluesky/Mastodon-shaped failures, limited to `fail_paths`."""
 
     def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self.fail_mode: str | None = None
+        super().__init__()
         self.fail_paths: set[str] | None = None  # None: every path fails
-        self.delay = 3.0
-        self.retry_after = "7"
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._release = threading.Event()  # ends a "slow" wait early at stop()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def route(self, request: Recorded) -> Response:
-        raise NotImplementedError
 
     def auth_failure(self, request: Recorded) -> Response:
         return json_response(401, {"error": "Unauthorized"})
@@ -100,60 +65,6 @@ class RecordingHTTPServer:
         if self.fail_mode == "slow":
             self._release.wait(self.delay)
         return None
-
-    def respond(self, request: Recorded) -> Response:
-        return self.failure(request) or self.route(request)
-
-    def start(self) -> RecordingHTTPServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                parts = urlsplit(self.path)
-                recorded = Recorded(
-                    self.command,
-                    parts.path,
-                    parse_qs(parts.query),
-                    {k.lower(): v for k, v in self.headers.items()},
-                    self.rfile.read(length) if length else b"",
-                )
-                server.requests.append(recorded)
-                status, headers, body = server.respond(recorded)
-                try:
-                    self.send_response(status)
-                    for name, value in {**headers, "Content-Length": str(len(body))}.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
-                    pass
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name=type(self).__name__, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._release.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def paths(self) -> list[str]:
-        return [r.path for r in self.requests]
 
 
 def _b64url(data: bytes) -> str:

@@ -18,7 +18,8 @@ from urllib.parse import parse_qs
 
 import grapheme
 
-from tests.support.fake_bsky import Recorded, RecordingHTTPServer, Response, json_response
+from tests.support.fake_bsky import RecordingHTTPServer
+from tests.support.recording_server import Recorded, Response, json_response
 
 _URL = re.compile(r"https?://\S+")
 _STATUS_PATH = re.compile(r"^/api/v1/statuses/(\d+)(/favourite)?$")

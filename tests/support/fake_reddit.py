@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support.fake_moltbook import Recorded, RecordingServer, Response, json_response
+from tests.support.recording_server import Recorded, RecordingServer, Response, json_response
 
 CREATED = 1767268800.0  # 2026-01-01T12:00:00Z
 

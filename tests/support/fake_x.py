@@ -12,7 +12,7 @@ from typing import Any
 
 from oauthlib.oauth1.rfc5849 import signature, utils
 
-from tests.support.fake_moltbook import Recorded, RecordingServer, Response, json_response
+from tests.support.recording_server import Recorded, RecordingServer, Response, json_response
 
 ME_ID = "1500000000000000001"
 

@@ -11,8 +11,8 @@ from router.errors import SkillError
 from router.platforms.base import PostRequest
 from router.platforms.text_limits import x_weighted_length
 from router.platforms.x import XClient, tweet_id
-from tests.support.fake_moltbook import json_response
 from tests.support.fake_x import ME_ID, FakeX
+from tests.support.recording_server import json_response
 
 API_SECRET = "x-consumer-secret-Pp93Qe"
 ACCESS_SECRET = "x-access-secret-Rt55Wm"

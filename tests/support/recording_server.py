@@ -1,0 +1,137 @@
+"""The small threaded HTTP server every platform fake is built on: it records each request and
+answers through `route()`, after the failure a test switched on.
+
+`fail_mode`: "auth" (401 whose body echoes everything the client sent, as a careless server
+does), "rate" (429 with Retry-After), "error" (500), "slow" (answers after `delay` seconds,
+past the client's timeout; `stop()` ends the wait). Fakes override `failure()` to answer in
+their platform's own shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Response = tuple[int, dict[str, str], bytes]
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    raw_query: str = ""
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+    def form(self) -> dict[str, str]:
+        return {k: v[-1] for k, v in parse_qs(self.body.decode()).items()}
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(payload).encode()
+    return status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body
+
+
+class RecordingServer:
+    """Start with `.start()` (returns self), stop with `.stop()`; `url` is its base URL."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.fail_mode: str | None = None
+        self.delay = 3.0
+        self.retry_after = "7"
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._release = threading.Event()  # ends a "slow" wait early at stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def route(self, request: Recorded) -> Response:
+        raise NotImplementedError
+
+    def respond(self, request: Recorded) -> Response:
+        return self.failure(request) or self.route(request)
+
+    def failure(self, request: Recorded) -> Response | None:
+        """The configured failure for this request, or None to answer normally."""
+        if self.fail_mode == "slow":
+            self._release.wait(self.delay)
+            return None
+        if self.fail_mode == "rate":
+            return json_response(429, {"error": "Too Many Requests"}, {"Retry-After": self.retry_after})
+        if self.fail_mode == "error":
+            return json_response(500, {"error": "internal server error"})
+        if self.fail_mode == "auth":
+            return json_response(401, {"error": "unauthorized", "echo": self.echo(request)})
+        return None
+
+    def echo(self, request: Recorded) -> str:
+        """What a careless server repeats back on a 401: here, everything the client sent."""
+        return json.dumps(request.headers) + request.body.decode(errors="replace")
+
+    def paths(self, method: str | None = None) -> list[str]:
+        return [r.path for r in self.requests if method is None or r.method == method]
+
+    def start(self) -> RecordingServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                parts = urlsplit(self.path)
+                recorded = Recorded(
+                    method=self.command,
+                    path=parts.path,
+                    query=parse_qs(parts.query),
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=self.rfile.read(length) if length else b"",
+                    raw_query=parts.query,
+                )
+                server.requests.append(recorded)
+                status, headers, body = server.respond(recorded)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    if recorded.headers.get("connection", "").lower() == "close":
+                        self.send_header("Connection", "close")  # as real servers do; no stale reuse
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (the timeout tests)
+
+            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name=type(self).__name__, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
