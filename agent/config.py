@@ -33,7 +33,6 @@ DEFAULT_MODELS = {
 @dataclass
 class AgentSettings:
     config_path: Path
-    raw: dict[str, Any]  # config.json as loaded; the interactive editor writes it back
     workspace: Workspace
     env: Mapping[str, str]
     llm_provider: str = "ollama"
@@ -107,7 +106,6 @@ def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str
     keys = Keys.from_env(env)
     return AgentSettings(
         config_path=path,
-        raw=data,
         workspace=Workspace.from_env(dict(env)),
         env=env,
         llm_provider=provider,

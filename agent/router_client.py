@@ -127,13 +127,6 @@ class RouterClient:
             self._unreachable(exc)
             return False
 
-    def heartbeat(self, info: dict[str, Any], ttl: int = 60) -> None:
-        """Tell operators the agent is alive (its own key; the router does not need it)."""
-        try:
-            self.conn.set(self.keys.agent_heartbeat, json.dumps({**info, "ts": time.time()}), ex=ttl)
-        except REDIS_DOWN as exc:
-            self._unreachable(exc)
-
     def close(self) -> None:
         self.conn.close()
 
@@ -147,9 +140,6 @@ class NoRouter:
 
     def ping(self) -> bool:
         return False
-
-    def heartbeat(self, info: dict[str, Any], ttl: int = 60) -> None:
-        return None
 
     def close(self) -> None:
         return None

@@ -34,6 +34,3 @@ class BaseLLM(ABC):
         The default has nothing to check.
         """
         return None
-
-    def describe(self) -> str:
-        return f"{self.name} ({self.model})"

@@ -86,11 +86,6 @@ def test_ping_needs_a_fresh_router_heartbeat(redis_urls, admin, client, tmp_path
         assert [r["router_id"] for r in agent.routers()] == ["r1"]
 
 
-def test_agent_heartbeat_is_written(redis_urls, admin, client):
-    client().heartbeat({"pid": 1})
-    assert json.loads(admin.get(redis_urls.keys.agent_heartbeat))["pid"] == 1
-
-
 def test_no_router_says_how_to_connect():
     observation = NoRouter().call("PING", {}, "console")
     assert observation["status"] == "error" and observation["error"] == "router_not_connected"
