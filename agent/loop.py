@@ -25,6 +25,31 @@ log = logging.getLogger("safeclaw.agent.loop")
 MAX_FOLLOW_UPS = 4
 
 
+# Local actions whose results hold nothing written outside (the rest may: pages, posts, replies).
+OWN_DATA_ACTIONS = frozenset({"_MEMORY_WRITE"})
+TARGET_PARAMS = ("url", "uri", "query", "content")  # the param that says what an action read
+
+
+def outside_sources(artifact: dict[str, Any], conversation: str) -> list[str]:
+    """Which outside data (action and its url/uri, if any) the prompt's action results show."""
+    if artifact.get("conversation") != conversation:
+        return []
+    sources: list[str] = []
+    for step in artifact.get("steps", []):
+        for result in step.get("results", []) if isinstance(step, dict) else []:
+            if not isinstance(result, dict) or result.get("action") in OWN_DATA_ACTIONS:
+                continue
+            if result.get("status") == "skipped":
+                continue
+            params = result.get("params")
+            params = params if isinstance(params, dict) else {}
+            target = next((str(params[k])[:200] for k in TARGET_PARAMS if k in params), "")
+            label = f"{result.get('action')} {target}".strip()
+            if label not in sources:
+                sources.append(label)
+    return sources
+
+
 class RouterPort(Protocol):
     """How the loop reaches the router: `agent.router_client.RouterClient` or `NoRouter`."""
 
@@ -132,7 +157,8 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            results = self._execute_all(parsed.actions, conversation, done)
+            seen = outside_sources(artifact, conversation)
+            results = self._execute_all(parsed.actions, conversation, done, outside_author, seen)
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
             if not self.llm.observes_results:
@@ -152,7 +178,14 @@ class AgentLoop:
         self.workspace.save_artifact(artifact)
         return artifact
 
-    def _execute_all(self, actions: list[Action], conversation: str, done: set[str]) -> list[dict[str, Any]]:
+    def _execute_all(
+        self,
+        actions: list[Action],
+        conversation: str,
+        done: set[str],
+        outside_author: str | None = None,
+        seen: list[str] | None = None,
+    ) -> list[dict[str, Any]]:
         queue = list(actions)
         results: list[dict[str, Any]] = []
         follow_ups = 0
@@ -169,7 +202,7 @@ class AgentLoop:
                     }
                 )
                 continue
-            observation = self.execute(action, conversation)
+            observation = self.execute(action, conversation, outside_author, seen)
             if observation.get("status") in ("ok", "unknown", "pending_approval"):
                 done.add(key)
             results.append(observation)
@@ -180,11 +213,27 @@ class AgentLoop:
                 queue.append(Action(follow["name"], dict(follow.get("params") or {})))
         return results
 
-    def execute(self, action: Action, conversation: str) -> dict[str, Any]:
-        """Run one action and return its observation; a failure is an observation, never a crash."""
+    def execute(
+        self,
+        action: Action,
+        conversation: str,
+        outside_author: str | None = None,
+        seen: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Run one action and return its observation; a failure is an observation, never a crash.
+
+        `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt showed."""
         base = {"action": action.name, "params": action.params}
         if action.name in self.local:
-            ctx = ActionContext(self.workspace, self.llm, conversation, self.browser, self.env)
+            ctx = ActionContext(
+                self.workspace,
+                self.llm,
+                conversation,
+                self.browser,
+                self.env,
+                outside_author,
+                list(seen or []),
+            )
             try:
                 result = self.local[action.name](action.params, ctx)
             except AgentError as exc:

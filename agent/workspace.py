@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
+from agent.memory import Provenance, merged
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_WORKSPACE = REPO_ROOT / "workspace"
@@ -131,13 +132,12 @@ class Workspace:
             raise StateFileError(f"{self.memory_path} must hold a JSON object")
         return data
 
-    def merge_memory(self, new_memory: dict[str, Any], conversation: str) -> list[str]:
-        """Merge entries into memory.json, each stamped with when and from which conversation."""
-        memory = self.load_memory()
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        for key, value in new_memory.items():
-            memory[str(key)] = {"value": value, "written_at": stamp, "conversation": conversation}
-        write_json_atomic(self.memory_path, memory)
+    def merge_memory(self, new_memory: Any, provenance: Provenance | str) -> list[str]:
+        """Merge entries into memory.json, each stamped with when, where and by whom (a conversation
+        id alone means the owner). MemoryRefused, and nothing written, when a cap would break."""
+        if isinstance(provenance, str):
+            provenance = Provenance(provenance)
+        write_json_atomic(self.memory_path, merged(self.load_memory(), new_memory, provenance))
         return sorted(str(k) for k in new_memory)
 
     # history ----------------------------------------------------------------------------

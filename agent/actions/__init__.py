@@ -8,7 +8,7 @@ failure raises `ActionError`; the loop shows its message to the LLM as an observ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.errors import AgentError
@@ -27,6 +27,8 @@ class ActionContext:
     conversation: str
     browser: dict[str, Any]  # the "browser" section of config.json
     env: dict[str, str]
+    outside_author: str | None = None  # who wrote the turn when it was not the owner
+    outside_seen: list[str] = field(default_factory=list)  # outside data the turn's prompt showed
 
 
 LocalAction = Callable[[dict[str, Any], ActionContext], dict[str, Any]]

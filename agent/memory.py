@@ -1,0 +1,215 @@
+"""The agent's memory: entries with provenance, checked on the way in, budgeted on the way out.
+
+Each entry of memory.json is `{"value", "written_at", "conversation", "author"}`, plus
+`"after_reading"` when the turn had already seen outside data (web pages, router results)
+when the model wrote it. `author` is "owner" or who else wrote the turn. Only the owner's own
+words are shown as memory; anything else (an entry read from outside data, one written before
+SafeClaw kept provenance) is shown fenced as data, with where it came from.
+
+A turn written by someone else (a Bluesky post, later the autonomy feed: any message with an
+`outside_author`) cannot write memory at all: see `check_writer`.
+
+The prompt shows the entries that fit `PROMPT_TOKENS`, the most relevant to the message first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from agent.errors import AgentError
+
+OWNER = "owner"
+MAX_KEY_CHARS = 64
+MAX_VALUE_CHARS = 500  # of the value as JSON
+MAX_ENTRIES = 200
+MAX_TOTAL_CHARS = 40_000  # keys plus values as JSON, every entry together
+MAX_WRITE_ENTRIES = 20  # entries one action may write
+PROMPT_TOKENS = 200  # the memory section's share of the prompt
+_WORD = re.compile(r"\w+|[^\w\s]")
+_TERM = re.compile(r"\w{3,}")
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "you",
+        "your",
+        "with",
+        "that",
+        "this",
+        "what",
+        "are",
+        "was",
+        "have",
+        "from",
+        "not",
+        "but",
+        "can",
+        "about",
+        "who",
+        "how",
+        "when",
+    }
+)
+
+
+class MemoryRefused(AgentError):
+    """A memory write that is refused; the message is shown to the model and the owner."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A cautious token count: the larger of words-and-symbols and characters / 4."""
+    return max(len(_WORD.findall(text)), math.ceil(len(text) / 4))
+
+
+def check_key(key: object) -> str:
+    if not isinstance(key, str) or not key.strip():
+        raise MemoryRefused("memory keys must be non-empty text")
+    if len(key) > MAX_KEY_CHARS:
+        raise MemoryRefused(f"the key {key[:MAX_KEY_CHARS]!r}… is longer than {MAX_KEY_CHARS} characters")
+    if one_line(key) != key:
+        raise MemoryRefused(f"the key {key!r} holds a line break or control character; keys are one line")
+    return key
+
+
+def value_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def check_writer(outside_author: str | None) -> None:
+    """Only the owner's turns write memory. A stranger's words never become the owner's memory:
+    shown fenced they would still sit in every later owner prompt, and fill its budget."""
+    if outside_author is not None:
+        raise MemoryRefused(
+            f"refused: this turn was written by {outside_author}, not by your owner, and only your owner's "
+            "turns may write memory. Tell your owner about it instead if it matters."
+        )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    conversation: str
+    author: str = OWNER
+    after_reading: tuple[str, ...] = ()  # outside data the turn had seen before the write
+
+    def stamp(self) -> dict[str, Any]:
+        stamp: dict[str, Any] = {
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "conversation": self.conversation,
+            "author": self.author,
+        }
+        if self.after_reading:
+            stamp["after_reading"] = list(self.after_reading)
+        return stamp
+
+
+def merged(memory: dict[str, Any], new_memory: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+    """`memory` with `new_memory` applied (a null value forgets the key); MemoryRefused when a key,
+    a value or the whole would break a cap. Nothing is applied unless everything fits."""
+    if not isinstance(new_memory, dict) or not new_memory:
+        raise MemoryRefused('new_memory must be a non-empty object, e.g. {"new_memory": {"cat": "Miso"}}')
+    if len(new_memory) > MAX_WRITE_ENTRIES:
+        raise MemoryRefused(f"at most {MAX_WRITE_ENTRIES} memory entries at once")
+    result = dict(memory)
+    for key, value in new_memory.items():
+        check_key(key)
+        if value is None:
+            result.pop(key, None)
+            continue
+        if value_size(value) > MAX_VALUE_CHARS:
+            raise MemoryRefused(f"the value of {key!r} is longer than {MAX_VALUE_CHARS} characters")
+        result[key] = {"value": value, **provenance.stamp()}
+    if len(result) > MAX_ENTRIES or total_size(result) > MAX_TOTAL_CHARS:
+        raise MemoryRefused(
+            f"memory is full ({len(memory)} entries, {total_size(memory)} characters; at most {MAX_ENTRIES} "
+            f"entries and {MAX_TOTAL_CHARS} characters). Forget something first: set its key to null."
+        )
+    return result
+
+
+def total_size(memory: dict[str, Any]) -> int:
+    return sum(len(str(key)) + value_size(entry_value(entry)) for key, entry in memory.items())
+
+
+def entry_value(entry: Any) -> Any:
+    return entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
+
+
+def source_of(entry: Any) -> str | None:
+    """None for the owner's own words; else who or what the entry came from, for the fence."""
+    if not isinstance(entry, dict):
+        return None  # a plain value the owner typed into memory.json by hand
+    author = entry.get("author")
+    if author is None:
+        return f"unknown: written in {entry.get('conversation', '?')} before SafeClaw kept provenance"
+    if author != OWNER:
+        return f"{author}, in {entry.get('conversation', '?')}"
+    reading = entry.get("after_reading")
+    if reading:
+        where = entry.get("conversation", "?")
+        return f"your owner's turn in {where}, after reading {', '.join(map(str, reading))}"
+    return None
+
+
+def terms(text: str) -> set[str]:
+    return {t for t in _TERM.findall(text.lower()) if t not in _STOP}
+
+
+def ranked(memory: dict[str, Any], context: str) -> list[tuple[str, Any]]:
+    """Entries by relevance to `context`: shared words first (a key word counts double), then newest."""
+    wanted = terms(context)
+
+    def score(item: tuple[str, Any]) -> tuple[int, str]:
+        key, entry = item
+        key_terms = terms(key.replace("_", " "))
+        value_terms = terms(json.dumps(entry_value(item[1]), ensure_ascii=False))
+        written = entry.get("written_at", "") if isinstance(entry, dict) else ""
+        return 2 * len(key_terms & wanted) + len(value_terms & wanted), str(written)
+
+    return sorted(memory.items(), key=score, reverse=True)
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks and control characters shown as "?": an entry is one line."""
+    return "".join(
+        "?" if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") else ch
+        for ch in text
+    )
+
+
+def memory_line(key: str, entry: Any) -> str:
+    # Keys written before they were checked may hold a line break: it must not start a new entry.
+    return f"- {one_line(str(key))[:MAX_KEY_CHARS]}: {json.dumps(entry_value(entry), ensure_ascii=False)}"
+
+
+@dataclass
+class MemoryView:
+    """What of memory the prompt shows: the owner's lines, the outside lines with their source."""
+
+    owner: list[str]
+    outside: list[tuple[str, str]]  # (line, source)
+    left_out: int
+
+
+def select(memory: dict[str, Any], context: str, budget: int = PROMPT_TOKENS) -> MemoryView:
+    view = MemoryView([], [], 0)
+    used = 0
+    for key, entry in ranked(memory, context):
+        line = memory_line(key, entry)
+        source = source_of(entry)
+        cost = estimate_tokens(line) + (estimate_tokens(source) + 4 if source else 0)
+        if used + cost > budget:
+            view.left_out += 1
+            continue
+        used += cost
+        if source is None:
+            view.owner.append(line)
+        else:
+            view.outside.append((line, source))
+    return view
