@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
 from agent.workspace import Workspace, read_json, write_json_atomic
 from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
@@ -43,6 +44,7 @@ class AgentSettings:
     max_format_retries: int = 2
     browser: dict[str, Any] = field(default_factory=dict)
     channels: dict[str, Any] = field(default_factory=dict)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
     redis_url: str | None = None
     keys: Keys = field(default_factory=Keys)
 
@@ -116,6 +118,7 @@ def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str
         max_format_retries=int(_number(data, "max_format_retries", 2, 0, 10, path)),
         browser=_object(data, "browser", path),
         channels=_object(data, "channels", path),
+        budget=BudgetSettings.from_config(data.get("budget"), path),
         redis_url=env.get("REDIS_URL") or None,
         keys=keys,
     )

@@ -24,3 +24,18 @@ class LLMError(AgentError):
         self.provider = provider
         self.hint = hint
         super().__init__(f"{provider}: {message}" + (f" ({hint})" if hint else ""))
+
+
+class BudgetExhausted(LLMError):
+    """The LLM budget is spent: the call was refused before anything was sent."""
+
+    def __init__(self, which: str, spent: float, limit: float) -> None:
+        self.which = which  # "daily" or "total"
+        key = "budget.daily_usd" if which == "daily" else "budget.total_usd"
+        when = " or wait for tomorrow (00:00 UTC)" if which == "daily" else ""
+        self.reply = (
+            f"My {which} LLM budget is spent (${spent:.4f} of ${limit:.2f}), so I made no LLM call. "
+            f"To go on, raise {key} in agent/config.json{when}."
+        )
+        super().__init__("budget", f"the {which} budget is spent (${spent:.4f} of ${limit:.2f})",
+                         f"raise {key} in agent/config.json{when}")

@@ -134,13 +134,26 @@ def queue_line(conn: redis.Redis, keys: Keys) -> Check:
 
 
 # -- status ------------------------------------------------------------------------------------
+def check_budget(settings: AgentSettings) -> Check:
+    from agent.cost.setup import budget_status
+
+    status = budget_status(settings)
+    fix = "; raise budget.daily_usd / budget.total_usd in agent/config.json" if status.exhausted() else ""
+    return Check(status.exhausted() is None, status.line() + fix)
+
+
+def agent_state_checks(settings: AgentSettings) -> list[Check]:
+    """What the workspace says: the LLM budget (and autonomy's health when it runs)."""
+    return [check_budget(settings)]
+
+
 def status_checks(settings: AgentSettings) -> list[Check]:
     checks = [check_llm(settings)]
     redis_check, conn = check_redis(settings)
     checks.append(redis_check)
     if conn is None:
         checks.append(Check(False, "routers and queue unknown while Redis does not answer"))
-        return checks
+        return checks + agent_state_checks(settings)
     try:
         checks += router_lines(conn, settings.keys)
         checks.append(queue_line(conn, settings.keys))
@@ -148,7 +161,7 @@ def status_checks(settings: AgentSettings) -> list[Check]:
         checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
     finally:
         conn.close()
-    return checks
+    return checks + agent_state_checks(settings)
 
 
 def status_lines(settings: AgentSettings) -> list[str]:
@@ -255,6 +268,7 @@ def doctor_checks(settings: AgentSettings) -> list[Check]:
             conn.close()
     checks.append(check_browser(settings.env))
     checks.append(check_llm(settings))
+    checks += agent_state_checks(settings)
     return checks
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.actions import ActionContext, LocalAction
-from agent.errors import AgentError, LLMError, ToolCodeError
+from agent.cost.metered import cost_label
+from agent.errors import AgentError, BudgetExhausted, LLMError, ToolCodeError
 from agent.llm.base import BaseLLM
 from agent.prompt import PromptInputs, build_prompt
 from agent.tool_code import Action, parse_reply
@@ -102,7 +103,7 @@ class AgentLoop:
 
     def run_turn(self, conversation: str, user_message: str, outside_author: str | None = None) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner."""
-        with self._lock:
+        with self._lock, cost_label(conversation):
             history = self.workspace.load_history(conversation)
             self.workspace.begin_turn(conversation, user_message, outside_author)
             result = self._think_act_observe(conversation, user_message, history, outside_author)
@@ -262,5 +263,7 @@ class AgentLoop:
         return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)
 
     def _llm_failure_message(self, exc: LLMError) -> str:
+        if isinstance(exc, BudgetExhausted):
+            return exc.reply
         hint = f" {exc.hint}" if exc.hint else ""
         return f"Sorry, I could not reach my language model ({exc}).{hint} Your message is saved; try again."

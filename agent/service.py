@@ -36,10 +36,13 @@ def build_router(settings: AgentSettings) -> RouterPort:
 def build_loop(
     settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None
 ) -> AgentLoop:
+    from agent.cost.setup import meter
+
     settings.workspace.ensure()
     return AgentLoop(
         workspace=settings.workspace,
-        llm=llm or build_llm(settings),
+        # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
+        llm=meter(llm or build_llm(settings), settings),
         local=local_actions(),
         router=router or build_router(settings),
         limits=LoopLimits(settings.max_steps, settings.max_format_retries),

@@ -80,6 +80,12 @@ class Keys:
     def agent_heartbeat(self) -> str:
         return f"{self.agent_prefix}heartbeat"
 
+    @property
+    def agent_cost(self) -> str:
+        """The agent's LLM cost summary (JSON: today_usd, total_usd, daily_budget_usd,
+        total_budget_usd, calls_today, tokens_today); the dashboard reads it."""
+        return f"{self.agent_prefix}cost"
+
 
 def _now() -> float:
     return time.time()

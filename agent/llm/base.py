@@ -5,8 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from agent.errors import LLMError
+from agent.llm.usage import Usage, estimate_tokens
 
-__all__ = ["BaseLLM", "LLMError"]
+__all__ = ["BaseLLM", "LLMError", "Usage"]
 
 
 class BaseLLM(ABC):
@@ -23,10 +24,16 @@ class BaseLLM(ABC):
     def __init__(self, model: str, timeout: float = 60.0) -> None:
         self.model = model
         self.timeout = timeout
+        # The token counts of the last successful `chat()`, from the provider's own usage fields.
+        self.last_usage: Usage | None = None
 
     @abstractmethod
     def chat(self, prompt: str) -> str:
         """Send one prompt (as a single user message) and return the reply text."""
+
+    def estimate_input_tokens(self, prompt: str) -> int:
+        """About how many input tokens `prompt` will cost, before it is sent (for the budget)."""
+        return estimate_tokens(prompt)
 
     def check(self) -> None:
         """Cheaply verify the provider can answer (server up, key accepted, model present); raise LLMError.

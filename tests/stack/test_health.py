@@ -68,7 +68,8 @@ def test_status_of_a_running_stack(running_router):
     assert f"router {ROUTER_ID} alive (heartbeat" in out and "CREATE_POST" in out
     assert "platforms with credentials: mastodon" in out
     assert "0 command(s) waiting" in out
-    assert len(out.splitlines()) <= 6
+    assert len(out.splitlines()) <= 7
+    assert "✓ LLM cost today $0.0000 of $2.00, total $0.0000 of $50.00, 0 call(s)" in out
     assert running_router.server.agent_password not in out + result.stderr
     assert "planted-mastodon-token-91ac" not in out + result.stderr
 

@@ -13,6 +13,7 @@ from google.genai import errors, types
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
+from agent.llm.usage import usage_or_estimate
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 
@@ -58,6 +59,16 @@ class GeminiLLM(BaseLLM):
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply"
                            + (f" (finish reason {reason})" if reason else ""),
                            "try again; a safety block or token limit can cause this")
+        usage = getattr(response, "usage_metadata", None)
+        # Thinking models bill their thoughts as output too.
+        thoughts = getattr(usage, "thoughts_token_count", None) or 0
+        output = getattr(usage, "candidates_token_count", None)
+        self.last_usage = usage_or_estimate(
+            getattr(usage, "prompt_token_count", None),
+            output + thoughts if isinstance(output, int) and isinstance(thoughts, int) else None,
+            prompt,
+            text,
+        )
         return text
 
     def check(self) -> None:

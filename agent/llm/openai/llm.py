@@ -11,6 +11,7 @@ import openai
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
+from agent.llm.usage import usage_or_estimate
 
 DEFAULT_MODEL = "gpt-4o-mini"
 # A local OpenAI-compatible server (llama.cpp, vLLM) usually ignores the key, but the SDK wants one.
@@ -50,6 +51,10 @@ class OpenAILLM(BaseLLM):
         if not isinstance(text, str) or not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
                            "try again; check the model's content filter or max tokens")
+        usage = getattr(completion, "usage", None)
+        self.last_usage = usage_or_estimate(
+            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), prompt, text
+        )
         return text
 
     def check(self) -> None:

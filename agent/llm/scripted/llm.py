@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agent.errors import ConfigError, LLMError
 from agent.llm.base import BaseLLM
+from agent.llm.usage import Usage
 
 REPLIES_ENV = "SAFECLAW_SCRIPTED_REPLIES"
 
@@ -34,7 +35,11 @@ class ScriptedLLM(BaseLLM):
         reply = self.replies.popleft()
         if isinstance(reply, Exception):
             raise reply
+        self.last_usage = scripted_usage(prompt, reply)
         return reply
+
+    def estimate_input_tokens(self, prompt: str) -> int:
+        return scripted_usage(prompt, "").input_tokens
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, timeout: float = 60.0) -> ScriptedLLM:
@@ -42,6 +47,11 @@ class ScriptedLLM(BaseLLM):
         env = os.environ if env is None else env
         path = env.get(REPLIES_ENV)
         return cls(load_replies(Path(path)) if path else [], timeout)
+
+
+def scripted_usage(prompt: str, reply: str) -> Usage:
+    """Deterministic counts for tests and benchmarks: one token per whitespace-separated word."""
+    return Usage(len(prompt.split()), len(reply.split()))
 
 
 def load_replies(path: Path) -> list[str]:

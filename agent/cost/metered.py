@@ -1,0 +1,61 @@
+"""MeteredLLM: the one wrapper every provider goes through. The budget is checked before each
+call (past it, nothing is sent) and each call's tokens, as the provider reported them, are priced
+and written to the ledger."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+from agent.cost.budget import BudgetGuard
+from agent.cost.prices import price_of
+from agent.llm.base import BaseLLM
+from agent.llm.usage import estimated_usage
+
+# Who is calling, for the ledger's `label`: the conversation, or "autonomy:score".
+_label: ContextVar[str] = ContextVar("safeclaw_cost_label", default="")
+
+
+@contextlib.contextmanager
+def cost_label(label: str) -> Iterator[None]:
+    token = _label.set(label)
+    try:
+        yield
+    finally:
+        _label.reset(token)
+
+
+class MeteredLLM(BaseLLM):
+    def __init__(self, inner: BaseLLM, guard: BudgetGuard) -> None:
+        super().__init__(inner.model, inner.timeout)
+        self.inner = inner
+        self.guard = guard
+        self.name = inner.name
+        self.prompt_template = inner.prompt_template
+        self.observes_results = inner.observes_results
+        self.calls = 0  # calls actually sent to the provider by this wrapper
+
+    def chat(self, prompt: str) -> str:
+        price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
+        self.guard.check(price, self.inner.estimate_input_tokens(prompt))
+        self.calls += 1
+        self.inner.last_usage = None
+        try:
+            text = self.inner.chat(prompt)
+        except Exception:
+            # The provider may have billed the prompt before failing (a timeout mid-reply): count
+            # it, estimated. Counting high is the safe side of a budget.
+            failed = estimated_usage(prompt, "")
+            self.guard.record(self.inner.name, self.inner.model, price, failed, _label.get() + ":failed")
+            raise
+        usage = self.inner.last_usage or estimated_usage(prompt, text)
+        self.last_usage = usage
+        self.guard.record(self.inner.name, self.inner.model, price, usage, _label.get())
+        return text
+
+    def estimate_input_tokens(self, prompt: str) -> int:
+        return self.inner.estimate_input_tokens(prompt)
+
+    def check(self) -> None:
+        self.inner.check()

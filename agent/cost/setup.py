@@ -1,0 +1,69 @@
+"""Wiring the budget from the settings: the ledger, the guard, the owner's alerts, the Redis summary."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+import redis
+
+from agent.cost.budget import BudgetGuard, BudgetStatus
+from agent.cost.ledger import CostLedger
+from agent.cost.metered import MeteredLLM
+from agent.llm.base import BaseLLM
+from agent.notify import OwnerNotifier
+from protocol import Keys
+
+if TYPE_CHECKING:
+    from agent.config import AgentSettings
+
+log = logging.getLogger("safeclaw.agent.cost")
+SUMMARY_TTL = 7 * 24 * 3600  # seconds; refreshed by every call
+
+
+class RedisCostSummary:
+    """Keeps `Keys.agent_cost` (JSON) current for the dashboard; Redis trouble is logged, not raised."""
+
+    def __init__(self, redis_url: str, keys: Keys) -> None:
+        self.key = keys.agent_cost
+        self.conn = redis.Redis.from_url(
+            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=3
+        )
+        self._warned = False
+
+    def __call__(self, status: BudgetStatus) -> None:
+        try:
+            self.conn.set(self.key, json.dumps(status.summary()), ex=SUMMARY_TTL)
+            self._warned = False
+        except redis.RedisError as exc:
+            if not self._warned:
+                self._warned = True
+                log.warning("cannot store the cost summary in Redis (%s); cost.jsonl has it", exc)
+
+
+def build_guard(settings: AgentSettings, notify: OwnerNotifier | None = None) -> BudgetGuard:
+    root = settings.workspace.root
+    publish = RedisCostSummary(settings.redis_url, settings.keys) if settings.redis_url else None
+    notifier = notify or OwnerNotifier.from_settings(root, settings.channels, settings.env)
+    return BudgetGuard(
+        settings.budget,
+        CostLedger(root / "logs" / "cost.jsonl"),
+        root / "logs" / "budget_alerts.json",
+        notifier,
+        publish,
+    )
+
+
+def budget_status(settings: AgentSettings) -> BudgetStatus:
+    """What the ledger says now, without alerting anyone (for status and doctor)."""
+    root = settings.workspace.root
+    guard = BudgetGuard(settings.budget, CostLedger(root / "logs" / "cost.jsonl"), root / "logs" / "x")
+    return guard.status()
+
+
+def meter(llm: BaseLLM, settings: AgentSettings, guard: BudgetGuard | None = None) -> MeteredLLM:
+    """`llm` behind the budget (an LLM already metered is returned as it is)."""
+    if isinstance(llm, MeteredLLM):
+        return llm
+    return MeteredLLM(llm, guard or build_guard(settings))
