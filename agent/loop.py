@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from agent.workspace import Workspace
 
 log = logging.getLogger("safeclaw.agent.loop")
 MAX_FOLLOW_UPS = 4
+Observation = dict[str, Any]
 
 
 # Local actions whose results hold nothing written outside (the rest may: pages, posts, replies).
@@ -109,6 +111,29 @@ class AgentLoop:
             result = self._think_act_observe(conversation, user_message, history, outside_author)
             self.workspace.finish_turn(conversation, result.reply)
             return result
+
+    def run_actions(
+        self,
+        conversation: str,
+        text: str,
+        actions: list[Action],
+        describe: Callable[[list[Observation]], str],
+    ) -> str:
+        """Run actions the owner named with a command exactly as a model turn runs its actions
+        (same `execute`, router, artifact and history); `describe` words the reply."""
+        with self._lock:
+            self.workspace.begin_turn(conversation, text)
+            results = self._execute_all(actions, conversation, set())
+            self._save_artifact(
+                conversation, uuid.uuid4().hex, [{"step": 1, "command": text, "results": results}]
+            )
+            reply = describe(results)
+            self.workspace.finish_turn(conversation, reply)
+            return reply
+
+    def clear_history(self, conversation: str) -> None:
+        with self._lock:
+            self.workspace.clear_history(conversation)
 
     def _think_act_observe(
         self, conversation: str, user_message: str, history: list[dict[str, Any]], outside_author: str | None

@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.actions import local_actions
 from agent.channels.base import BaseChannel, IncomingMessage
+from agent.commands import CommandDispatcher
 from agent.config import AgentSettings
 from agent.errors import AgentError, ConfigError
 from agent.llm.base import BaseLLM
@@ -58,9 +59,19 @@ class AgentService:
         self.settings = settings
         self.loop = loop
         self.channels: list[BaseChannel] = []
+        self.commands = CommandDispatcher(loop, self.status_lines)
+
+    def status_lines(self) -> list[str]:
+        from agent.health import status_lines
+
+        return status_lines(self.settings)
 
     async def handle(self, message: IncomingMessage) -> str:
         try:
+            if message.outside_author is None:  # someone else's text is never read as a command
+                answer = await asyncio.to_thread(self.commands.handle, message.conversation, message.text)
+                if answer is not None:
+                    return answer
             result = await asyncio.to_thread(
                 self.loop.run_turn, message.conversation, message.text, message.outside_author
             )
@@ -69,8 +80,10 @@ class AgentService:
             return f"Sorry, something is wrong with my setup: {exc}"
         except Exception as exc:  # a bug in one turn must not end the channel (and the agent)
             log.exception("turn crashed for %s", message.conversation)
-            return (f"Sorry, that failed on my side ({type(exc).__name__}; details are in the log). "
-                    "Your message is saved; try again.")
+            return (
+                f"Sorry, that failed on my side ({type(exc).__name__}; details are in the log). "
+                "Your message is saved; try again."
+            )
         return result.reply
 
     def make_channel(self, name: str) -> BaseChannel:

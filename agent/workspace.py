@@ -140,6 +140,16 @@ class Workspace:
         write_json_atomic(self.memory_path, merged(self.load_memory(), new_memory, provenance))
         return sorted(str(k) for k in new_memory)
 
+    def forget_memory(self, keys: list[str]) -> list[str]:
+        """Remove these keys from memory.json; returns the ones that were there."""
+        memory = self.load_memory()
+        removed = sorted(key for key in set(keys) if key in memory)
+        if removed:
+            for key in removed:
+                del memory[key]
+            write_json_atomic(self.memory_path, memory)
+        return removed
+
     # history ----------------------------------------------------------------------------
     def history_path(self, conversation: str) -> Path:
         return self.history_dir / conversation_filename(conversation)

@@ -37,7 +37,12 @@ LocalAction = Callable[[dict[str, Any], ActionContext], dict[str, Any]]
 def local_actions() -> dict[str, LocalAction]:
     """Every local action by name; modules with heavy imports load them only when run."""
     from agent.actions.browser_vision import browser_vision  # imports selenium only when run
-    from agent.actions.memory import memory_write
+    from agent.actions.memory import memory_forget, memory_write
     from agent.actions.summary import llm_summary
 
-    return {"_MEMORY_WRITE": memory_write, "_LLM_SUMMARY": llm_summary, "_BROWSER_VISION": browser_vision}
+    return {
+        "_MEMORY_WRITE": memory_write,
+        "_MEMORY_FORGET": memory_forget,
+        "_LLM_SUMMARY": llm_summary,
+        "_BROWSER_VISION": browser_vision,
+    }

@@ -20,3 +20,15 @@ def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     except MemoryRefused as exc:
         raise ActionError(str(exc)) from None
     return {"saved": keys, "message": f"remembered {', '.join(keys)}"}
+
+
+def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    keys = params.get("keys")
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k.strip() for k in keys):
+        raise ActionError('keys must be a non-empty list of memory keys, e.g. {"keys": ["cat"]}')
+    removed = ctx.workspace.forget_memory([k.strip() for k in keys])
+    missing = sorted({k.strip() for k in keys} - set(removed))
+    if not removed:
+        raise ActionError(f"nothing is remembered under {', '.join(map(repr, missing))}")
+    note = f" (nothing was remembered under {', '.join(map(repr, missing))})" if missing else ""
+    return {"forgotten": removed, "message": f"forgot {', '.join(removed)}{note}"}

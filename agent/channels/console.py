@@ -13,9 +13,44 @@ import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+from agent.commands import COMMAND_NAMES, PLATFORMS
 
 CONVERSATION = "console"
 log = logging.getLogger("safeclaw.agent.console")
+# Commands whose first argument is a platform name, which Tab also completes.
+PLATFORM_FIRST = ("/post", "/notifications", "/reply", "/like", "/delete")
+
+
+def completions(before: list[str], word: str) -> list[str]:
+    """What Tab may complete `word` to, given the words typed before it on the line."""
+    if not before:
+        return [f"/{name}" for name in COMMAND_NAMES if f"/{name}".startswith(word or "/")]
+    if len(before) == 1 and before[0].lower() in PLATFORM_FIRST:
+        return [name for name in PLATFORMS if name.startswith(word.lower())]
+    return []
+
+
+def enable_tab_completion() -> None:
+    """Tab completes slash commands (and platform names) at the interactive prompt."""
+    try:
+        import readline
+    except ImportError:  # a Python built without readline: typing still works, Tab does not
+        return
+    found: list[str] = []
+
+    def complete(word: str, state: int) -> str | None:
+        if state == 0:
+            line = readline.get_line_buffer()
+            # Python's readline appends nothing to a completion: the space is ours.
+            found[:] = [f"{match} " for match in completions(line[: readline.get_begidx()].split(), word)]
+        return found[state] if state < len(found) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    if "libedit" in (readline.__doc__ or ""):
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
 
 
 class ConsoleChannel(BaseChannel):
@@ -49,7 +84,11 @@ class ConsoleChannel(BaseChannel):
 
     async def start(self) -> None:
         if self.interactive:
-            self._write("SafeClaw is listening. Ctrl-D or Ctrl-C to leave.\n")
+            enable_tab_completion()
+            self._write(
+                "SafeClaw is listening. /help lists the commands (Tab completes them). "
+                "Ctrl-D or Ctrl-C to leave.\n"
+            )
         lines = self._lines_from_a_daemon_thread()
         while not self._stopped.is_set():
             line = await lines.get()

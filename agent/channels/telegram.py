@@ -27,7 +27,6 @@ from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, Ret
 from telegram.ext import (
     Application,
     ApplicationHandlerStop,
-    CommandHandler,
     ContextTypes,
     MessageHandler,
     TypeHandler,
@@ -38,6 +37,7 @@ from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
 from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, allowed_user_ids, bot_token, bot_urls
 from agent.channels.text_split import split_message
+from agent.commands import command_specs
 from agent.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -50,14 +50,13 @@ Context = ContextTypes.DEFAULT_TYPE
 TYPING_EVERY = 4.0  # seconds; Telegram shows a chat action for about 5
 POLL_TIMEOUT = 30  # seconds of long polling per getUpdates
 MAX_RETRY_AFTER = 60.0  # longest flood wait honoured before giving up on a message
-HELP = (
-    "I am your SafeClaw agent. Write to me and I will think, act through the router, and answer.\n"
-    "/clear forgets this chat's history\n/status shows the LLM and whether the router is reachable\n"
-    "/help shows this"
-)
 REFUSAL = "Sorry, this is a private assistant: I only answer its owner. (Your Telegram user id is {user_id}.)"
-COMMANDS = [BotCommand("help", "what I can do"), BotCommand("clear", "forget this chat's history"),
-            BotCommand("status", "LLM and router status")]
+
+
+def bot_commands() -> list[BotCommand]:
+    """The menu Telegram shows for "/": every slash command with what it takes."""
+    return [BotCommand(spec.name, f"{spec.args} — {spec.summary}" if spec.args else spec.summary)
+            for spec in command_specs()]
 
 
 def conversation_id(chat_id: int) -> str:
@@ -90,7 +89,7 @@ class TelegramChannel(BaseChannel):
     def __init__(self, handle: AgentHandler, settings: AgentSettings, service: Any = None) -> None:
         super().__init__(handle)
         self.settings = settings
-        self.service = service  # the AgentService: its loop's workspace, for /clear
+        self.service = service  # the AgentService (commands reach it through `handle`)
         conf = settings.channels.get("telegram") or {}
         if not isinstance(conf, dict):
             raise ConfigError("channels.telegram in config.json must be an object")
@@ -110,11 +109,8 @@ class TelegramChannel(BaseChannel):
             builder = builder.base_url(self._urls[0]).base_file_url(self._urls[1])
         app = builder.build()
         app.add_handler(TypeHandler(Update, self.on_any_update), group=-1)
-        app.add_handler(CommandHandler(["start", "help"], self.on_help))
-        app.add_handler(CommandHandler("clear", self.on_clear))
-        app.add_handler(CommandHandler("status", self.on_status))
         app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.on_text))
-        app.add_handler(MessageHandler(filters.COMMAND, self.on_unknown_command))
+        app.add_handler(MessageHandler(filters.COMMAND, self.on_command))
         app.add_handler(MessageHandler(~filters.TEXT, self.on_not_text))
         app.add_error_handler(self.on_error)
         return app
@@ -186,7 +182,7 @@ class TelegramChannel(BaseChannel):
                 "Add your user id with: %s", SETUP_COMMAND,
             )
         with contextlib.suppress(TelegramError):
-            await bot.set_my_commands(COMMANDS)
+            await bot.set_my_commands(bot_commands())
         log.info("Telegram channel polling as @%s; %d allowed user(s)", bot.username, len(self.allowed))
 
     def _on_polling_error(self, exc: TelegramError) -> None:
@@ -215,25 +211,6 @@ class TelegramChannel(BaseChannel):
             log.info("Telegram: ignored another message from user id %s", user.id if user else "unknown")
         raise ApplicationHandlerStop
 
-    async def on_help(self, update: Update, context: Context) -> None:
-        """/start and /help: say what the bot does."""
-        await self._reply(update, HELP)
-
-    async def on_clear(self, update: Update, context: Context) -> None:
-        """/clear: forget this chat's history (and only this chat's)."""
-        assert update.effective_chat is not None
-        workspace = getattr(getattr(self.service, "loop", None), "workspace", None)
-        if workspace is None:
-            await self._reply(update, "There is no history to clear here.")
-            return
-        await asyncio.to_thread(workspace.clear_history, conversation_id(update.effective_chat.id))
-        await self._reply(update, "Done: I forgot this chat's history.")
-
-    async def on_status(self, update: Update, context: Context) -> None:
-        """/status: the LLM provider and model, and whether the router answers."""
-        lines = await asyncio.to_thread(self.status_lines)
-        await self._reply(update, "\n".join(lines))
-
     async def on_text(self, update: Update, context: Context) -> None:
         """An owner's message: one agent turn, with 'typing…' shown until the reply is ready."""
         message, chat, user = update.effective_message, update.effective_chat, update.effective_user
@@ -243,9 +220,16 @@ class TelegramChannel(BaseChannel):
             reply = await self.handle(incoming)
         await self.send(incoming.conversation, reply)
 
-    async def on_unknown_command(self, update: Update, context: Context) -> None:
-        """A command the bot does not know: point at /help."""
-        await self._reply(update, "I don't know that command. /help lists the ones I know.")
+    async def on_command(self, update: Update, context: Context) -> None:
+        """/post, /help, … : answered by the agent's command dispatcher (never the model), in plain
+        text, since a command's answer holds URLs and names whose underscores are not Markdown."""
+        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        assert message is not None and chat is not None and user is not None
+        incoming = IncomingMessage(self.name, conversation_id(chat.id), str(user.id), message.text or "")
+        async with self._typing(context.bot, chat.id):
+            reply = await self.handle(incoming)
+        for chunk in split_message(reply):
+            await self._send_text(context.bot, chat.id, chunk, markdown=False)
 
     async def on_not_text(self, update: Update, context: Context) -> None:
         """Photos, stickers, voice…: only text is read for now."""
@@ -331,10 +315,3 @@ class TelegramChannel(BaseChannel):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-    # --- status ---------------------------------------------------------------------------
-    def status_lines(self) -> list[str]:
-        """The same lines as `start_agent.py status`: LLM, Redis, routers alive, queue."""
-        from agent.health import status_lines
-
-        return status_lines(self.settings)

@@ -80,3 +80,42 @@ def test_commands_are_allowlist_gated(fake, tmp_path):
     refusal, help_text = fake.sent_texts(OWNER)
     assert "only answer its owner" in refusal and "/clear" in help_text
     assert [t["user"] for t in service.loop.workspace.load_history(f"telegram:{OWNER}")] == ["keep me"]
+
+
+class RecordingRouter:
+    def __init__(self):
+        self.calls = []
+
+    def call(self, action, params, conversation):
+        self.calls.append((action, params, conversation))
+        return {"status": "denied", "error": "kill_switch", "message": "the kill switch is on"}
+
+
+def test_slash_commands_are_registered_and_run_through_the_router_without_the_model(fake, tmp_path):
+    settings = make_settings(fake, tmp_path)
+    router = RecordingRouter()
+    llm = ScriptedLLM([])  # no reply queued: a command that reached the model would fail
+    service = AgentService(settings, build_loop(settings, llm=llm, router=router))
+    channel = service.make_channel("telegram")
+    fake.push_message(OWNER, OWNER, "/post@safeclaw_test_bot bsky Hello_world from *Telegram*")
+    fake.push_message(OWNER, OWNER, "/like")
+
+    async def scenario():
+        async with running(channel, fake):
+            await wait_for(fake, lambda: len(fake.sent_texts(OWNER)) == 2)
+
+    asyncio.run(scenario())
+    [registered] = fake.calls_of("setMyCommands")
+    names = [c["command"] for c in registered.params["commands"]]
+    for name in ("post", "reply", "like", "delete", "notifications", "remember", "forget", "memory",
+                 "browse", "status", "clear", "help"):
+        assert name in names
+    post = next(c for c in registered.params["commands"] if c["command"] == "post")
+    assert "<platform> <text>" in post["description"]
+    assert router.calls == [("CREATE_POST", {"platform": "bsky", "text": "Hello_world from *Telegram*"},
+                             f"telegram:{OWNER}")]
+    denied, usage = fake.sent_messages(OWNER)
+    assert denied["text"] == "CREATE_POST: refused by the router's policy: the kill switch is on"
+    assert denied.get("parse_mode") is None  # a command's answer is plain text
+    assert usage["text"].startswith("Usage: /like [platform] <post URL>")
+    assert llm.prompts == []

@@ -1,0 +1,122 @@
+"""Slash commands: what the owner can ask for in any channel, with any provider, without the model.
+
+A command that acts (`/post`, `/like`, `/remember`, …) is turned into the same `Action` objects the
+model writes, validated by the same parser and run by `AgentLoop.run_actions`, which executes
+them exactly as a model turn does: local actions in the agent, the rest through the router with its
+policy, dry run, audit log and approvals. Only the owner's own messages are read as commands; a
+message someone else wrote (`outside_author`) is never one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from agent.commands.describe import describe_results
+from agent.commands.parse import (
+    PLATFORMS,
+    CommandBuilders,
+    CommandSpec,
+    CommandUsageError,
+    split_command,
+)
+
+if TYPE_CHECKING:
+    from agent.loop import AgentLoop
+
+__all__ = ["COMMAND_NAMES", "PLATFORMS", "CommandDispatcher", "CommandUsageError", "command_specs"]
+
+StatusLines = Callable[[], list[str]]
+
+
+def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
+    """Every command, in the order /help lists them. Without builders: names and usage only."""
+    b = builders
+    return [
+        CommandSpec("post", "<platform> <text>", "publish a post", b.post if b else None),
+        CommandSpec("reply", "[platform] <post URL> <text>", "reply to a post", b.reply if b else None),
+        CommandSpec("like", "[platform] <post URL>", "like a post", b.like if b else None),
+        CommandSpec("delete", "[platform] <post URL>", "delete one of your posts", b.delete if b else None),
+        CommandSpec(
+            "notifications", "<platform>", "recent mentions, replies, likes", b.notifications if b else None
+        ),
+        CommandSpec("remember", "<key> = <value>", "remember a fact", b.remember if b else None),
+        CommandSpec("forget", "<key>", "forget a remembered fact", b.forget if b else None),
+        CommandSpec("memory", "", "show what I remember"),
+        CommandSpec("browse", "<url>", "open a web page and summarise it", b.browse if b else None),
+        CommandSpec("status", "", "LLM, Redis and router status"),
+        CommandSpec("clear", "", "forget this conversation's history"),
+        CommandSpec("help", "", "list the commands"),
+    ]
+
+
+COMMAND_NAMES: tuple[str, ...] = tuple(spec.name for spec in command_specs())
+
+
+class CommandDispatcher:
+    """Answers slash commands for one agent loop; `handle()` returns None for anything else."""
+
+    def __init__(self, loop: AgentLoop, status_lines: StatusLines | None = None) -> None:
+        self.loop = loop
+        self.status_lines = status_lines
+
+    def specs(self) -> dict[str, CommandSpec]:
+        # Built per command: the catalogues are workspace files the owner may edit while it runs.
+        builders = CommandBuilders(self.loop.action_schemas())
+        return {spec.name: spec for spec in command_specs(builders)}
+
+    def handle(self, conversation: str, text: str) -> str | None:
+        split = split_command(text)
+        if split is None:
+            return None
+        name, args = split
+        if name == "start":  # Telegram sends /start when a chat with the bot opens
+            name = "help"
+        specs = self.specs()
+        spec = specs.get(name)
+        if spec is None:
+            return f"I don't know the command /{name}. {self.help_text(specs)}"
+        try:
+            if spec.build is not None:
+                actions = spec.build(args)
+                return self.loop.run_actions(conversation, text.strip(), actions, describe_results)
+            return self.view(spec, args, conversation, specs)
+        except CommandUsageError as exc:
+            return str(exc)
+
+    def view(self, spec: CommandSpec, args: str, conversation: str, specs: dict[str, CommandSpec]) -> str:
+        """The commands that only show or clear agent-side state; they take no arguments."""
+        if args:
+            raise CommandUsageError(f"Usage: {spec.usage} (it takes no arguments)")
+        if spec.name == "help":
+            return self.help_text(specs)
+        if spec.name == "clear":
+            self.loop.clear_history(conversation)
+            return "Done: I forgot this chat's history."
+        if spec.name == "memory":
+            return self.memory_text()
+        if spec.name == "status":
+            lines = self.status_lines() if self.status_lines else ["status is not available here"]
+            return "\n".join(lines)
+        raise AssertionError(f"no view for /{spec.name}")
+
+    def memory_text(self) -> str:
+        memory = self.loop.workspace.load_memory()
+        if not memory:
+            return "I remember nothing yet. Teach me with /remember <key> = <value>."
+        lines = []
+        for key, entry in memory.items():
+            value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            lines.append(f"- {key} = {shown}")
+        return "What I remember:\n" + "\n".join(lines)
+
+    @staticmethod
+    def help_text(specs: dict[str, CommandSpec]) -> str:
+        lines = [f"{spec.usage} — {spec.summary}" for spec in specs.values()]
+        return (
+            "Commands (they need no model, and go through the router's rules like everything I do):\n"
+            + "\n".join(lines)
+            + f"\nPlatforms: {', '.join(PLATFORMS)}. Anything else you write goes to the language model."
+        )
