@@ -26,6 +26,7 @@ bench: install
 	$(PY) bench/router_roundtrip.py
 	$(PY) bench/injection_flagging.py
 	$(PY) bench/browser_vision.py
+	$(PY) bench/jetstream_filter.py
 	$(PY) bench/llm_local.py
 
 clean:

@@ -14,6 +14,13 @@ handles: a handle can be changed or taken over by someone else, a DID cannot; `m
 (default 20): more posts than that in an hour are counted, logged and dropped, so a flood of
 mentions cannot become a flood of LLM turns; `jetstream_url` (env BSKY_JETSTREAM_URL wins).
 
+Backpressure: the reader only filters (`PostFilter`, far faster than the firehose) and puts the
+posts for the owner in a queue of at most `QUEUE_SIZE` that drops its oldest post when full, so
+a burst never blocks the WebSocket reader and the newest posts win; each drop is counted and
+logged. The hourly cap applies when a post's turn would start. If Jetstream cannot be reached
+the listener retries with backoff (1 s doubling to 60 s) and the other channels run meanwhile. An
+error while handling one event or one turn is logged, and the listener goes on.
+
 Resume: the last `time_us` done is kept in `bluesky_listener.json` in the workspace (written
 atomically) and sent as `cursor` on every (re)connection, so a restart neither loses a post nor
 answers one twice. Events at or before it are skipped if a server replays them. A first start,
@@ -37,13 +44,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+from agent.channels.drop_oldest import DropOldestQueue
 from agent.channels.jetstream import (
     DEFAULT_JETSTREAM_URL,
     JETSTREAM_URL_VARIABLE,
     MalformedEvent,
     Post,
+    PostFilter,
     is_did,
-    read_event,
     subscribe_url,
 )
 from agent.errors import ConfigError, StateFileError
@@ -56,6 +64,7 @@ log = logging.getLogger("safeclaw.agent.bluesky")
 STATE_FILE = "bluesky_listener.json"
 SAVE_EVERY = 10.0  # seconds between cursor saves while only unrelated posts go by
 HOUR = 3600.0
+QUEUE_SIZE = 50  # posts waiting for their turn; the oldest is dropped when a new one arrives
 RESOLVE_HINT = "https://bsky.social/xrpc/com.atproto.identity.resolveHandle?handle=<your handle>"
 
 
@@ -124,10 +133,15 @@ class BlueskyListener(BaseChannel):
         self.cap = HourlyCap(config.max_per_hour, clock)
         self.cursor: int | None = None  # every event up to this time_us is done
         self.dropped_over_cap = 0
+        self.dropped_from_queue = 0
         self.skipped_malformed = 0
+        self.failed_events = 0  # events whose handling raised an unexpected error (logged)
+        self.connection_attempts = 0
         self._last_seen: int | None = None  # newest time_us read; older replays are skipped
-        self._pending: deque[int] = deque()  # time_us of posts queued or being answered
-        self._posts: asyncio.Queue[Post] = asyncio.Queue(maxsize=config.max_per_hour)
+        self._pending: deque[int] = deque()  # time_us of posts queued or being answered, oldest first
+        self._posts: DropOldestQueue[tuple[int, Post]] = DropOldestQueue(QUEUE_SIZE)
+        self._filter = PostFilter(config.watch)
+        self._queue_drops = 0  # drops since the queue last had room
         self._saved_at = 0.0
         self._dropping = 0  # drops since the cap last let a post through
         self._busy = False
@@ -183,6 +197,7 @@ class BlueskyListener(BaseChannel):
         self._outage = False
         while not self._stop_requested.is_set():
             url = subscribe_url(self.config.jetstream_url, self.cursor)
+            self.connection_attempts += 1
             try:
                 async with connect(url, max_size=2**20, close_timeout=self.close_timeout) as socket:
                     log.info("Bluesky: listening on Jetstream for %d watched account(s) from cursor %s",
@@ -191,7 +206,7 @@ class BlueskyListener(BaseChannel):
                         if self._outage:
                             log.info("Bluesky: Jetstream is back; the outage is over")
                             self._outage, delay = False, self.retry_base_delay
-                        await self._read_one(raw)
+                        self._read_guarded(raw)
                     reason = f"Jetstream closed the connection (code {socket.close_code})"
             except (OSError, TimeoutError, WebSocketException) as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -204,9 +219,18 @@ class BlueskyListener(BaseChannel):
                 await asyncio.wait_for(self._stop_requested.wait(), delay)
             delay = min(delay * 2, self.retry_max_delay)
 
-    async def _read_one(self, raw: str | bytes) -> None:
+    def _read_guarded(self, raw: str | bytes) -> None:
+        """One event; an unexpected error on it is logged and skipped, never the end of the reader."""
         try:
-            event = read_event(raw)
+            self._read_one(raw)
+        except Exception:
+            self.failed_events += 1
+            log.exception("Bluesky: could not handle a Jetstream event (%d so far); skipped",
+                          self.failed_events)
+
+    def _read_one(self, raw: str | bytes) -> None:
+        try:
+            event = self._filter.read(raw)
         except MalformedEvent as exc:
             self.skipped_malformed += 1
             log.warning("Bluesky: skipped a malformed Jetstream event (%s)", exc)
@@ -215,13 +239,24 @@ class BlueskyListener(BaseChannel):
             return
         if self._last_seen is not None and event.time_us <= self._last_seen:
             return  # replayed from the cursor: already read
-        post = event.post
-        if post is not None and post.addresses(self.config.watch) and self._admit(post):
+        if event.post is not None:
             self._last_seen = event.time_us
             self._pending.append(event.time_us)
-            await self._posts.put(post)  # waits when full: bounded, and nothing is lost
+            dropped = self._posts.put((event.time_us, event.post))  # never waits
+            if dropped is not None:
+                self._drop_queued(*dropped)
+            elif self._queue_drops:
+                self._queue_drops = 0
             return
         self._done_reading(event.time_us)
+
+    def _drop_queued(self, time_us: int, post: Post) -> None:
+        self._pending.remove(time_us)
+        self.dropped_from_queue += 1
+        self._queue_drops += 1
+        if self._queue_drops == 1:
+            log.warning("Bluesky: more than %d posts wait for a turn; dropping the oldest", QUEUE_SIZE)
+        log.info("Bluesky: dropped %s by %s (the queue was full)", post.uri, post.author)
 
     def _done_reading(self, time_us: int) -> None:
         """An event that needs no turn: the cursor moves past it unless a post waits before it."""
@@ -248,16 +283,19 @@ class BlueskyListener(BaseChannel):
 
     # --- answering ------------------------------------------------------------------------
     async def _answer_posts(self) -> None:
-        """One turn at a time, in arrival order; the cursor is saved after each."""
+        """One turn at a time, in arrival order, within the hourly cap; the cursor is saved after each."""
         while not self._stop_requested.is_set():
-            post = await self._posts.get()
+            time_us, post = await self._posts.get()
             self._busy = True
             try:
-                await self._answer(post)
+                if self._admit(post):
+                    await self._answer(post)
+            except Exception:  # a bug around one post must not end the worker
+                log.exception("Bluesky: handling %s failed; moving on", post.uri)
             finally:
                 self._busy = False
             # Not reached when cancelled mid-turn: that post is then read again on the next start.
-            self._pending.popleft()
+            self._pending.remove(time_us)
             self.cursor = self._pending[0] - 1 if self._pending else self._last_seen
             self._save_cursor()
 

@@ -2,14 +2,17 @@
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
+import os
 
 import pytest
 
 from agent.actions import local_actions
-from agent.channels.bluesky import STATE_FILE, BlueskyListener, ListenerConfig
-from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION
+from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener, ListenerConfig
+from agent.channels.console import ConsoleChannel
+from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION, PostFilter
 from agent.config import load_settings
 from agent.errors import ConfigError
 from agent.llm.scripted.llm import ScriptedLLM
@@ -156,8 +159,9 @@ def test_malformed_events_are_skipped_and_the_listener_lives(fake, workspace, ca
     broken_post["commit"]["record"]["text"] = {"not": "text"}
     huge = mention("3khuge", T + 5, text="A" * (MAX_POST_TEXT + 1))
     odd_facets = mention("3kfacets", T + 6)
-    odd_facets["commit"]["record"]["facets"] = "@owner"
-    odd_reply = post_event(ALICE, "3kodd", "re", T + 7, reply_to="x")
+    odd_facets["commit"]["record"]["facets"] = f"@{OWNER}"
+    # (An event that holds no watched DID is not parsed at all: malformed or not, it is unrelated.)
+    odd_reply = post_event(ALICE, "3kodd", "re", T + 7, reply_to="x", mentions=[OWNER])
     odd_reply["commit"]["record"]["reply"]["parent"]["uri"] = 42
     no_author = mention("3knoauthor", T + 8)
     no_author["did"] = None
@@ -452,3 +456,139 @@ def test_an_obedient_model_cannot_turn_a_mention_into_the_owners_memory(fake, wo
     assert "not by your owner" in llm.prompts[1]  # the model was told why
     loop.run_turn("console", "good morning")
     assert "STANDING ORDER" not in llm.prompts[-1] and "obey" not in llm.prompts[-1].split("<memory>")[1]
+
+
+# --- backpressure and failures ---------------------------------------------------------------
+def test_a_burst_never_blocks_the_reader_and_the_newest_fifty_win(fake, workspace, caplog):
+    caplog.set_level(logging.INFO, "safeclaw.agent.bluesky")
+    gates = [asyncio.Event()]
+    handler = Recorder(gates)
+    listener = make_listener(fake, workspace, handler, max_per_hour=1000)
+    burst = [mention(f"3kburst{i}", T + i) for i in range(120)]
+
+    async def scenario():
+        async with running(listener, fake):
+            try:
+                fake.queue(burst[0])
+                await until(lambda: handler.running == 1, "the first turn began")
+                fake.queue(*burst[1:], post_event(BOB, "3kafter", "unrelated", T + 500))
+                # The first turn is stuck, yet the reader reads the whole burst and what follows.
+                await until(lambda: listener._last_seen == T + 500, "the reader read past the burst")
+                assert handler.running == 1
+                assert len(listener._posts) == QUEUE_SIZE
+                gates[0].set()
+                await until(lambda: listener.cursor == T + 500, "the queue was answered")
+            finally:
+                gates[0].set()
+
+    asyncio.run(scenario())
+    answered = [m.text for m in handler.messages]
+    newest = [f"hey @owner (3kburst{i})" for i in range(120 - QUEUE_SIZE, 120)]
+    assert answered == ["hey @owner (3kburst0)", *newest]
+    assert listener.dropped_from_queue == 120 - 1 - QUEUE_SIZE
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("dropping the oldest" in m for m in messages) == 1
+    assert sum("(the queue was full)" in m for m in messages) == listener.dropped_from_queue
+    assert saved_cursor(workspace) == T + 500
+
+
+def test_the_hourly_cap_still_holds_behind_the_queue(fake, workspace):
+    gates = [asyncio.Event()]
+    handler = Recorder(gates)
+    listener = make_listener(fake, workspace, handler, max_per_hour=3, clock=lambda: 1000.0)
+
+    async def scenario():
+        async with running(listener, fake):
+            try:
+                fake.queue(mention("3kcap0", T))
+                await until(lambda: handler.running == 1, "the first turn began")
+                fake.queue(*[mention(f"3kcap{i}", T + i) for i in range(1, 80)])
+                await until(lambda: listener._last_seen == T + 79, "the burst was read")
+                gates[0].set()
+                await until(lambda: listener.cursor == T + 79, "the queue was worked through")
+            finally:
+                gates[0].set()
+
+    asyncio.run(scenario())
+    assert [m.text for m in handler.messages] == [f"hey @owner (3kcap{i})" for i in (0, 30, 31)]
+    assert listener.dropped_over_cap == QUEUE_SIZE - 2
+    assert listener.dropped_from_queue == 80 - 1 - QUEUE_SIZE
+
+
+def test_an_error_on_one_event_is_logged_and_the_listener_goes_on(fake, workspace, caplog, monkeypatch):
+    real_read = PostFilter.read
+
+    def read(self, raw):
+        if "3kboom" in raw:
+            raise RuntimeError("a bug in the filter")
+        return real_read(self, raw)
+
+    monkeypatch.setattr(PostFilter, "read", read)
+    handler = Recorder()
+    listener = make_listener(fake, workspace, handler)
+
+    async def scenario():
+        async with running(listener, fake):
+            fake.queue(mention("3kboom", T), mention("3kfine", T + 1))
+            await until(lambda: listener.cursor == T + 1, "the next mention was answered")
+
+    asyncio.run(scenario())
+    assert [m.text for m in handler.messages] == ["hey @owner (3kfine)"]
+    assert listener.failed_events == 1 and len(fake.connections) == 1
+    [record] = [r for r in caplog.records if "could not handle a Jetstream event" in r.getMessage()]
+    assert record.exc_info is not None and "a bug in the filter" in str(record.exc_info[1])
+
+
+def test_a_turn_that_raises_is_logged_and_the_next_post_is_answered(fake, workspace, caplog):
+    answered = []
+
+    async def handler(message):
+        if "3kbad" in message.text:
+            raise RuntimeError("the turn blew up")
+        answered.append(message.text)
+        return "ok"
+
+    listener = make_listener(fake, workspace, handler)
+
+    async def scenario():
+        async with running(listener, fake):
+            fake.queue(mention("3kbad", T), mention("3kgood", T + 1))
+            await until(lambda: listener.cursor == T + 1, "both were handled")
+
+    asyncio.run(scenario())
+    assert answered == ["hey @owner (3kgood)"]
+    assert any("failed; moving on" in r.getMessage() for r in caplog.records)
+
+
+def test_the_console_runs_while_jetstream_is_unreachable_and_the_listener_backs_off(workspace, tmp_path):
+    config = {"channels": {"bluesky": {"enabled": True, "watch": [OWNER]}}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    settings = load_settings({"SAFECLAW_CONFIG": str(tmp_path / "config.json"),
+                              "SAFECLAW_WORKSPACE": str(workspace.root),
+                              "BSKY_JETSTREAM_URL": "ws://127.0.0.1:9/subscribe"})  # nothing listens there
+    read_end, write_end = os.pipe()
+    stdin, stdout = os.fdopen(read_end, "r"), io.StringIO()
+    llm = ScriptedLLM(["Hello, owner."])
+    listeners = []
+
+    class Service(AgentService):
+        def make_channel(self, name):
+            if name == "console":
+                return ConsoleChannel(self.handle, stdin, stdout)
+            channel = super().make_channel(name)
+            channel.retry_base_delay = 0.01
+            listeners.append(channel)
+            return channel
+
+    service = Service(settings, AgentLoop(workspace, llm, local_actions(), None))
+
+    async def scenario():
+        run = asyncio.create_task(service._run_channels(["console", "bluesky"]))
+        os.write(write_end, b"hi\n")
+        await until(lambda: stdout.getvalue() == "Hello, owner.\n", "the console answered")
+        await until(lambda: listeners and listeners[0].connection_attempts >= 4, "the listener retried")
+        os.close(write_end)  # end of input ends the agent
+        return await asyncio.wait_for(run, 10)
+
+    assert asyncio.run(scenario()) == 0
+    assert listeners[0]._outage
