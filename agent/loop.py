@@ -29,7 +29,7 @@ Observation = dict[str, Any]
 
 
 # Local actions whose results hold nothing written outside (the rest may: pages, posts, replies).
-OWN_DATA_ACTIONS = frozenset({"_MEMORY_WRITE"})
+OWN_DATA_ACTIONS = frozenset({"_MEMORY_WRITE", "_MEMORY_FORGET"})
 TARGET_PARAMS = ("url", "uri", "query", "content")  # the param that says what an action read
 
 

@@ -128,7 +128,7 @@ def merged(memory: dict[str, Any], new_memory: dict[str, Any], provenance: Prove
     if len(result) > MAX_ENTRIES or total_size(result) > MAX_TOTAL_CHARS:
         raise MemoryRefused(
             f"memory is full ({len(memory)} entries, {total_size(memory)} characters; at most {MAX_ENTRIES} "
-            f"entries and {MAX_TOTAL_CHARS} characters). Forget something first: set its key to null."
+            f"entries and {MAX_TOTAL_CHARS} characters). Forget something first (_MEMORY_FORGET, /forget)."
         )
     return result
 

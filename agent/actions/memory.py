@@ -1,4 +1,4 @@
-"""_MEMORY_WRITE: merge key/value facts into workspace/memory.json, with their provenance.
+"""_MEMORY_WRITE and _MEMORY_FORGET: merge key/value facts into workspace/memory.json, with their provenance.
 
 Only a turn the owner wrote may write memory (`agent.memory.check_writer`); what the turn had
 already read from outside is recorded with each entry, so the prompt shows it fenced.
@@ -23,6 +23,10 @@ def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
 
 
 def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    try:
+        check_writer(ctx.outside_author)  # forgetting is writing: a stranger cannot erase it either
+    except MemoryRefused as exc:
+        raise ActionError(str(exc)) from None
     keys = params.get("keys")
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k.strip() for k in keys):
         raise ActionError('keys must be a non-empty list of memory keys, e.g. {"keys": ["cat"]}')
