@@ -1,20 +1,31 @@
-"""Policy: what the router refuses even when the command is valid (kill switch, rates, approvals).
+"""Policy: what the router refuses even when the command is valid. It decides on the command's
+`Effect` (platform + kind + text + target), never on its action name.
+
+A `Policy` is a list of checks run in order; the first that returns a `Decision` refuses the
+command. Each check is `check(effect, envelope, conn, now) -> Decision | None`. After a command
+ran (or was refused), every recorder `record(effect, envelope, reply, conn, now)` is called, so a
+quota, circuit breaker or audit log can count the outcome. Other parts of the router add their
+own with `add_check` / `add_recorder`. Settings that name actions or effects are resolved once,
+at start, against the registry: anything unknown is a ConfigError naming it.
 
 A mind that obeys every injection can still do no more than this allows.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import redis
 
-from protocol import Keys, Status
-from router.registry import Skill
+from protocol import CommandEnvelope, Keys, Reply, Status
+from router.effects import Effect, EffectCatalogue, HasEffects, Scope
 from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.policy")
 
 
 @dataclass(frozen=True)
@@ -24,40 +35,124 @@ class Decision:
     status: Status
     error: str
     message: str
+    retry_after: float | None = None
+
+
+# conn is None where no Redis is at hand (the one-shot CLI without REDIS_URL): a check that needs
+# Redis must then refuse rather than let the command through.
+Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
+Recorder = Callable[[Effect, CommandEnvelope, Reply, "redis.Redis | None", float], None]
+
+
+@dataclass(frozen=True)
+class RateRule:
+    name: str  # the setting's item, e.g. "MOLTBOOK_COMMENT" or "*:post"; names the counter
+    scopes: frozenset[Scope]
+    limit: int
+    window_seconds: int
 
 
 class Policy:
-    def __init__(self, settings: RouterSettings, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        settings: RouterSettings,
+        skills: Mapping[str, HasEffects],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.settings = settings
         self.keys: Keys = settings.keys
         self.clock = clock
-
-    def check(self, skill: Skill, conn: redis.Redis) -> Decision | None:
-        """None when the command may run; otherwise why not. Rate counters live in Redis."""
-        if skill.side_effect and self.settings.kill_switch:
-            return Decision(Status.DENIED, "kill_switch",
-                            f"{skill.name} denied: the router's kill switch is on (ROUTER_KILL_SWITCH)")
-        if skill.name in self.settings.require_approval:
-            return Decision(Status.PENDING_APPROVAL, "approval_required",
-                            f"{skill.name} needs approval by the router's owner; it was not run")
-        return self._rate_limit(skill.name, conn)
-
-    def _rate_limit(self, action: str, conn: redis.Redis) -> Decision | None:
-        rule = self.settings.rate_limits.get(action)
-        if rule is None:
-            return None
-        now = self.clock()
-        window = int(now // rule.window_seconds)
-        key = f"{self.keys.router_prefix}ratelimit:{action}:{window}"
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
-        pipe.incr(key)
-        pipe.expire(key, rule.window_seconds + 1)
-        count = int(pipe.execute()[0])
-        if count <= rule.limit:
-            return None
-        retry_after = max(1, math.ceil((window + 1) * rule.window_seconds - now))
-        return Decision(
-            Status.DENIED, "rate_limited",
-            f"{action} rate limit reached ({rule.limit} per {rule.window_seconds}s); "
-            f"retry in {retry_after}s",
+        self.catalogue = EffectCatalogue(skills)
+        resolve = self.catalogue.resolve
+        self.approval_scopes = self.catalogue.resolve_all(
+            "ROUTER_REQUIRE_APPROVAL", settings.require_approval
         )
+        self.rate_rules = [
+            RateRule(name, resolve("ROUTER_RATE_LIMITS", name), rule.limit, rule.window_seconds)
+            for name, rule in settings.rate_limits.items()
+        ]
+        self.checks: list[Check] = [self.kill_switch, self.approval, self.rate_limit]
+        self.recorders: list[Recorder] = []
+
+    def add_check(self, check: Check) -> None:
+        self.checks.append(check)
+
+    def add_recorder(self, recorder: Recorder) -> None:
+        self.recorders.append(recorder)
+
+    def decide(self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None) -> Decision | None:
+        """None when the command may run; otherwise why not."""
+        now = self.clock()
+        for check in self.checks:
+            decision = check(effect, envelope, conn, now)
+            if decision is not None:
+                return decision
+        return None
+
+    def record(
+        self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None
+    ) -> None:
+        """Tell every recorder how the command ended; a failing recorder is logged, never fatal."""
+        now = self.clock()
+        for recorder in self.recorders:
+            try:
+                recorder(effect, envelope, reply, conn, now)
+            except redis.ConnectionError:
+                raise
+            except Exception:
+                name = getattr(recorder, "__name__", repr(recorder))
+                log.exception("policy recorder %s failed on command %s", name, envelope.id)
+
+    # -- the built-in checks ---------------------------------------------------------------
+    def kill_switch(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        if effect.writes and self.settings.kill_switch:
+            return Decision(
+                Status.DENIED,
+                "kill_switch",
+                f"{envelope.action} ({effect.scope}) denied: the router's kill switch is on "
+                "(ROUTER_KILL_SWITCH)",
+            )
+        return None
+
+    def approval(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        if effect.scope in self.approval_scopes:
+            return Decision(
+                Status.PENDING_APPROVAL,
+                "approval_required",
+                f"{envelope.action} ({effect.scope}) needs approval by the router's owner; it was not run",
+            )
+        return None
+
+    def rate_limit(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        for rule in self.rate_rules:
+            if effect.scope not in rule.scopes:
+                continue
+            if conn is None:
+                return Decision(
+                    Status.DENIED,
+                    "rate_limited",
+                    f"{envelope.action} is rate-limited ({rule.name}) and the counters live in "
+                    "Redis, which this router cannot reach; set REDIS_URL",
+                )
+            window = int(now // rule.window_seconds)
+            key = f"{self.keys.router_prefix}ratelimit:{rule.name}:{window}"
+            pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+            pipe.incr(key)
+            pipe.expire(key, rule.window_seconds + 1)
+            count = int(pipe.execute()[0])
+            if count > rule.limit:
+                retry_after = max(1, math.ceil((window + 1) * rule.window_seconds - now))
+                return Decision(
+                    Status.DENIED,
+                    "rate_limited",
+                    f"{envelope.action} ({effect.scope}) rate limit {rule.name} reached ({rule.limit} per "
+                    f"{rule.window_seconds}s); retry in {retry_after}s",
+                    retry_after,
+                )
+        return None

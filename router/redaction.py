@@ -27,6 +27,9 @@ TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b\d{8,10}:[A-Za-z0-9_-]{35}\b"),
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    # "password: hunter22", "api_key=...": a secret named as one, whatever its shape.
+    re.compile(r"(?i)\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret|access[_ -]?token"
+               r"|auth[_ -]?token)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"),
 )
 
 
@@ -58,6 +61,10 @@ class Redactor:
         for pattern in TOKEN_PATTERNS:
             text = pattern.sub(REDACTED, text)
         return text
+
+    def finds(self, text: str) -> bool:
+        """True when the text holds a loaded secret or a secret-shaped string."""
+        return self.text(text) != text
 
     def value(self, value: Any) -> Any:
         """A JSON-like value with every string (keys included) redacted."""

@@ -16,6 +16,8 @@ from typing import Any
 
 import jsonschema
 
+from router.effects import LOCAL_PLATFORM, WRITE_KINDS, Effect, Scope
+
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 
 
@@ -35,15 +37,45 @@ class SkillContext:
 
 
 SkillRun = Callable[[dict[str, Any], SkillContext], dict[str, Any]]
+SkillEffect = Callable[[dict[str, Any]], Effect]
 
 
 @dataclass(frozen=True)
 class Skill:
+    """One action. `effect(params)` says, before the run, what the run will do (policy decides on
+    that); `effects` lists every scope the skill can have (policy settings naming the action mean
+    these). Without them a skill is a local one: `router:post` if it has a side effect, else
+    `router:read`."""
+
     name: str  # the action name, e.g. "CREATE_POST"
     description: str
     schema: dict[str, Any]  # JSON Schema of params; additionalProperties should be false
     side_effect: bool  # True: runs at most once per command id, dry_run applies
     run: SkillRun
+    effect: SkillEffect | None = None
+    effects: frozenset[Scope] = frozenset()
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        local = Effect(LOCAL_PLATFORM, "post" if self.side_effect else "read")
+        if self.effect is None:
+            object.__setattr__(self, "effect", lambda _params: local)
+            object.__setattr__(self, "effects", self.effects or frozenset({local.scope}))
+        if not self.effects:
+            raise ValueError(f"skill {self.name} states an effect function but no effects it can have")
+        writes = {scope.kind in WRITE_KINDS for scope in self.effects}
+        if writes != {self.side_effect}:
+            raise ValueError(f"skill {self.name}: side_effect={self.side_effect} disagrees with its effects "
+                             f"{', '.join(map(str, sorted(self.effects)))}")
+        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.schema))
+
+    def effect_of(self, params: dict[str, Any]) -> Effect:
+        """The effect of valid params; ValueError when the skill states one it did not declare."""
+        assert self.effect is not None  # set in __post_init__
+        effect = self.effect(params)
+        if effect.scope not in self.effects:
+            raise ValueError(f"{self.name} stated the effect {effect.scope}, which it does not declare")
+        return effect
 
     def validation_error(self, params: Any) -> str | None:
         """A one-line reason the params are invalid, or None when they are valid."""
@@ -53,8 +85,7 @@ class Skill:
             return "params: a string holds a lone surrogate (not valid Unicode text)"
         except (TypeError, ValueError):
             pass  # not JSON-like: the schema below says what is wrong
-        validator = jsonschema.Draft202012Validator(self.schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(params))
         if error is None:
             return None
         where = "/".join(str(p) for p in error.absolute_path) or "params"

@@ -20,7 +20,7 @@ REPO_ROOT = ROUTER_DIR.parent
 DEFAULT_ENV_FILE = ROUTER_DIR / ".env"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
-_RATE_LIMIT = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*/\s*(\d+)\s*$")
+_RATE_LIMIT = re.compile(r"^\s*([^=\s][^=]*?)\s*=\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ class RouterSettings:
     max_attempts: int = 3  # crashes of one command before it goes to the dead-letter list
     data_dir: Path = ROUTER_DIR  # files the router owns (notes.jsonl, outbox)
     dry_run: bool = False
-    kill_switch: bool = False  # True: every side-effecting action is denied
-    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
-    require_approval: frozenset[str] = frozenset()  # actions answered pending_approval, never run
+    kill_switch: bool = False  # True: every effect that writes is denied
+    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)  # action or effect scope -> rule
+    require_approval: frozenset[str] = frozenset()  # actions / effect scopes answered pending_approval
     log_file: Path = REPO_ROOT / "logs" / "router.log"
     log_level: str = "INFO"
     heartbeat_ttl: int = 15  # seconds; a router whose heartbeat is gone has its commands recovered
@@ -61,8 +61,11 @@ class RouterSettings:
         return cls.from_env(merged_environment(env_file, environ))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> RouterSettings:
+    def from_env(cls, env: Mapping[str, str], require_redis: bool = True) -> RouterSettings:
+        """`require_redis=False` (the one-shot CLI): REDIS_URL may be unset; it is then ""."""
         redis_url = env.get("REDIS_URL", "").strip()
+        if not redis_url and not require_redis:
+            return cls._build(env, "")
         if not redis_url:
             raise ConfigError(
                 "REDIS_URL is not set: put REDIS_URL=redis://router:PASSWORD@127.0.0.1:6379/0 in router/.env "
@@ -75,6 +78,10 @@ class RouterSettings:
         except ValueError:
             raise ConfigError("REDIS_URL cannot be parsed: percent-encode any '/', '#', '?', '@' or ':' "
                               "in its password (e.g. '/' as %2F)") from None
+        return cls._build(env, redis_url)
+
+    @classmethod
+    def _build(cls, env: Mapping[str, str], redis_url: str) -> RouterSettings:
         keys = Keys.from_env(env)
         return cls(
             redis_url=redis_url,
@@ -106,7 +113,9 @@ def merged_environment(env_file: Path | None, environ: Mapping[str, str] | None 
 
 
 def parse_rate_limits(text: str) -> dict[str, RateLimit]:
-    """`NOTE=30/60,CREATE_POST=5/3600`: at most 30 NOTE per 60 s, 5 CREATE_POST per hour."""
+    """`NOTE=30/60,*:post=5/3600`: at most 30 NOTE per 60 s, 5 posts per hour on all platforms.
+
+    Names are checked against the registry and the effect vocabulary by `router.policy.Policy`."""
     limits: dict[str, RateLimit] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         match = _RATE_LIMIT.match(item)

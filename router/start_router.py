@@ -63,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         log.exception("cannot load the skills: %s", exc)
         return 2
     log.info("platforms with credentials: %s", ", ".join(platforms_with_credentials(credentials)) or "none")
-    worker = Worker(settings, skills, credentials, redactor)
+    try:
+        worker = Worker(settings, skills, credentials, redactor)
+    except ConfigError as exc:  # a policy setting naming an unknown action or effect
+        log.error("%s", exc)
+        return 2
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received; finishing the command in hand, then stopping", signal.Signals(signum).name)

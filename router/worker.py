@@ -32,7 +32,8 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.credentials import platforms_with_credentials, secret_values
-from router.errors import ConfigError, SkillError
+from router.errors import ConfigError
+from router.pipeline import Pipeline, Planned, decode
 from router.policy import Policy
 from router.redaction import Redactor
 from router.registry import Skill, SkillContext
@@ -44,9 +45,10 @@ MAX_BACKOFF_SECONDS = 5.0
 
 
 def connect(settings: RouterSettings) -> redis.Redis:
-    """A client that fails fast; the worker does its own bounded backoff."""
+    """A client that fails fast (the worker does its own bounded backoff) and hands back bytes:
+    a queue item that is not UTF-8 must reach the worker to be dead-lettered, not end the loop."""
     return redis.Redis.from_url(
-        settings.redis_url, decode_responses=True, socket_connect_timeout=3,
+        settings.redis_url, decode_responses=False, socket_connect_timeout=3,
         socket_timeout=settings.block_seconds + 10, retry=Retry(NoBackoff(), 0),
     )
 
@@ -61,7 +63,8 @@ class Worker:
         self.skills = dict(skills)
         self.credentials = dict(credentials)
         self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
-        self.policy = Policy(settings)
+        self.policy = Policy(settings, self.skills)
+        self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
         self.processing = self.keys.processing(settings.router_id)
         self.conn = connect(settings)
         self.started_at = time.time()
@@ -98,7 +101,7 @@ class Worker:
                                    "RIGHT", "LEFT")
             self._redis_ok()
             if raw is not None:
-                self._handle(str(raw))
+                self._handle(as_bytes(raw))
         except redis.AuthenticationError as exc:
             raise ConfigError(f"Redis refused the router's login ({exc}); check REDIS_URL") from None
         except REDIS_DOWN as exc:
@@ -144,11 +147,14 @@ class Worker:
 
     # -- recovery --------------------------------------------------------------------------
     def _recover(self) -> None:
+        """Re-handle what is left in our list, then take over the lists of dead routers. Each step
+        is contained: one item that cannot be handled is dead-lettered, never a stop."""
         for raw in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
             log.info("recovering a command left in %s", self.processing)
-            self._handle(str(raw))
-        for key in self.conn.scan_iter(match=self.keys.processing("*"), count=100):
-            other = key[len(self.keys.processing("")):]
+            self._handle(as_bytes(raw), recovering=True)
+        prefix = self.keys.processing("").encode()
+        for key in self.conn.scan_iter(match=self.keys.processing("*").encode(), count=100):
+            other = as_bytes(key)[len(prefix) :].decode("utf-8", "replace")
             if other == self.settings.router_id or self.conn.exists(self.keys.router_heartbeat(other)):
                 continue
             while not self._stop.is_set():
@@ -156,58 +162,92 @@ class Worker:
                 if moved is None:
                     break
                 log.info("recovering a command of router %s (its heartbeat is gone)", other)
-                self._handle(str(moved))
+                self._handle(as_bytes(moved), recovering=True)
 
     # -- one command -----------------------------------------------------------------------
-    def _handle(self, raw: str) -> None:
+    def _handle(self, raw: bytes, recovering: bool = False) -> None:
+        """Answer one queue item. Whatever goes wrong short of Redis being down, the item ends
+        dead-lettered with its reason and the loop goes on."""
         started = time.monotonic()
         try:
-            envelope = CommandEnvelope.from_json(raw)
+            envelope = decode(raw)
         except ProtocolError as exc:
-            self._dead_letter(raw, None, f"malformed command: {exc}", readable_id(raw))
+            self._contained(self._dead_letter, raw, None, f"malformed command: {exc}", readable_id(raw))
             return
         try:
-            reply, record = self._decide(envelope, raw)
+            reply, record = self._decide(envelope, raw, recovering)
+            if reply is not None:
+                self._finish(raw, reply, record)
+                log.info("command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
+                         (time.monotonic() - started) * 1000)
         except REDIS_DOWN:
             raise
         except Exception as exc:  # a bug must not wedge the queue: set the command aside
             log.exception("router error on command %s", envelope.id)
-            self._dead_letter(raw, envelope.action, f"router error: {type(exc).__name__}: {exc}", envelope.id,
-                              "internal_error")
-            return
-        if reply is not None:
-            self._finish(raw, reply, record)
-            log.info("command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
-                     (time.monotonic() - started) * 1000)
+            self._contained(self._dead_letter, raw, envelope.action,
+                            f"router error: {type(exc).__name__}: {exc}", envelope.id, "internal_error")
 
-    def _decide(self, envelope: CommandEnvelope, raw: str) -> tuple[Reply | None, bool]:
+    def _contained(self, step: Any, *args: Any) -> None:
+        """Run a dead-lettering step; if even that fails, drop the item from our list so it cannot
+        stop this router (or the next) again."""
+        try:
+            step(*args)
+        except REDIS_DOWN:
+            raise
+        except Exception:
+            log.exception("could not dead-letter a command; dropping it from %s", self.processing)
+            self._drop(args[0])
+
+    def _drop(self, raw: bytes) -> None:
+        self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
+
+    def _decide(self, envelope: CommandEnvelope, raw: bytes, recovering: bool) -> tuple[Reply | None, bool]:
         """The reply to send, and whether it completes an idempotency record."""
-        stored = self.conn.get(self.keys.idempotency(envelope.id))
-        if stored is not None:
-            return self._answer_from_record(envelope, str(stored)), True
+        planned = self.pipeline.plan(envelope)
+        side_effect = isinstance(planned, Planned) and planned.skill.side_effect
+        if side_effect:
+            stored = self.conn.get(self.keys.idempotency(envelope.id))
+            if stored is not None:
+                return self._answer_from_record(envelope, as_bytes(stored).decode("utf-8", "replace")), True
         if envelope.is_expired():
             return Reply(envelope.id, Status.EXPIRED, "the command expired before the router ran it; "
                          "it was not run", error="expired"), False
-        skill = self.skills.get(envelope.action)
-        if skill is None:
-            known = ", ".join(sorted(self.skills))
-            return Reply(envelope.id, Status.DENIED, f"unknown action {envelope.action!r}; the router knows: "
-                         f"{known}", error="unknown_command"), False
-        problem = skill.validation_error(envelope.params)
-        if problem is not None:
-            return Reply(envelope.id, Status.DENIED, f"invalid params for {skill.name}: {problem}",
-                         error="invalid_params"), False
-        decision = self.policy.check(skill, self.conn)
-        if decision is not None:
-            return Reply(envelope.id, decision.status, decision.message, error=decision.error), False
-        if skill.side_effect:
+        if not isinstance(planned, Planned):
+            return planned, False
+        refused = self.pipeline.check(planned, self.conn)
+        if refused is not None:
+            self._record_outcome(planned, refused)
+            return refused, False
+        if recovering and not side_effect and self._too_many_attempts(envelope):
+            reason = f"still unanswered after {self.settings.max_attempts} router restarts"
+            self._dead_letter(raw, envelope.action, reason, None)
+            return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {self.settings.max_attempts} "
+                         "times and was set aside for the router's operator (dead-letter list)",
+                         error="internal_error"), False
+        if side_effect:
             record = json.dumps({"state": "started", "router_id": self.settings.router_id, "ts": time.time()})
             if not self.conn.set(self.keys.idempotency(envelope.id), record, nx=True,
                                  ex=self.settings.idempotency_ttl):
                 log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
-                self.conn.lrem(self.processing, 1, raw)
+                self._drop(raw)
                 return None, False
-        return self._run(skill, envelope, raw), skill.side_effect
+        outcome = self.pipeline.run(planned, self.context(envelope))
+        if outcome.dead_letter is not None:
+            self._dead_letter(raw, envelope.action, outcome.dead_letter, None)
+        self._record_outcome(planned, outcome.reply)
+        return outcome.reply, side_effect
+
+    def _record_outcome(self, planned: Planned, reply: Reply) -> None:
+        self.policy.record(planned.effect, planned.envelope, reply, self.conn)
+
+    def _too_many_attempts(self, envelope: CommandEnvelope) -> bool:
+        """Counts recoveries of a read-only command: one that kills its router every time it runs
+        must end in the dead-letter list, not in an endless restart loop."""
+        key = self.keys.attempts(envelope.id)
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, self.settings.idempotency_ttl)
+        return int(pipe.execute()[0]) > self.settings.max_attempts
 
     def _answer_from_record(self, envelope: CommandEnvelope, stored: str) -> Reply:
         record = json.loads(stored)
@@ -217,49 +257,6 @@ class Worker:
         log.warning("command %s started earlier and never finished; answering unknown", envelope.id)
         return Reply(envelope.id, Status.UNKNOWN, f"{envelope.action} was interrupted while running; it may "
                      "or may not have happened, and it will not be retried", error="interrupted")
-
-    def _run(self, skill: Skill, envelope: CommandEnvelope, raw: str) -> Reply | None:
-        attempts_key = self.keys.attempts(envelope.id)
-        last_error = "the router stopped while running it"
-        while True:
-            attempt = int(self.conn.incr(attempts_key))
-            self.conn.expire(attempts_key, self.settings.idempotency_ttl)
-            if attempt > self.settings.max_attempts:
-                return self._give_up(envelope, raw, attempt - 1, last_error)
-            try:
-                result = skill.run(envelope.params, self.context(envelope))
-                if not isinstance(result, dict):
-                    raise TypeError(f"skill {skill.name} returned {type(result).__name__}, not a dict")
-                json.dumps(result)  # a value JSON cannot hold raises here, not in _finish (ending the loop)
-            except SkillError as exc:
-                extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
-                if skill.side_effect and exc.kind == "request_failed":
-                    # Sent, answer lost (timeout, 5xx): it may have acted; "error" would invite a repeat.
-                    return Reply(envelope.id, Status.UNKNOWN, f"{exc.message}; {envelope.action} may or may "
-                                 "not have happened, and it will not be retried", error=exc.kind, extra=extra)
-                return Reply(envelope.id, Status.ERROR, exc.message, error=exc.kind, extra=extra)
-            except Exception as exc:
-                log.exception("skill %s crashed on command %s (attempt %d of %d)", skill.name, envelope.id,
-                              attempt, self.settings.max_attempts)
-                last_error = f"{type(exc).__name__}: {exc}"
-                if skill.side_effect:
-                    # It may have acted before it crashed: running it again could act twice.
-                    return self._crashed_with_side_effect(envelope, raw, last_error)
-                continue
-            extra = {"dry_run": True} if self.settings.dry_run and skill.side_effect else {}
-            return Reply(envelope.id, Status.OK, result=result, extra=extra)
-
-    def _give_up(self, envelope: CommandEnvelope, raw: str, crashes: int, reason: str) -> Reply:
-        reason = f"crashed {crashes} times; last: {reason}"
-        self._dead_letter(raw, envelope.action, reason, None)
-        return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {crashes} times and was set aside "
-                     "for the router's operator (dead-letter list)", error="internal_error")
-
-    def _crashed_with_side_effect(self, envelope: CommandEnvelope, raw: str, reason: str) -> Reply:
-        self._dead_letter(raw, envelope.action, f"crashed while running, not retried: {reason}", None)
-        message = (f"{envelope.action} crashed while running; it may or may not have happened, so it was "
-                   "not retried (details in the dead-letter list)")
-        return Reply(envelope.id, Status.UNKNOWN, message, error="crashed")
 
     def context(self, envelope: CommandEnvelope) -> SkillContext:
         return SkillContext(
@@ -271,9 +268,9 @@ class Worker:
         )
 
     # -- writing results -------------------------------------------------------------------
-    def _finish(self, raw: str, reply: Reply, complete_record: bool) -> None:
+    def _finish(self, raw: bytes, reply: Reply, complete_record: bool) -> None:
         """Store the record, push the reply, drop the command; every step safe to repeat."""
-        safe = self.redactor.value(reply.to_dict())
+        safe = self.pipeline.redact(reply)
         text = self.redactor.text(json.dumps(safe, ensure_ascii=False))
         record = json.dumps({"state": "done", "reply": safe, "ts": time.time()}, ensure_ascii=False)
         response_key = self.keys.response(reply.id)
@@ -285,25 +282,25 @@ class Worker:
             pipe.lpush(response_key, utf8(text))
             pipe.expire(response_key, self.settings.reply_ttl)
             pipe.delete(self.keys.attempts(reply.id))
-            pipe.lrem(self.processing, 1, raw)
+            pipe.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 
         self._write(write)
 
     def _dead_letter(
-        self, raw: str, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
+        self, raw: bytes, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
     ) -> None:
         """Set a command aside with the reason; answer it when an id is known and no reply follows."""
         reason = self.redactor.text(reason)  # before any cut below could leave half a secret
         log.error("dead-lettering command %s: %s", reply_id or "(no readable id)", reason)
         entry = self.redactor.text(json.dumps({
             "reason": reason, "action": action, "router_id": self.settings.router_id, "ts": time.time(),
-            "command": self.redactor.text(raw)[:10_000],
+            "command": self.redactor.text(raw[:20_000].decode("utf-8", "replace"))[:10_000],
         }, ensure_ascii=False))
 
         def write(pipe: redis.client.Pipeline) -> None:
             pipe.lpush(self.keys.dead_letter, utf8(entry))
             if reply_id is None:
-                pipe.lrem(self.processing, 1, raw)
+                pipe.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 
         self._write(write)
         if reply_id is not None:
@@ -331,13 +328,18 @@ class Worker:
                     self._stop.wait(delay)
 
 
+def as_bytes(value: bytes | str) -> bytes:
+    """What the bytes client returns, typed as such (redis-py's stubs say str | bytes)."""
+    return value if isinstance(value, bytes) else value.encode("utf-8", "replace")
+
+
 def utf8(text: str) -> bytes:
     """Text as Redis stores it; a lone surrogate (JSON allows "\\udc00") becomes '?' instead of
     an encoding error that would end the router."""
     return text.encode("utf-8", "replace")
 
 
-def readable_id(raw: str) -> str | None:
+def readable_id(raw: bytes) -> str | None:
     """The command id of a malformed command, if one can be read, so its sender gets an answer."""
     try:
         data = json.loads(raw)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from protocol.untrusted import sanitise_item
+from router.effects import Effect, Scope, scopes
 from router.errors import SkillError
 from router.platforms import PLATFORM_CLASSES, client_for, platform_class
 from router.platforms.base import PlatformClient
@@ -24,6 +25,15 @@ POST_ID_PARAM: dict[str, Any] = {
 OUTBOX_FILE = "outbox.jsonl"
 
 T = TypeVar("T")
+
+
+def reads(params: dict[str, Any]) -> Effect:
+    """The effect of a read on the platform the params name."""
+    return Effect(params["platform"], "read")
+
+
+def on_every_platform(*kinds: str) -> frozenset[Scope]:
+    return scopes(PLATFORMS, kinds)
 
 
 def params_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -16,18 +16,25 @@ import json
 import logging
 import os
 import sys
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+import redis
+
+from protocol import CommandEnvelope, Reply, Status
 from router.credentials import load_credentials, secret_values
-from router.errors import SkillError
+from router.errors import ConfigError
+from router.pipeline import Pipeline, Planned
 from router.platforms import PLATFORM_CLASSES
+from router.policy import Policy
 from router.redaction import RedactingFilter, Redactor
 from router.registry import Skill, SkillContext, discover_skills
-from router.settings import DEFAULT_ENV_FILE, ROUTER_DIR, merged_environment
-from router.worker import public_environment
+from router.settings import DEFAULT_ENV_FILE, RouterSettings, merged_environment
+from router.worker import REDIS_DOWN, connect, public_environment
+
+CLI_TTL_SECONDS = 300
+log = logging.getLogger("safeclaw.router.social")
 
 COMMANDS: dict[str, str] = {
     "auth_test": "AUTH_TEST",
@@ -41,6 +48,8 @@ SEED_ERRORS = frozenset({
     "auth_failed", "no_credentials", "unknown_command", "unknown_platform", "invalid_json",
     "empty_input", "rate_limited", "request_failed", "internal_error",
 })
+# Refusals of the router's policy, answered under their own names.
+POLICY_ERRORS = frozenset({"kill_switch", "approval_required", "rate_limited", "secret_in_text"})
 # The router's own error kinds that the seed's contract has no name for.
 _SEED_KIND = {"invalid_params": "invalid_json", "not_found": "request_failed",
               "not_supported": "unknown_command"}
@@ -51,7 +60,8 @@ class CommandError(Exception):
 
     def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
-        self.kind = kind if kind in SEED_ERRORS else _SEED_KIND.get(kind, "internal_error")
+        known = kind in SEED_ERRORS or kind in POLICY_ERRORS
+        self.kind = kind if known else _SEED_KIND.get(kind, "internal_error")
         self.message = message
         self.retry_after = retry_after
 
@@ -72,8 +82,8 @@ def parse_request(raw: str | None) -> dict[str, Any]:
     return request
 
 
-def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> tuple[Skill, dict[str, Any]]:
-    """The skill a command maps onto and its validated params."""
+def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnvelope:
+    """The router command a CLI command maps onto (its params are checked by the pipeline)."""
     command = request.get("command")
     if not isinstance(command, str) or command not in COMMANDS:
         known = ", ".join(COMMANDS)
@@ -82,52 +92,77 @@ def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> tuple[Skill
     if not isinstance(platform, str) or platform not in PLATFORM_CLASSES:
         known = ", ".join(sorted(PLATFORM_CLASSES))
         raise CommandError("unknown_platform", f"unknown platform {str(platform)[:40]!r}; known: {known}")
-    skill = skills.get(COMMANDS[command])
-    if skill is None:
+    if COMMANDS[command] not in skills:
         raise CommandError("internal_error", f"this router has no {COMMANDS[command]} skill installed")
     params = {key: value for key, value in request.items() if key != "command"}
-    problem = skill.validation_error(params)
-    if problem is not None:
-        raise CommandError("invalid_json", f"invalid parameters for {command}: {problem}")
-    return skill, params
+    return CommandEnvelope.new(COMMANDS[command], params, "cli", ttl_seconds=CLI_TTL_SECONDS)
 
 
-def skill_context(env: Mapping[str, str], credentials: Mapping[str, str]) -> SkillContext:
+def skill_context(settings: RouterSettings, credentials: Mapping[str, str], command_id: str) -> SkillContext:
     return SkillContext(
-        command_id=uuid.uuid4().hex,
+        command_id=command_id,
         conversation="cli",
         credentials=credentials,
-        env=public_environment(env, credentials),
-        data_dir=Path(env.get("ROUTER_DATA_DIR") or ROUTER_DIR),
-        dry_run=env.get("ROUTER_DRY_RUN", "").strip().lower() in ("1", "true", "yes", "on"),
+        env=public_environment(settings.env, credentials),
+        data_dir=settings.data_dir,
+        dry_run=settings.dry_run,
         log=logging.getLogger("safeclaw.router.social"),
     )
 
 
-def run_command(raw: str | None, env: Mapping[str, str]) -> dict[str, Any]:
-    """The answer object for one command (never raises)."""
+def answer_of(reply: Reply) -> dict[str, Any]:
+    if reply.status == Status.OK:
+        return {"success": True, **(reply.result or {})}
+    error = CommandError(reply.error or "internal_error", reply.message)
+    answer: dict[str, Any] = {"success": False, "error": error.kind, "message": reply.message}
+    if reply.status == Status.UNKNOWN:
+        answer["outcome"] = "unknown"  # it may have happened: do not simply retry
+    if "retry_after" in reply.extra:
+        answer["retry_after"] = reply.extra["retry_after"]
+    return answer
+
+
+def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | None = None) -> dict[str, Any]:
+    """The answer object for one command (never raises), through the router's one pipeline."""
     credentials = load_credentials(env)
+    redactor = redactor or Redactor(secret_values(env, credentials))
+    conn: redis.Redis | None = None
     try:
         request = parse_request(raw)
         try:
             skills = discover_skills()
         except Exception:
             raise CommandError("internal_error", "the router's skills could not be loaded") from None
-        skill, params = resolve(request, skills)
-        ctx = skill_context(env, credentials)
+        envelope = resolve(request, skills)
         try:
-            result = skill.run(params, ctx)
-        except SkillError as exc:
-            raise CommandError(exc.kind, exc.message, exc.retry_after) from None
-        except Exception as exc:
-            failure = f"{skill.name} failed unexpectedly ({type(exc).__name__})"
-            raise CommandError("internal_error", failure) from None
-        return {"success": True, **result}
+            settings = RouterSettings.from_env(env, require_redis=False)
+            policy = Policy(settings, skills)
+        except ConfigError as exc:
+            raise CommandError("internal_error", f"router settings: {exc}") from None
+        pipeline = Pipeline(skills, policy, redactor, settings.max_attempts)
+        planned = pipeline.plan(envelope)
+        if not isinstance(planned, Planned):
+            return answer_of(planned)
+        conn = connect(settings) if settings.redis_url else None
+        refused = pipeline.check(planned, conn)
+        if refused is not None:
+            return answer_of(refused)
+        outcome = pipeline.run(planned, skill_context(settings, credentials, envelope.id))
+        if outcome.dead_letter is not None:
+            log.warning("%s: %s", envelope.action, outcome.dead_letter)
+        policy.record(planned.effect, envelope, outcome.reply, conn)
+        return answer_of(outcome.reply)
     except CommandError as exc:
         answer: dict[str, Any] = {"success": False, "error": exc.kind, "message": exc.message}
         if exc.retry_after is not None:
             answer["retry_after"] = exc.retry_after
         return answer
+    except REDIS_DOWN:
+        return {"success": False, "error": "request_failed",
+                "message": "Redis (REDIS_URL), which holds the router's policy counters, is unreachable"}
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def _quiet_logging(redactor: Redactor) -> None:
@@ -153,7 +188,7 @@ def main(
             raw: str | None = (stdin or sys.stdin).read()
         except UnicodeDecodeError:
             raw = None
-        answer = run_command(raw, env)
+        answer = run_command(raw, env, redactor)
     except Exception as exc:  # a last guard: the contract is one JSON object, never a traceback
         answer = {"success": False, "error": "internal_error", "message": f"unexpected {type(exc).__name__}"}
     out = stdout or sys.stdout

@@ -125,10 +125,10 @@ def test_a_secret_cut_in_half_by_a_message_limit_is_still_redacted(redis_urls, a
     thread = WorkerThread(settings, dict(MY_SKILLS), credentials)
     prefix = "the command was set aside for the router's operator (dead-letter): router error: RuntimeError: "
 
-    def broken_policy(skill, conn):  # a router bug whose message carries a secret near the 300 cut
+    def broken_check(effect, envelope, conn, now):  # a router bug whose message carries a secret near the cut
         raise RuntimeError("x" * (290 - len(prefix)) + PLANTED)
 
-    thread.worker.policy.check = broken_policy
+    thread.worker.policy.add_check(broken_check)
     with thread:
         reply = reply_of(admin, keys, push(admin, keys, "PING", {}))
         redis_dump = everything_in_redis(admin)

@@ -122,3 +122,27 @@ def test_a_planted_secret_in_a_successful_answer_is_redacted(tmp_path, fake_molt
         MOLTBOOK_API_KEY=PLANTED, MOLTBOOK_API_BASE=fake_moltbook.base)
     assert code == 0 and answer["success"] is True
     assert PLANTED not in everything and "[REDACTED]" in json.dumps(answer)
+
+
+@pytest.mark.parametrize(("env", "error"), [
+    ({"ROUTER_KILL_SWITCH": "1"}, "kill_switch"),
+    ({"ROUTER_REQUIRE_APPROVAL": "x:post"}, "approval_required"),
+    ({"ROUTER_REQUIRE_APPROVAL": "CREATE_POST"}, "approval_required"),
+])
+def test_the_cli_obeys_the_routers_policy(tmp_path, fake_x, env, error):
+    request = {"command": "post", "platform": "x", "text": "not through the back door"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS, **env)
+    assert (code, answer["error"]) == (1, error)
+    assert fake_x.tweets == {}
+
+
+def test_the_cli_refuses_an_unknown_policy_setting_naming_it(tmp_path):
+    code, answer, _ = run_cli('{"command": "auth_test", "platform": "x"}', tmp_path, ROUTER_REQUIRE_APPROVAL="post_x")
+    assert code == 1 and "'post_x'" in answer["message"] and "ROUTER_REQUIRE_APPROVAL" in answer["message"]
+
+
+def test_the_cli_refuses_to_publish_a_secret(tmp_path, fake_x):
+    request = {"command": "post", "platform": "x", "text": f"my key: {X_CREDS['X_API_SECRET']}"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
+    assert (code, answer["error"]) == (1, "secret_in_text")
+    assert fake_x.tweets == {}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect
 from router.platforms.base import PostRequest
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
+    on_every_platform,
     open_client,
     params_schema,
     platform_call,
@@ -44,10 +46,19 @@ def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     return {"platform": params["platform"], **ref.to_dict()}
 
 
+def create_post_effect(params: dict[str, Any]) -> Effect:
+    """A reply when it answers a post (a quote is a post of its own)."""
+    if params.get("reply_to"):
+        return Effect(params["platform"], "reply", params["text"], params["reply_to"])
+    return Effect(params["platform"], "post", params["text"], params.get("quote"))
+
+
 SKILL = Skill(
     name="CREATE_POST",
     description="Publish a post, reply or quote on a social platform; returns its id and public URL.",
     schema=SCHEMA,
     side_effect=True,
     run=create_post,
+    effect=create_post_effect,
+    effects=on_every_platform("post", "reply"),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect, scopes
 from router.errors import SkillError
 from router.platforms import bsky
 from router.registry import Skill, SkillContext
@@ -38,4 +39,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=fetch_post,
+    effect=lambda _params: Effect("bsky", "read"),
+    effects=scopes(["bsky"], ["read"]),
 )

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from router.registry import Skill, SkillContext
-from router.skills.social_common import PLATFORM_PARAM, clean_all, open_client, params_schema, platform_call
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    clean_all,
+    on_every_platform,
+    open_client,
+    params_schema,
+    platform_call,
+    reads,
+)
 
 DEFAULT_LIMIT = 20
 SCHEMA = params_schema(
@@ -33,4 +41,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=get_notifications,
+    effect=reads,
+    effects=on_every_platform("read"),
 )

@@ -9,9 +9,11 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
     clean,
+    on_every_platform,
     open_client,
     params_schema,
     platform_call,
+    reads,
 )
 
 SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
@@ -30,4 +32,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=get_post_metrics,
+    effect=reads,
+    effects=on_every_platform("read"),
 )

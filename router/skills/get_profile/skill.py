@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from router.registry import Skill, SkillContext
-from router.skills.social_common import PLATFORM_PARAM, clean, open_client, params_schema, platform_call
+from router.skills.social_common import (
+    PLATFORM_PARAM,
+    clean,
+    on_every_platform,
+    open_client,
+    params_schema,
+    platform_call,
+    reads,
+)
 
 SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
 
@@ -22,4 +30,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=get_profile,
+    effect=reads,
+    effects=on_every_platform("read"),
 )

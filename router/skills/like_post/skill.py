@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
+    on_every_platform,
     open_client,
     params_schema,
     platform_call,
@@ -31,4 +33,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=True,
     run=like_post,
+    effect=lambda params: Effect(params["platform"], "like", target=params["post_id"]),
+    effects=on_every_platform("like"),
 )

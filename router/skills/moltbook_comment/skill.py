@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect, scopes
 from router.platforms.moltbook import MoltbookClient
 from router.registry import Skill, SkillContext
 from router.skills.social_common import params_schema, platform_call, record_dry_run
@@ -32,4 +33,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=True,
     run=moltbook_comment,
+    effect=lambda params: Effect("moltbook", "reply", params["text"], params["post_id"]),
+    effects=scopes(["moltbook"], ["reply"]),
 )

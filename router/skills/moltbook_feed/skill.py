@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect, scopes
 from router.platforms.moltbook import SORTS, MoltbookClient
 from router.registry import Skill, SkillContext
 from router.skills.social_common import clean_all, params_schema, platform_call
@@ -37,4 +38,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=moltbook_feed,
+    effect=lambda _params: Effect("moltbook", "read"),
+    effects=scopes(["moltbook"], ["read"]),
 )

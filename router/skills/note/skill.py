@@ -11,6 +11,7 @@ import os
 import time
 from typing import Any
 
+from router.effects import LOCAL_PLATFORM, Effect, scopes
 from router.errors import SkillError
 from router.registry import Skill, SkillContext
 
@@ -55,4 +56,6 @@ SKILL = Skill(
     },
     side_effect=True,
     run=note,
+    effect=lambda params: Effect(LOCAL_PLATFORM, "post", params["text"]),
+    effects=scopes([LOCAL_PLATFORM], ["post"]),
 )

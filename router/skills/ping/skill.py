@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import LOCAL_PLATFORM, Effect, scopes
 from router.registry import Skill, SkillContext
 
 
@@ -17,4 +18,6 @@ SKILL = Skill(
     schema={"type": "object", "properties": {}, "additionalProperties": False},
     side_effect=False,
     run=ping,
+    effect=lambda _params: Effect(LOCAL_PLATFORM, "read"),
+    effects=scopes([LOCAL_PLATFORM], ["read"]),
 )

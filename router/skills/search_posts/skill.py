@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.effects import Effect, scopes
 from router.platforms import bsky
 from router.registry import Skill, SkillContext
 from router.skills.social_common import clean_all, params_schema, platform_call
@@ -34,4 +35,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=search_posts,
+    effect=lambda _params: Effect("bsky", "read"),
+    effects=scopes(["bsky"], ["read"]),
 )

@@ -1,0 +1,198 @@
+"""The one command pipeline: decode -> validate -> effect -> policy -> run -> redact.
+
+Both the queue worker (`router.worker`) and the one-shot CLI (`python -m router.social`) send
+every command through this; neither checks, runs or redacts on its own. The pipeline holds no
+queue state: the worker adds the queue, idempotency records, recovery and heartbeats around it.
+
+Outcome of a run, for a skill with a side effect: a failure known to come before the request
+left (bad params, no credentials, refused login, the platform's own "no": 401/403/404/429) is
+`error`; any other failure may have acted (timeout, 5xx, an unreadable answer, a crash) and is
+`unknown`, never retried. A read-only skill that crashes is retried up to `max_attempts`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from protocol import CommandEnvelope, Reply, Status
+from router.effects import Effect
+from router.errors import SkillError
+from router.policy import Decision, Policy
+from router.redaction import Redactor
+from router.registry import Skill, SkillContext
+
+log = logging.getLogger("safeclaw.router.pipeline")
+
+# Failures that are known to happen before anything was sent, or that the platform answered with
+# a refusal: the action did not happen, so `error` (a retry is safe).
+NOT_SENT_KINDS = frozenset(
+    {
+        "invalid_params",
+        "no_credentials",
+        "auth_failed",
+        "not_supported",
+        "unknown_platform",
+        "unknown_command",
+        "invalid_json",
+        "empty_input",
+        "rate_limited",
+        "not_found",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A valid command and the effect its skill stated for it."""
+
+    envelope: CommandEnvelope
+    skill: Skill
+    effect: Effect
+
+
+@dataclass(frozen=True)
+class Outcome:
+    reply: Reply
+    dead_letter: str | None = None  # why the command should also be set aside for the operator
+
+
+def decode(raw: bytes | str) -> CommandEnvelope:
+    """The envelope from queue bytes; ProtocolError for anything that is not one (bad UTF-8 too)."""
+    return CommandEnvelope.from_json(raw)
+
+
+class Pipeline:
+    def __init__(
+        self, skills: Mapping[str, Skill], policy: Policy, redactor: Redactor, max_attempts: int = 3
+    ) -> None:
+        self.skills = dict(skills)
+        self.policy = policy
+        self.redactor = redactor
+        self.max_attempts = max_attempts
+        policy.add_check(self.secret_in_text)
+
+    def plan(self, envelope: CommandEnvelope) -> Planned | Reply:
+        """Validate the command and ask its skill for the effect; a Reply when it is refused."""
+        skill = self.skills.get(envelope.action)
+        if skill is None:
+            known = ", ".join(sorted(self.skills))
+            return Reply(
+                envelope.id,
+                Status.DENIED,
+                f"unknown action {envelope.action!r}; the router knows: {known}",
+                error="unknown_command",
+            )
+        problem = skill.validation_error(envelope.params)
+        if problem is not None:
+            return Reply(
+                envelope.id,
+                Status.DENIED,
+                f"invalid params for {skill.name}: {problem}",
+                error="invalid_params",
+            )
+        try:
+            effect = skill.effect_of(envelope.params)
+        except SkillError as exc:
+            return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.error("skill %s cannot state its effect: %s: %s", skill.name, type(exc).__name__, exc)
+            return Reply(
+                envelope.id,
+                Status.DENIED,
+                f"{skill.name} cannot say what it would do with these params; it was not run",
+                error="invalid_params",
+            )
+        return Planned(envelope, skill, effect)
+
+    def check(self, planned: Planned, conn: redis.Redis | None) -> Reply | None:
+        """The policy's refusal as a Reply, or None when the command may run."""
+        decision = self.policy.decide(planned.effect, planned.envelope, conn)
+        return None if decision is None else refusal(planned.envelope, decision)
+
+    def secret_in_text(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        """No text that holds a credential or a secret-shaped string is published."""
+        if effect.writes and effect.text and self.redactor.finds(effect.text):
+            return Decision(
+                Status.DENIED,
+                "secret_in_text",
+                f"{envelope.action} refused: its text holds a credential or a secret-shaped "
+                "string (an API key, a token, a password); it was not published",
+            )
+        return None
+
+    def run(self, planned: Planned, ctx: SkillContext) -> Outcome:
+        skill, envelope = planned.skill, planned.envelope
+        last_error = ""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                result = skill.run(envelope.params, ctx)
+                if not isinstance(result, dict):
+                    raise TypeError(f"skill {skill.name} returned {type(result).__name__}, not a dict")
+                json.dumps(result)  # a value JSON cannot hold raises here, not while replying
+            except SkillError as exc:
+                return Outcome(self._failure(planned, exc))
+            except Exception as exc:
+                log.exception(
+                    "skill %s crashed on command %s (attempt %d of %d)",
+                    skill.name,
+                    envelope.id,
+                    attempt,
+                    self.max_attempts,
+                )
+                last_error = f"{type(exc).__name__}: {exc}"
+                if skill.side_effect:
+                    # It may have acted before it crashed: running it again could act twice.
+                    message = (
+                        f"{envelope.action} crashed while running; it may or may not have happened, "
+                        "so it was not retried (details in the dead-letter list)"
+                    )
+                    return Outcome(
+                        Reply(envelope.id, Status.UNKNOWN, message, error="crashed"),
+                        f"crashed while running, not retried: {last_error}",
+                    )
+                continue
+            extra = {"dry_run": True} if ctx.dry_run and skill.side_effect else {}
+            return Outcome(Reply(envelope.id, Status.OK, result=result, extra=extra))
+        reason = f"crashed {self.max_attempts} times; last: {last_error}"
+        return Outcome(
+            Reply(
+                envelope.id,
+                Status.ERROR,
+                f"{envelope.action} failed {self.max_attempts} times "
+                "and was set aside for the router's operator (dead-letter list)",
+                error="internal_error",
+            ),
+            reason,
+        )
+
+    def _failure(self, planned: Planned, exc: SkillError) -> Reply:
+        envelope = planned.envelope
+        extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
+        if planned.skill.side_effect and exc.kind not in NOT_SENT_KINDS:
+            # Sent, answer lost or unreadable: it may have acted; "error" would invite a repeat.
+            return Reply(
+                envelope.id,
+                Status.UNKNOWN,
+                f"{exc.message}; {envelope.action} may or may not have happened, and it will not be retried",
+                error=exc.kind,
+                extra=extra,
+            )
+        return Reply(envelope.id, Status.ERROR, exc.message, error=exc.kind, extra=extra)
+
+    def redact(self, reply: Reply) -> dict[str, Any]:
+        """The reply as it may leave the router: every string through the one redactor."""
+        value: dict[str, Any] = self.redactor.value(reply.to_dict())
+        return value
+
+
+def refusal(envelope: CommandEnvelope, decision: Decision) -> Reply:
+    extra = {"retry_after": decision.retry_after} if decision.retry_after is not None else {}
+    return Reply(envelope.id, decision.status, decision.message, error=decision.error, extra=extra)
