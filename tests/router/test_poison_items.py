@@ -33,7 +33,7 @@ def dead_letters(admin, keys):
 def test_an_undecodable_item_pushed_by_the_agent_is_dead_lettered_and_the_router_goes_on(
         redis_urls, admin, agent, tmp_path, item):
     keys = redis_urls.keys
-    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)) as worker:
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         agent.lpush(keys.command_queue, item)
         reply = reply_of(admin, keys, push(admin, keys, "PING", {}))
         assert reply["status"] == "ok"
