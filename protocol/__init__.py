@@ -86,6 +86,64 @@ class Keys:
         total_budget_usd, calls_today, tokens_today); the dashboard reads it."""
         return f"{self.agent_prefix}cost"
 
+    # -- the control plane (dashboard, ./safeclaw approvals/stop-posting) ------------------
+    @property
+    def control_prefix(self) -> str:
+        """Keys the owner's control plane writes: the live kill switch and rule injections."""
+        return f"{self.prefix}control:"
+
+    @property
+    def kill_switch(self) -> str:
+        """JSON {"on": bool, "by": str, "ts": float}; every router reads it before a side effect."""
+        return f"{self.control_prefix}kill_switch"
+
+    @property
+    def rule_injections(self) -> str:
+        """A list of JSON {rule, why, author, ts} the owner injected, newest first; the agent applies them."""
+        return f"{self.control_prefix}rule_injections"
+
+    @property
+    def audit_stream(self) -> str:
+        """A Redis stream mirroring every router's audit lines (field `line`), capped; the files are the record."""
+        return f"{self.prefix}audit"
+
+    @property
+    def approval_prefix(self) -> str:
+        return f"{self.prefix}approval:"
+
+    def approval(self, approval_id: str) -> str:
+        """The stored command waiting for the owner (JSON; written by the router only)."""
+        return f"{self.approval_prefix}record:{approval_id}"
+
+    @property
+    def approvals_pending(self) -> str:
+        """Sorted set of pending approval ids, scored by their expiry (unix seconds)."""
+        return f"{self.approval_prefix}pending"
+
+    def approval_decision(self, approval_id: str) -> str:
+        """The owner's decision (SET NX: the first decision wins), JSON {decision, by, ts}."""
+        return f"{self.approval_prefix}decision:{approval_id}"
+
+    @property
+    def approvals_decided(self) -> str:
+        """A list of approval ids with a new decision; a router moves each into its own list and acts."""
+        return f"{self.approval_prefix}decided"
+
+    def approvals_taken(self, router_id: str) -> str:
+        """The decided ids one router is acting on (recovered after a crash, like `processing`)."""
+        return f"{self.router_prefix}approving:{router_id}"
+
+    @property
+    def owner_notices(self) -> str:
+        """A list of JSON notices for the owner (approval asked / approved / denied / expired) that
+        the agent delivers to the conversation that asked, and to Telegram when configured."""
+        return f"{self.prefix}notices"
+
+    @property
+    def owner_notices_inflight(self) -> str:
+        """Notices the agent took and has not delivered yet (re-delivered after a crash)."""
+        return f"{self.agent_prefix}notices_inflight"
+
 
 def _now() -> float:
     return time.time()

@@ -1,13 +1,22 @@
 """Generate the Redis 7 ACL file for SafeClaw from `protocol.Keys`.
 
-Two users, each allowed only what its side of the wire needs (ACL selectors tie each command
-to the keys it may touch), and the `default` user switched off:
+Three users, each allowed only what its side needs (ACL selectors tie each command to the keys
+it may touch), and the `default` user switched off:
 
 - `agent`: LPUSH/LLEN the command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
   heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive).
 - `router`: BLMOVE/LMOVE from the command queue into its processing lists (and back, to return
   a command it holds); everything list/string it needs under the router prefix; LPUSH/EXPIRE
-  on reply keys. It cannot put a new command on the queue.
+  on reply keys; its side of the control plane (read the kill switch and decisions, store
+  approvals, append the audit stream, push owner notices). It cannot put a new command on the queue.
+- `control` (the dashboard and `./safeclaw approvals|approve|deny|stop-posting`): reads heartbeats,
+  the queue depth, the audit stream, pending approvals and the agent's cost; writes only approval
+  decisions (first one wins), the live kill switch and rule injections. It can push no command and
+  read no idempotency record, reply or dead letter.
+
+The agent can neither decide an approval nor touch the kill switch: an owner's decision typed in
+a chat reaches the router as an `APPROVAL_DECISION` command that must carry the one-time code the
+router gave the owner (see `router.approvals`).
 
 SCAN is a keyless command: it lists key *names* (never values) to whoever may run it.
 
@@ -55,6 +64,10 @@ def agent_user(keys: Keys, password: str) -> str:
             [f"~{keys.response_prefix}*", "+blpop", "+lpop", "+del", "+llen"],
             [f"~{keys.agent_prefix}*", "+set", "+get", "+expire", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
+            # Owner notices: take one into its in-flight list, deliver it, then drop it.
+            [f"~{keys.owner_notices}", f"~{keys.owner_notices_inflight}", "+lmove", "+llen"],
+            [f"~{keys.owner_notices_inflight}", "+lrange", "+lrem", "+llen"],
+            [f"%R~{keys.rule_injections}", "+lrange", "+llen"],
         ],
     )
 
@@ -75,6 +88,31 @@ def router_user(keys: Keys, password: str) -> str:
                 "+lpush", "+rpush", "+lrange", "+lrem", "+lindex", "+llen", "+lmove",
             ],
             [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
+            [f"%R~{keys.kill_switch}", "+get"],
+            [f"~{keys.approval_prefix}*", "+get", "+set", "+del", "+expire", "+zadd", "+zrem",
+             "+zrangebyscore", "+zscore", "+lpush"],
+            [f"~{keys.approvals_decided}", f"~{keys.approvals_taken('*')}", "+lmove"],
+            [f"%W~{keys.audit_stream}", "+xadd"],
+            [f"%W~{keys.owner_notices}", "+lpush", "+ltrim"],
+        ],
+    )
+
+
+def control_user(keys: Keys, password: str) -> str:
+    return _user(
+        "control",
+        password,
+        [*CONNECTION_COMMANDS, "+scan"],
+        [
+            [f"%R~{keys.router_heartbeat('*')}", f"%R~{keys.agent_heartbeat}", f"%R~{keys.agent_cost}", "+get"],
+            [f"%R~{keys.command_queue}", f"%R~{keys.dead_letter}", "+llen"],
+            [f"%R~{keys.audit_stream}", "+xrange", "+xrevrange", "+xread", "+xlen"],
+            [f"%R~{keys.approvals_pending}", "+zrange", "+zrangebyscore", "+zcard", "+zscore"],
+            [f"%R~{keys.approval('*')}", "+get"],
+            [f"~{keys.approval_decision('*')}", "+get", "+set"],
+            [f"%W~{keys.approvals_decided}", "+lpush"],
+            [f"~{keys.kill_switch}", "+get", "+set", "+del"],
+            [f"~{keys.rule_injections}", "+lpush", "+lrange", "+llen", "+ltrim"],
         ],
     )
 
@@ -85,13 +123,16 @@ def admin_user(password: str) -> str:
 
 
 def render_acl(
-    keys: Keys, agent_password: str, router_password: str, admin_password: str | None = None
+    keys: Keys, agent_password: str, router_password: str, admin_password: str | None = None,
+    control_password: str | None = None,
 ) -> str:
     lines = [
         "user default off resetkeys resetchannels -@all",
         agent_user(keys, agent_password),
         router_user(keys, router_password),
     ]
+    if control_password is not None:
+        lines.append(control_user(keys, control_password))
     if admin_password is not None:
         lines.append(admin_user(admin_password))
     return "\n".join(lines) + "\n"
@@ -111,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m router.acl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent-password-file", type=Path, required=True)
     parser.add_argument("--router-password-file", type=Path, required=True)
+    parser.add_argument("--control-password-file", type=Path, help="the dashboard's user (control plane)")
     parser.add_argument("--admin-password-file", type=Path, help="optional operator user with every right")
     parser.add_argument("--command-queue", default=Keys.command_queue)
     parser.add_argument("--response-prefix", default=Keys.response_prefix)
@@ -118,12 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     keys = Keys(command_queue=args.command_queue, response_prefix=args.response_prefix)
     admin = _read_password(args.admin_password_file) if args.admin_password_file else None
+    control = _read_password(args.control_password_file) if args.control_password_file else None
     text = render_acl(
-        keys, _read_password(args.agent_password_file), _read_password(args.router_password_file), admin
+        keys, _read_password(args.agent_password_file), _read_password(args.router_password_file), admin,
+        control,
     )
     args.out.write_text(text, encoding="utf-8")
     args.out.chmod(0o600)
-    print(f"wrote {args.out} (users: agent, router{', admin' if admin else ''}; default off)")
+    users = ["agent", "router", *(["control"] if control else []), *(["admin"] if admin else [])]
+    print(f"wrote {args.out} (users: {', '.join(users)}; default off)")
     return 0
 
 

@@ -47,6 +47,9 @@ class RouterSettings:
     idempotency_ttl: int = 7 * 24 * 3600  # seconds a side-effecting command's record is kept
     block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
     test_hooks: bool = False  # SAFECLAW_TEST_HOOKS=1 enables slow/crashing NOTE params for tests
+    audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
+    audit_max_bytes: int = 10 * 1024 * 1024  # rotate the active audit file past this size
+    approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
     env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
 
     @property
@@ -100,6 +103,9 @@ class RouterSettings:
             log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
             heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
             test_hooks=_bool(env, "SAFECLAW_TEST_HOOKS"),
+            audit_dir=audit_directory(env),
+            audit_max_bytes=_int(env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024),
+            approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", 24 * 3600, minimum=60),
             env=dict(env),
         )
 
@@ -110,6 +116,12 @@ def merged_environment(env_file: Path | None, environ: Mapping[str, str] | None 
         merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
     merged.update(os.environ if environ is None else environ)
     return merged
+
+
+def audit_directory(env: Mapping[str, str]) -> Path:
+    """ROUTER_AUDIT_DIR, else `audit/` in the router's data folder."""
+    data_dir = _path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR)
+    return _path(env.get("ROUTER_AUDIT_DIR"), data_dir / "audit")
 
 
 def parse_rate_limits(text: str) -> dict[str, RateLimit]:

@@ -2,7 +2,7 @@
 """Prepare the Redis logins for `docker compose`: one password per user, and the ACL file.
 
 Writes (git-ignored, never printed, never part of an image):
-  .run/compose/agent.password, .run/compose/router.password   each mounted only into its service
+  .run/compose/{agent,router,control}.password                each mounted only into its service
   .run/compose/users.acl                                       the redis service's ACL (hashes only)
   agent/.env, router/.env (only when missing)                  compose's env files
 Passwords already there are kept, so re-running it changes nothing. Needs only Python 3.11.
@@ -54,14 +54,15 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     agent, router = password(directory / "agent.password"), password(directory / "router.password")
-    write_private(directory / "users.acl", render_acl(Keys(), agent, router))
+    control = password(directory / "control.password")
+    write_private(directory / "users.acl", render_acl(Keys(), agent, router, control_password=control))
     for name, text in ENV_FILES.items():
         path = root / name
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-    return [directory / name for name in ("agent.password", "router.password", "users.acl")]
+    return [directory / name for name in ("agent.password", "router.password", "control.password", "users.acl")]
 
 
 def main(argv: list[str]) -> int:

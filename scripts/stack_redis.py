@@ -71,14 +71,17 @@ class PrivateRedis:
         self.process: subprocess.Popen[bytes] | None = None
         self.agent_password = read_or_create_secret(self.dir / "agent.password")
         self.router_password = read_or_create_secret(self.dir / "router.password")
+        self.control_password = read_or_create_secret(self.dir / "control.password")
 
     def url(self, user: str) -> str:
-        password = self.agent_password if user == "agent" else self.router_password
-        return f"redis://{user}:{password}@127.0.0.1:{self.port}/0"
+        passwords = {"agent": self.agent_password, "router": self.router_password,
+                     "control": self.control_password}
+        return f"redis://{user}:{passwords[user]}@127.0.0.1:{self.port}/0"
 
     def write_config(self) -> Path:
         acl = self.dir / "users.acl"
-        acl.write_text(render_acl(self.keys, self.agent_password, self.router_password), encoding="utf-8")
+        acl.write_text(render_acl(self.keys, self.agent_password, self.router_password,
+                                  control_password=self.control_password), encoding="utf-8")
         acl.chmod(0o600)
         lines = [
             f"port {self.port}", "bind 127.0.0.1", "protected-mode yes", f'dir "{self.dir}"',

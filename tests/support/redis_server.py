@@ -41,6 +41,7 @@ class RedisServer:
         self.agent_password = secrets.token_urlsafe(18)
         self.router_password = secrets.token_urlsafe(18)
         self.admin_password = secrets.token_urlsafe(18)
+        self.control_password = secrets.token_urlsafe(18)
         self.process: subprocess.Popen[bytes] | None = None
         self._write_config()
 
@@ -53,6 +54,10 @@ class RedisServer:
         return f"redis://router:{self.router_password}@127.0.0.1:{self.port}/0"
 
     @property
+    def control_url(self) -> str:
+        return f"redis://control:{self.control_password}@127.0.0.1:{self.port}/0"
+
+    @property
     def admin_url(self) -> str:
         return f"redis://admin:{self.admin_password}@127.0.0.1:{self.port}/0"
 
@@ -60,7 +65,8 @@ class RedisServer:
         return redis.Redis.from_url(self.admin_url, decode_responses=True, socket_timeout=10)
 
     def _write_config(self) -> None:
-        acl = render_acl(self.keys, self.agent_password, self.router_password, self.admin_password)
+        acl = render_acl(self.keys, self.agent_password, self.router_password, self.admin_password,
+                         self.control_password)
         (self.dir / "users.acl").write_text(acl, encoding="utf-8")
         lines = [
             f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "aclfile users.acl",
@@ -127,6 +133,10 @@ class RedisUrls:
     agent_url: str
     router_url: str
     keys: Keys
+
+    @property
+    def control_url(self) -> str:
+        return self.server.control_url
 
     def admin_client(self) -> redis.Redis:
         return self.server.admin_client()
