@@ -104,7 +104,9 @@ class Keys:
 
     @property
     def audit_stream(self) -> str:
-        """A Redis stream mirroring every router's audit lines (field `line`), capped; the files are the record."""
+        """A Redis stream mirroring every router's audit lines (field `line`), capped.
+
+        The routers' files are the record; this copy feeds the dashboard."""
         return f"{self.prefix}audit"
 
     @property

@@ -123,8 +123,11 @@ def last_line(path: Path, chunk: int = 65536) -> str | None:
 
 def chain_files(directory: Path, name: str) -> list[Path]:
     """One chain's files in order: the rotated ones by their last seq, then the active one."""
-    rotated = sorted(p for p in directory.glob(f"{name}.*.jsonl")
-                     if (m := _ROTATED.match(p.name)) is not None and m.group("name") == name)
+    rotated = sorted(
+        p
+        for p in directory.glob(f"{name}.*.jsonl")
+        if (m := _ROTATED.match(p.name)) is not None and m.group("name") == name
+    )
     active = directory / f"{name}.jsonl"
     return [*rotated, *([active] if active.exists() else [])]
 
@@ -172,13 +175,22 @@ def verify_chain(files: list[Path]) -> Verdict:
         if canonical(record) + "\n" != text or record_hash(record) != stored:
             return Verdict(False, count, f"{where} (seq {seq}): edited (its hash does not match its content)")
         if seq > expected_seq:
-            return Verdict(False, count, f"{where}: {seq - expected_seq} line(s) deleted before it "
-                           f"(expected seq {expected_seq}, found {seq})")
+            return Verdict(
+                False,
+                count,
+                f"{where}: {seq - expected_seq} line(s) deleted before it "
+                f"(expected seq {expected_seq}, found {seq})",
+            )
         if seq < expected_seq:
-            return Verdict(False, count, f"{where}: inserted or repeated (seq {seq} after {expected_seq - 1})")
+            return Verdict(
+                False, count, f"{where}: inserted or repeated (seq {seq} after {expected_seq - 1})"
+            )
         if prev != prev_hash:
-            return Verdict(False, count, f"{where} (seq {seq}): does not follow the line before it "
-                           "(that line was edited or replaced)")
+            return Verdict(
+                False,
+                count,
+                f"{where} (seq {seq}): does not follow the line before it (that line was edited or replaced)",
+            )
         expected_seq, prev_hash, count = seq + 1, stored, count + 1
     return Verdict(True, count)
 
@@ -197,7 +209,9 @@ def verify_directory(directory: Path) -> Verdict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m router.audit", description="Check the router's audit log.")
+    parser = argparse.ArgumentParser(
+        prog="python -m router.audit", description="Check the router's audit log."
+    )
     parser.add_argument("command", choices=["verify"])
     parser.add_argument("directory", nargs="?", type=Path, help="the audit folder (default: the router's)")
     args = parser.parse_args(argv)

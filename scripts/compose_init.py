@@ -62,7 +62,8 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-    return [directory / name for name in ("agent.password", "router.password", "control.password", "users.acl")]
+    names = ("agent.password", "router.password", "control.password", "users.acl")
+    return [directory / name for name in names]
 
 
 def main(argv: list[str]) -> int:

@@ -23,8 +23,11 @@ def client(url):
 
 @pytest.fixture
 def users(redis_urls):
-    made = {"agent": client(redis_urls.agent_url), "router": client(redis_urls.router_url),
-            "control": client(redis_urls.control_url)}
+    made = {
+        "agent": client(redis_urls.agent_url),
+        "router": client(redis_urls.router_url),
+        "control": client(redis_urls.control_url),
+    }
     yield made
     for c in made.values():
         c.close()
@@ -83,7 +86,10 @@ CONTROL_REFUSED = [
     ("multi", lambda c: c.execute_command("MULTI")),
 ]
 AGENT_ALLOWED = [
-    ("lmove a notice in flight", lambda c: c.lmove(KEYS.owner_notices, KEYS.owner_notices_inflight, "RIGHT", "LEFT")),
+    (
+        "lmove a notice in flight",
+        lambda c: c.lmove(KEYS.owner_notices, KEYS.owner_notices_inflight, "RIGHT", "LEFT"),
+    ),
     ("lrange notices in flight", lambda c: c.lrange(KEYS.owner_notices_inflight, 0, -1)),
     ("lrem a delivered notice", lambda c: c.lrem(KEYS.owner_notices_inflight, 1, "x")),
     ("lrange rule injections", lambda c: c.lrange(KEYS.rule_injections, 0, -1)),
@@ -112,7 +118,10 @@ ROUTER_ALLOWED = [
     ("zrem pending", lambda c: c.zrem(KEYS.approvals_pending, "a1")),
     ("get decision", lambda c: c.get(DECISION)),
     ("set decision nx (a relayed owner decision)", lambda c: c.set(DECISION, "{}", nx=True, ex=60)),
-    ("lmove decided -> own list", lambda c: c.lmove(KEYS.approvals_decided, KEYS.approvals_taken("r1"), "RIGHT", "LEFT")),
+    (
+        "lmove decided -> own list",
+        lambda c: c.lmove(KEYS.approvals_decided, KEYS.approvals_taken("r1"), "RIGHT", "LEFT"),
+    ),
     ("lrange own decided list", lambda c: c.lrange(KEYS.approvals_taken("r1"), 0, -1)),
     ("lrem own decided list", lambda c: c.lrem(KEYS.approvals_taken("r1"), 1, "a1")),
     ("xadd audit", lambda c: c.xadd(KEYS.audit_stream, {"line": "x"}, maxlen=100, approximate=True)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -16,7 +17,9 @@ REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 def write(tmp_path, n=5, max_bytes=10_000_000, name="r1"):
     log = AuditLog(tmp_path, name, max_bytes=max_bytes)
     for i in range(n):
-        log.append({"command_id": f"c{i}", "action": "CREATE_POST", "text": f"post number {i}", "status": "ok"})
+        log.append(
+            {"command_id": f"c{i}", "action": "CREATE_POST", "text": f"post number {i}", "status": "ok"}
+        )
     return log
 
 
@@ -30,7 +33,7 @@ def test_intact_log_verifies_and_chains_from_genesis(tmp_path):
     assert verdict.ok and verdict.lines == 5
     records = [json.loads(line) for line in lines(tmp_path / "r1.jsonl")]
     assert records[0]["prev"] == GENESIS and records[0]["seq"] == 1
-    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:], strict=False))
+    assert all(b["prev"] == a["hash"] for a, b in itertools.pairwise(records))
 
 
 @pytest.mark.parametrize("line_index", [0, 2, 4])
@@ -147,15 +150,23 @@ def test_each_router_has_its_own_chain(tmp_path):
 
 def test_cli_verify_exit_codes(tmp_path):
     write(tmp_path)
-    ok = subprocess.run([sys.executable, "-m", "router.audit", "verify", str(tmp_path)], cwd=REPO,
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "router.audit", "verify", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0 and "intact: 5 lines" in ok.stdout
     path = tmp_path / "r1.jsonl"
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0x01  # one byte
     path.write_bytes(bytes(raw))
-    bad = subprocess.run([sys.executable, "-m", "router.audit", "verify", str(tmp_path)], cwd=REPO,
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "router.audit", "verify", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 1 and "BROKEN" in bad.stdout
 
 

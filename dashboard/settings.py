@@ -1,0 +1,105 @@
+"""The dashboard's one settings object, from the environment and `dashboard/.env`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values
+
+from protocol import Keys
+
+DASHBOARD_DIR = Path(__file__).resolve().parent
+REPO_ROOT = DASHBOARD_DIR.parent
+DEFAULT_ENV_FILE = DASHBOARD_DIR / ".env"
+MIN_TOKEN_CHARS = 16
+
+
+class ConfigError(Exception):
+    """A setting is missing or wrong; the message names it and says how to fix it."""
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    redis_url: str  # redis://control:PASS@host:port/0 (the control user: never agent's or router's)
+    token: str  # DASHBOARD_TOKEN: every /api request carries it as a Bearer token
+    keys: Keys
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_read: bool = False  # DASHBOARD_PUBLIC_READ=true: GET endpoints without the token
+    governance_dir: Path = REPO_ROOT / "workspace" / "governance"
+    log_file: Path = REPO_ROOT / "logs" / "dashboard.log"
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
+    ) -> DashboardSettings:
+        merged: dict[str, str] = {}
+        if env_file is not None and env_file.is_file():
+            merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+        merged.update(os.environ if environ is None else environ)
+        return cls.from_env(merged)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> DashboardSettings:
+        redis_url = env.get("REDIS_URL", "").strip()
+        if not redis_url:
+            raise ConfigError(
+                "REDIS_URL is not set: the dashboard needs the control user's login, "
+                "REDIS_URL=redis://control:PASSWORD@127.0.0.1:6379/0 (./safeclaw sets it)"
+            )
+        if urlsplit(redis_url).username in ("agent", "router"):
+            raise ConfigError(
+                "REDIS_URL names the agent's or the router's Redis user; the dashboard must "
+                "log in as the control user"
+            )
+        token = env.get("DASHBOARD_TOKEN", "").strip()
+        if not token and env.get("DASHBOARD_TOKEN_FILE"):
+            token = _read_token(Path(env["DASHBOARD_TOKEN_FILE"]))
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(
+                f"DASHBOARD_TOKEN must be set, at least {MIN_TOKEN_CHARS} characters "
+                "(or DASHBOARD_TOKEN_FILE naming a file that holds it); ./safeclaw makes one"
+            )
+        workspace = Path(env.get("SAFECLAW_WORKSPACE") or REPO_ROOT / "workspace")
+        log_dir = Path(env["SAFECLAW_LOG_DIR"]) if env.get("SAFECLAW_LOG_DIR") else REPO_ROOT / "logs"
+        return cls(
+            redis_url=redis_url,
+            token=token,
+            keys=Keys.from_env(env),
+            host=env.get("DASHBOARD_HOST", "").strip() or "127.0.0.1",
+            port=_port(env.get("DASHBOARD_PORT", "")),
+            public_read=_bool(env.get("DASHBOARD_PUBLIC_READ", ""), "DASHBOARD_PUBLIC_READ"),
+            governance_dir=Path(env.get("DASHBOARD_GOVERNANCE_DIR") or workspace / "governance"),
+            log_file=Path(env.get("DASHBOARD_LOG_FILE") or log_dir / "dashboard.log"),
+            env=dict(env),
+        )
+
+
+def _read_token(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"DASHBOARD_TOKEN_FILE {path}: {exc.strerror}") from None
+
+
+def _port(raw: str) -> int:
+    raw = raw.strip()
+    if not raw:
+        return 8080
+    if not raw.isdigit() or not 0 <= int(raw) <= 65535:
+        raise ConfigError(f"DASHBOARD_PORT must be a port number (0-65535), not {raw!r}")
+    return int(raw)
+
+
+def _bool(raw: str, name: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"{name} must be true or false, not {raw!r}")

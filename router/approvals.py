@@ -1,0 +1,200 @@
+"""Approvals that work: a command policy holds back waits in Redis for the owner's decision.
+
+The router stores the command (`Keys.approval(id)`: id, the command, its effect and text,
+requested_at, expires_at, state) and indexes it in `Keys.approvals_pending` by expiry. The owner
+decides with the `control` user (dashboard, `./safeclaw approve|deny`): `decide()` writes
+`Keys.approval_decision(id)` with SET NX, so the first decision wins, and pushes the id on
+`Keys.approvals_decided`. A router moves the id into its own list (recovered after a crash),
+and runs an approved command under the command's own idempotency record: approved twice, or
+approved and the router restarted in between, it still runs once. A denied or expired one never
+runs. The control user cannot write a record, so it cannot make the router run anything new.
+
+In a chat the owner's decision travels as an `APPROVAL_DECISION` command through the agent,
+which may not decide itself: the command must carry the one-time code the router handed the
+owner with the request (in an owner notice, which the agent's channel delivers without the
+model seeing it). Only its sha256 is stored here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from protocol import CommandEnvelope, Keys
+
+DECISIONS = ("approve", "deny")
+PENDING = "pending"
+SETTLED_KEEP_SECONDS = 7 * 24 * 3600  # a decided record stays readable this long after it expires
+MAX_TEXT_CHARS = 2000
+
+
+class ApprovalError(ValueError):
+    """A decision that cannot be taken (unknown id, already decided, expired); the message says which."""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    approval_id: str
+    owner_code: str  # handed to the owner only (owner notice); never stored in clear
+
+
+def code_digest(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8", "replace")).hexdigest()
+
+
+def is_approval_id(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
+class ApprovalStore:
+    """The router's side: store requests, take decided ids, settle outcomes."""
+
+    def __init__(self, conn: redis.Redis, keys: Keys, router_id: str, ttl: int) -> None:
+        self.conn = conn
+        self.keys = keys
+        self.router_id = router_id
+        self.ttl = ttl
+        self.taken = keys.approvals_taken(router_id)
+
+    def request(
+        self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None
+    ) -> ApprovalRequest:
+        now = time.time() if now is None else now
+        approval_id, code = uuid.uuid4().hex, secrets.token_urlsafe(12)
+        record = {
+            "id": approval_id,
+            "command": json.loads(envelope.to_json()),
+            "action": envelope.action,
+            "effect": effect,
+            "text": text[:MAX_TEXT_CHARS],
+            "conversation": envelope.conversation,
+            "requested_at": now,
+            "expires_at": now + self.ttl,
+            "state": PENDING,
+            "router_id": self.router_id,
+            "owner_code_sha256": code_digest(code),
+        }
+        self.save(record)
+        self.conn.zadd(self.keys.approvals_pending, {approval_id: record["expires_at"]})
+        return ApprovalRequest(approval_id, code)
+
+    def save(self, record: dict[str, Any]) -> None:
+        keep = max(1, int(record["expires_at"] - time.time()) + SETTLED_KEEP_SECONDS)
+        self.conn.set(self.keys.approval(record["id"]), json.dumps(record, ensure_ascii=False), ex=keep)
+
+    def load(self, approval_id: str) -> dict[str, Any] | None:
+        return load_record(self.conn, self.keys, approval_id)
+
+    def decision(self, approval_id: str) -> dict[str, Any] | None:
+        raw = self.conn.get(self.keys.approval_decision(approval_id))
+        try:
+            value = json.loads(raw) if raw is not None else None
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) and value.get("decision") in DECISIONS else None
+
+    def take_decided(self) -> str | None:
+        """Move one decided id into this router's list (it stays there until `done`)."""
+        value = self.conn.lmove(self.keys.approvals_decided, self.taken, "RIGHT", "LEFT")
+        return None if value is None else str(value)
+
+    def held(self) -> list[str]:
+        """Ids this router took and did not finish (after a crash), oldest first."""
+        return [str(v) for v in reversed(self.conn.lrange(self.taken, 0, -1))]
+
+    def done(self, approval_id: str) -> None:
+        self.conn.lrem(self.taken, 1, approval_id)
+
+    def settle(self, record: dict[str, Any], state: str, outcome: dict[str, Any]) -> dict[str, Any]:
+        """Record the final state (approved/denied/expired) and its outcome; no longer pending."""
+        settled = {**record, "state": state, "settled_at": time.time(), "outcome": outcome}
+        self.save(settled)
+        self.conn.zrem(self.keys.approvals_pending, record["id"])
+        return settled
+
+    def expired_ids(self, now: float | None = None) -> list[str]:
+        now = time.time() if now is None else now
+        return [str(v) for v in self.conn.zrangebyscore(self.keys.approvals_pending, "-inf", now)]
+
+    def relay_owner_decision(self, approval_id: str, decision: str, code: str, via: str) -> str:
+        """An owner's decision typed in a chat (`APPROVAL_DECISION`): checked against the one-time
+        code, then taken like the dashboard's. Returns the line to answer; raises ApprovalError."""
+        if decision not in DECISIONS or not is_approval_id(approval_id):
+            raise ApprovalError("an approval decision needs an approval id and approve or deny")
+        record = self.load(approval_id)
+        expected = str(record.get("owner_code_sha256", "")) if record else ""
+        if record is None or not hmac.compare_digest(code_digest(code), expected):
+            raise ApprovalError("no pending approval with that id and code; decisions come from the owner")
+        return decide(self.conn, self.keys, approval_id, decision, via)
+
+
+def load_record(conn: redis.Redis, keys: Keys, approval_id: str) -> dict[str, Any] | None:
+    if not is_approval_id(approval_id):
+        return None
+    raw = conn.get(keys.approval(approval_id))
+    try:
+        value = json.loads(raw) if raw is not None else None
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def public_view(record: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+    """What the owner sees of a record (never the code's digest or the raw command)."""
+    now = time.time() if now is None else now
+    effect: dict[str, Any] = record["effect"] if isinstance(record.get("effect"), dict) else {}
+    state = str(record.get("state", PENDING))
+    if state == PENDING and float(record.get("expires_at", 0)) < now:
+        state = "expired"
+    return {
+        "id": record.get("id"),
+        "action": record.get("action"),
+        "platform": effect.get("platform"),
+        "kind": effect.get("kind"),
+        "target": effect.get("target"),
+        "text": record.get("text", ""),
+        "conversation": record.get("conversation"),
+        "requested_at": record.get("requested_at"),
+        "expires_at": record.get("expires_at"),
+        "state": state,
+        "outcome": record.get("outcome"),
+    }
+
+
+def pending(conn: redis.Redis, keys: Keys, now: float | None = None) -> list[dict[str, Any]]:
+    """The owner's list: every approval still waiting (expired ones show as expired until a router
+    settles them), oldest request first."""
+    views = []
+    for approval_id in conn.zrange(keys.approvals_pending, 0, -1):
+        record = load_record(conn, keys, str(approval_id))
+        if record is not None:
+            views.append(public_view(record, now))
+    return sorted(views, key=lambda v: float(v.get("requested_at") or 0))
+
+
+def decide(conn: redis.Redis, keys: Keys, approval_id: str, decision: str, by: str) -> str:
+    """Take the owner's decision (the first one wins); returns the line to show, raises ApprovalError."""
+    if decision not in DECISIONS:
+        raise ApprovalError(f"decision must be approve or deny, not {decision!r}")
+    record = load_record(conn, keys, approval_id)
+    if record is None:
+        raise ApprovalError(f"no approval {approval_id!r} (unknown, or long gone)")
+    if record.get("state") != PENDING:
+        raise ApprovalError(f"approval {approval_id} is already {record.get('state')}")
+    if float(record.get("expires_at", 0)) < time.time():
+        raise ApprovalError(f"approval {approval_id} has expired; the command will not run")
+    value = json.dumps({"decision": decision, "by": by[:80], "ts": time.time()})
+    keep = max(60, int(float(record["expires_at"]) - time.time()) + SETTLED_KEEP_SECONDS)
+    if not conn.set(keys.approval_decision(approval_id), value, nx=True, ex=keep):
+        raise ApprovalError(f"approval {approval_id} was already decided")
+    conn.lpush(keys.approvals_decided, approval_id)
+    verb = "approved: the router runs it once" if decision == "approve" else "denied: it will not run"
+    return f"{record.get('action')} {approval_id} {verb}"

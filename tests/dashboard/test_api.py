@@ -1,0 +1,273 @@
+"""The dashboard's API against a real redis-server, logged in as the control user."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+from starlette.testclient import TestClient
+
+from dashboard.app import create_app
+from dashboard.settings import ConfigError, DashboardSettings
+from protocol import CommandEnvelope, Keys
+from router.approvals import ApprovalStore
+from tests.dashboard.helpers import TOKEN, audit_line
+
+KEYS = Keys()
+
+
+@pytest.fixture
+def settings(redis_urls, tmp_path):
+    return DashboardSettings.from_env(
+        {
+            "REDIS_URL": redis_urls.control_url,
+            "DASHBOARD_TOKEN": TOKEN,
+            "DASHBOARD_GOVERNANCE_DIR": str(tmp_path / "gov"),
+        }
+    )
+
+
+@pytest.fixture
+def api(settings):
+    with TestClient(create_app(settings)) as client:
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        yield client
+
+
+@pytest.fixture
+def anon(settings):
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+READS = [
+    "/api/status",
+    "/api/heartbeat",
+    "/api/activity?limit=5",
+    "/api/stats",
+    "/api/cost",
+    "/api/governance",
+    "/api/approvals",
+]
+WRITES = [
+    ("/api/kill", {"on": True}),
+    ("/api/inject-rule", {"rule": "be kind", "why": "x"}),
+    ("/api/approvals/" + "a" * 32 + "/approve", {}),
+    ("/api/approvals/" + "a" * 32 + "/deny", {}),
+]
+
+
+@pytest.mark.parametrize("path", READS)
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "Bearer wrong-token-123456789",
+        f"Bearer {TOKEN}x",
+        f"Basic {TOKEN}",
+        f"Bearer {TOKEN[:-1]}",
+        "Bearer ",
+    ],
+)
+def test_reads_need_the_token(anon, path, header, caplog):
+    headers = {"Authorization": header} if header is not None else {}
+    with caplog.at_level(logging.WARNING, logger="safeclaw.dashboard"):
+        response = anon.get(path, headers=headers)
+    assert response.status_code == 401
+    assert any("401 for GET" in r.getMessage() for r in caplog.records)
+    assert TOKEN not in caplog.text and TOKEN[:-1] not in caplog.text
+
+
+@pytest.mark.parametrize(("path", "body"), WRITES)
+def test_writes_need_the_token_even_with_public_read(redis_urls, tmp_path, path, body, caplog):
+    open_settings = DashboardSettings.from_env(
+        {"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": TOKEN, "DASHBOARD_PUBLIC_READ": "true"}
+    )
+    admin = redis_urls.admin_client()
+    with TestClient(create_app(open_settings)) as client:
+        assert client.get("/api/status").status_code == 200  # public read opens GET...
+        with caplog.at_level(logging.WARNING, logger="safeclaw.dashboard"):
+            assert client.post(path, json=body).status_code == 401  # ...and nothing else
+    assert admin.get(KEYS.kill_switch) is None and admin.llen(KEYS.rule_injections) == 0
+    assert "401 for POST" in caplog.text
+
+
+def test_no_cookie_no_cors_and_security_headers(api):
+    response = api.get("/api/status", headers={"Origin": "https://evil.example"})
+    assert "set-cookie" not in response.headers
+    assert "access-control-allow-origin" not in response.headers
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    preflight = api.options(
+        "/api/kill", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_status_without_agent_or_router_is_red_and_redis_green(api):
+    body = api.get("/api/status").json()
+    assert body["redis"]["state"] == "green"
+    assert body["agent"]["state"] == "red" and body["routers"] == []
+    assert body["kill_switch"]["on"] is False
+
+
+def test_status_colours_follow_heartbeat_ages(api, redis_urls):
+    admin = redis_urls.admin_client()
+    now = time.time()
+    admin.set(
+        KEYS.agent_heartbeat,
+        json.dumps(
+            {
+                "ts": now,
+                "llm_provider": "ollama",
+                "llm_model": "m",
+                "llm": {"ok": True},
+                "channels": ["console"],
+            }
+        ),
+    )
+    admin.set(
+        KEYS.router_heartbeat("fresh"), json.dumps({"router_id": "fresh", "ts": now, "skills": ["PING"]})
+    )
+    admin.set(KEYS.router_heartbeat("slow"), json.dumps({"router_id": "slow", "ts": now - 30}))
+    admin.set(KEYS.router_heartbeat("stuck"), json.dumps({"router_id": "stuck", "ts": now - 600}))
+    body = api.get("/api/status").json()
+    states = {r["router_id"]: r["state"] for r in body["routers"]}
+    assert states == {"fresh": "green", "slow": "yellow", "stuck": "red"}
+    assert body["agent"]["state"] == "green" and body["llm"]["state"] == "green"
+
+
+def test_activity_and_stats_read_the_audit_stream(api, redis_urls):
+    admin = redis_urls.admin_client()
+    for kind, status in [("post", "ok"), ("post", "ok"), ("reply", "ok"), ("like", "denied"), ("read", "ok")]:
+        admin.xadd(KEYS.audit_stream, {"line": audit_line(kind, status)})
+    admin.set(
+        KEYS.router_heartbeat("r1"),
+        json.dumps({"router_id": "r1", "ts": time.time(), "quotas": {"post": {"limit": 5}, "reply": 20}}),
+    )
+    activity = api.get("/api/activity?limit=3").json()["activity"]
+    assert len(activity) == 3 and activity[0]["effect"]["kind"] == "read"
+    today = api.get("/api/stats").json()["today"]
+    assert today["post"] == {"count": 2, "limit": 5}
+    assert today["reply"] == {"count": 1, "limit": 20}
+    assert today["like"] == {"count": 0, "limit": None}
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "abc", "5000", "1e3"])
+def test_bad_activity_limit_is_400(api, limit):
+    response = api.get(f"/api/activity?limit={limit}")
+    assert response.status_code == 400 and "limit" in response.json()["message"]
+
+
+def test_cost_absent_then_present(api, redis_urls):
+    assert api.get("/api/cost").json() == {"available": False, "message": "no cost data yet"}
+    redis_urls.admin_client().set(
+        KEYS.agent_cost,
+        json.dumps(
+            {
+                "today_usd": 0.5,
+                "total_usd": 3.0,
+                "daily_budget_usd": 1.0,
+                "total_budget_usd": 50,
+                "calls_today": 7,
+                "tokens_today": 900,
+            }
+        ),
+    )
+    cost = api.get("/api/cost").json()
+    assert cost["available"] and cost["today_usd"] == 0.5 and cost["tokens_today"] == 900
+
+
+def test_governance_files_and_rule_injection(api, tmp_path, redis_urls):
+    (tmp_path / "gov").mkdir()
+    (tmp_path / "gov" / "DOS.md").write_text("- never post at night\n")
+    (tmp_path / "gov" / "secrets.txt").write_text("not a governance file")
+    response = api.post("/api/inject-rule", json={"rule": "  no politics ", "why": "owner's choice"})
+    assert response.status_code == 200
+    gov = api.get("/api/governance").json()
+    assert gov["files"] == {"DOS.md": "- never post at night\n"}
+    assert gov["injected_rules"][0]["rule"] == "no politics"
+    assert gov["injected_rules"][0]["author"] == "owner (dashboard)"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[]",
+        b'{"rule": ""}',
+        b'{"rule": 5}',
+        b'{"why": "x"}',
+        b'{"rule": "' + b"x" * 2001 + b'"}',
+        b'{"rule": "a", "why": 3}',
+    ],
+)
+def test_bad_rule_bodies_are_400_and_store_nothing(api, body, redis_urls):
+    response = api.post("/api/inject-rule", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["message"]
+    assert redis_urls.admin_client().llen(KEYS.rule_injections) == 0
+
+
+def test_oversized_body_is_413(api):
+    response = api.post("/api/inject-rule", content=b'{"rule": "' + b"x" * 20000 + b'"}')
+    assert response.status_code == 413
+
+
+@pytest.mark.parametrize("body", [{}, {"on": "true"}, {"on": 1}, {"on": None}])
+def test_kill_needs_a_boolean(api, body, redis_urls):
+    assert api.post("/api/kill", json=body).status_code == 400
+    assert redis_urls.admin_client().get(KEYS.kill_switch) is None
+
+
+def test_kill_switch_on_and_off(api, redis_urls):
+    assert api.post("/api/kill", json={"on": True}).json()["kill_switch"]["on"] is True
+    assert api.get("/api/status").json()["kill_switch"]["on"] is True
+    assert api.post("/api/kill", json={"on": False}).status_code == 200
+    assert api.get("/api/status").json()["kill_switch"]["on"] is False
+
+
+def _request_approval(redis_urls, text="hello world", ttl=3600):
+    router = __import__("redis").Redis.from_url(redis_urls.router_url, decode_responses=True)
+    store = ApprovalStore(router, KEYS, "r1", ttl)
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, "telegram:1", 60)
+    return store.request(envelope, {"platform": "bsky", "kind": "post", "text": text, "target": None}, text)
+
+
+def test_approvals_list_approve_once_then_conflict(api, redis_urls):
+    request = _request_approval(redis_urls)
+    listed = api.get("/api/approvals").json()["approvals"]
+    assert [a["id"] for a in listed] == [request.approval_id]
+    assert listed[0]["platform"] == "bsky" and listed[0]["text"] == "hello world"
+    assert "owner_code_sha256" not in listed[0] and "command" not in listed[0]
+    first = api.post(f"/api/approvals/{request.approval_id}/approve")
+    assert first.status_code == 200
+    second = api.post(f"/api/approvals/{request.approval_id}/deny")
+    assert second.status_code == 409 and "already decided" in second.json()["message"]
+    admin = redis_urls.admin_client()
+    assert admin.lrange(KEYS.approvals_decided, 0, -1) == [request.approval_id]
+    assert json.loads(admin.get(KEYS.approval_decision(request.approval_id)))["decision"] == "approve"
+
+
+@pytest.mark.parametrize("approval_id", ["nope", "a" * 32, "../../etc", "A" * 32])
+def test_unknown_approval_is_409(api, approval_id):
+    response = api.post(f"/api/approvals/{approval_id}/approve")
+    assert response.status_code in (404, 409)
+
+
+def test_settings_refuse_agent_or_router_user_and_short_token(redis_urls):
+    with pytest.raises(ConfigError, match="control user"):
+        DashboardSettings.from_env({"REDIS_URL": redis_urls.agent_url, "DASHBOARD_TOKEN": TOKEN})
+    with pytest.raises(ConfigError, match="DASHBOARD_TOKEN"):
+        DashboardSettings.from_env({"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": "short"})
+    with pytest.raises(ConfigError, match="DASHBOARD_PUBLIC_READ"):
+        DashboardSettings.from_env(
+            {"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": TOKEN, "DASHBOARD_PUBLIC_READ": "maybe"}
+        )
+
+
+def test_page_is_served_without_data(anon):
+    page = anon.get("/")
+    assert page.status_code == 200 and "SafeClaw dashboard" in page.text
+    assert anon.get("/static/dashboard.js").status_code == 200
+    assert anon.get("/static/../settings.py").status_code == 404
