@@ -12,6 +12,7 @@ RUN pip install -r requirements.txt
 COPY protocol ./protocol
 COPY router ./router
 COPY agent ./agent
+COPY dashboard ./dashboard
 COPY workspace ./workspace
 COPY scripts/docker_entrypoint.sh ./scripts/docker_entrypoint.sh
 

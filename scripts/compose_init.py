@@ -3,6 +3,7 @@
 
 Writes (git-ignored, never printed, never part of an image):
   .run/compose/{agent,router,control}.password                each mounted only into its service
+  .run/compose/dashboard.token                                 the dashboard's token (read it to log in)
   .run/compose/users.acl                                       the redis service's ACL (hashes only)
   agent/.env, router/.env (only when missing)                  compose's env files
 Passwords already there are kept, so re-running it changes nothing. Needs only Python 3.11.
@@ -55,6 +56,7 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
     directory.chmod(0o700)
     agent, router = password(directory / "agent.password"), password(directory / "router.password")
     control = password(directory / "control.password")
+    password(directory / "dashboard.token")  # the dashboard's DASHBOARD_TOKEN_FILE
     write_private(directory / "users.acl", render_acl(Keys(), agent, router, control_password=control))
     for name, text in ENV_FILES.items():
         path = root / name
@@ -62,7 +64,7 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-    names = ("agent.password", "router.password", "control.password", "users.acl")
+    names = ("agent.password", "router.password", "control.password", "dashboard.token", "users.acl")
     return [directory / name for name in names]
 
 
@@ -71,7 +73,9 @@ def main(argv: list[str]) -> int:
     files = init(root)
     print(f"Redis users for docker compose are ready in {files[0].parent} "
           f"({', '.join(f.name for f in files)}).")
-    print("Next: docker compose up -d redis router browser ollama && docker compose run --rm agent")
+    print("Next: docker compose up -d redis router dashboard browser ollama && docker compose run --rm agent")
+    token = files[0].parent / "dashboard.token"
+    print(f"The dashboard is on http://127.0.0.1:8080/ ; its token is in {token}")
     return 0
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Run the whole SafeClaw stack: a private Redis (unless REDIS_URL is given), the router, and the
-agent with the console in the foreground. `./safeclaw` installs what is missing, then runs this.
+"""Run the whole SafeClaw stack: a private Redis (unless REDIS_URL is given), the router, the
+dashboard, and the agent with the console in the foreground. `./safeclaw` installs what is
+missing, then runs this. `./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit`
+are the owner's control commands (scripts/control_cli.py).
 
-Ctrl-C or end of input stops all three, each by its own process id: SIGTERM, a bounded wait,
+Ctrl-C or end of input stops them all, each by its own process id: SIGTERM, a bounded wait,
 then SIGKILL. Messages of this script go to stderr; stdout belongs to the agent's console.
 """
 
@@ -30,6 +32,9 @@ if str(REPO_ROOT) not in sys.path:
 import redis  # noqa: E402
 
 from protocol import Keys  # noqa: E402
+from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
+from scripts.control_cli import run as run_control  # noqa: E402
+from scripts.stack_dashboard import plan_dashboard, wait_until_serving  # noqa: E402
 from scripts.stack_env import (  # noqa: E402
     agent_environment,
     merged,
@@ -126,9 +131,9 @@ def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, r
         client.close()
 
 
-def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys,
-               agent_file: dict[str, str], router_file: dict[str, str]) -> tuple[str, str]:
-    """(agent URL, router URL): the given Redis, or a private one started now."""
+def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: dict[str, str],
+               router_file: dict[str, str]) -> tuple[str, str, str | None]:
+    """(agent URL, router URL, control URL or None): the given Redis, or a private one started now."""
     given = os.environ.get("REDIS_URL") or agent_file.get("REDIS_URL")
     if given:
         router_url = router_file.get("REDIS_URL") or os.environ.get("SAFECLAW_ROUTER_REDIS_URL")
@@ -136,13 +141,15 @@ def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys,
             raise StackError("REDIS_URL is given, so the router needs its own login too: set "
                              "REDIS_URL=redis://router:PASSWORD@host:port/0 in router/.env")
         say("using the Redis given by REDIS_URL")
-        return given, router_url
+        control = (read_env_file(args.dashboard_env).get("REDIS_URL")
+                   or os.environ.get("SAFECLAW_CONTROL_REDIS_URL"))
+        return given, router_url, control
     private = PrivateRedis(args.run_dir, keys)
     private.start(die_with_parent)
     assert private.process is not None
     stack.record("redis", private.process)
-    say(f"private Redis on 127.0.0.1:{private.port} (users agent and router; data in {private.dir})")
-    return private.url("agent"), private.url("router")
+    say(f"private Redis on 127.0.0.1:{private.port} (users agent, router and control; data in {private.dir})")
+    return private.url("agent"), private.url("router"), private.url("control")
 
 
 def start_router(args: argparse.Namespace, stack: Stack, env: dict[str, str]) -> subprocess.Popen[Any]:
@@ -158,6 +165,34 @@ def start_router(args: argparse.Namespace, stack: Stack, env: dict[str, str]) ->
         )
     stack.record("router", router)
     return router
+
+
+def start_dashboard(args: argparse.Namespace, stack: Stack, control_url: str | None) -> None:
+    """The dashboard beside the stack; a dashboard that cannot start is said, never fatal."""
+    if args.no_dashboard:
+        return
+    if not control_url:
+        say("no dashboard: with REDIS_URL given, it needs its own login (the control user): "
+            "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
+        return
+    plan = plan_dashboard(os.environ, read_env_file(args.dashboard_env), control_url, args.run_dir)
+    write_runtime_env(args.run_dir / "dashboard.env", {"REDIS_URL": control_url})
+    log_dir = Path(plan.env.get("SAFECLAW_LOG_DIR") or REPO_ROOT / "logs")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / "dashboard.console.log").open("ab") as console:
+        process = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "dashboard" / "start_dashboard.py"), "--env-file",
+             str(args.dashboard_env)],
+            cwd=REPO_ROOT, env=plan.env, stdin=subprocess.DEVNULL, stdout=console, stderr=console,
+            start_new_session=True, preexec_fn=die_with_parent,
+        )
+    stack.record("dashboard", process)
+    if not wait_until_serving(plan, lambda: process.poll() is None):
+        say(f"the dashboard did not start; see {log_dir / 'dashboard.console.log'}")
+        stack.stop("dashboard")
+        return
+    token = f"token in {plan.token_file}" if plan.token_file else "token: your DASHBOARD_TOKEN"
+    say(f"dashboard on {plan.address} ({token})")
 
 
 def run_agent(stack: Stack, command: list[str], env: dict[str, str]) -> int:
@@ -193,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
         keys = Keys.from_env(os.environ)
-        agent_url, router_url = redis_urls(args, stack, keys, agent_file, router_file)
+        agent_url, router_url, control_url = redis_urls(args, stack, keys, agent_file, router_file)
         router_env, dry_run = router_environment(os.environ, router_file, router_url)
         router = start_router(args, stack, router_env)
         provider = choose_llm(merged(agent_file, os.environ))
@@ -205,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
         data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
         outbox = Path(data_dir) / "outbox.jsonl"
         say(f"router {router_id} is up" + (f"; dry run: posts are recorded in {outbox}" if dry_run else ""))
+        start_dashboard(args, stack, control_url)
         if stack.interrupted:
             return 0
         return run_agent(stack, agent_command(args), agent_env)
@@ -232,7 +268,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                "Platform credentials go in router/.env only; see .env.example.",
     )
     parser.add_argument("command", nargs="?", default="run", choices=["run", "status", "doctor"],
-                        help="run the stack (default), or show status / check the setup of the running one")
+                        help="run the stack (default), or show status / check the setup of the running "
+                             "one; also: approvals, approve ID, deny ID, stop-posting, resume-posting, "
+                             "audit verify")
+    parser.add_argument("--no-dashboard", action="store_true", help="run without the dashboard")
     parser.add_argument("--channel", action="append", metavar="NAME", help="agent channel (repeatable)")
     parser.add_argument("--verbose", "-v", action="store_true", help="the agent logs INFO to stderr too")
     parser.add_argument("--run-dir", type=Path,
@@ -242,16 +281,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help=argparse.SUPPRESS)
     parser.add_argument("--router-env", type=Path, default=REPO_ROOT / "router" / ".env",
                         help=argparse.SUPPRESS)
+    parser.add_argument("--dashboard-env", type=Path, default=REPO_ROOT / "dashboard" / ".env",
+                        help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in CONTROL_COMMANDS:
+        return control(argv)
+    args = parse_args(argv)
     try:
         return health(args) if args.command in ("status", "doctor") else run(args)
     except StackError as exc:
         say(str(exc))
         return 1
+
+
+def control(argv: list[str]) -> int:
+    """`./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit verify`."""
+    run_dir = Path(os.environ.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run")
+    return run_control(argv, run_dir, REPO_ROOT / "dashboard" / ".env", REPO_ROOT / "router" / ".env")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from scripts.stack_redis import free_port
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_STACK = REPO_ROOT / "scripts" / "run_stack.py"
 START_AGENT = REPO_ROOT / "agent" / "start_agent.py"
@@ -53,7 +55,8 @@ def stack_env(tmp_path: Path, replies: list[str], **extra: str) -> dict[str, str
     env.update(
         SAFECLAW_RUN_DIR=str(dirs["run"]), SAFECLAW_LOG_DIR=str(dirs["logs"]),
         ROUTER_DATA_DIR=str(dirs["data"]),
-        SAFECLAW_LLM_PROVIDER="scripted", SAFECLAW_SCRIPTED_REPLIES=str(replies_file), **extra,
+        SAFECLAW_LLM_PROVIDER="scripted", SAFECLAW_SCRIPTED_REPLIES=str(replies_file),
+        DASHBOARD_PORT=str(free_port()), **extra,
     )
     return env
 
@@ -61,10 +64,11 @@ def stack_env(tmp_path: Path, replies: list[str], **extra: str) -> dict[str, str
 def run_stack(tmp_path: Path, env: dict[str, str], stdin: str, *args: str, timeout: float = 120) -> StackRun:
     """Run the stack once with `stdin` piped (end of input ends it) and private env files."""
     agent_env, router_env = tmp_path / "agent.env", tmp_path / "router.env"
-    agent_env.touch()
-    router_env.touch()
-    command = [sys.executable, str(RUN_STACK), *args,
-               "--agent-env", str(agent_env), "--router-env", str(router_env)]
+    dashboard_env = tmp_path / "dashboard.env"
+    for path in (agent_env, router_env, dashboard_env):
+        path.touch()
+    command = [sys.executable, str(RUN_STACK), *args, "--agent-env", str(agent_env),
+               "--router-env", str(router_env), "--dashboard-env", str(dashboard_env)]
     proc = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, cwd=REPO_ROOT,
                           timeout=timeout)
     pids_file = tmp_path / "run" / "pids.json"

@@ -12,7 +12,7 @@ import yaml
 from scripts.compose_init import init
 from tests.stack.stack_helpers import REPO_ROOT
 
-SERVICES = {"redis", "router", "agent", "browser", "ollama"}
+SERVICES = {"redis", "router", "agent", "dashboard", "browser", "ollama"}
 SECRET_WORDS = ("PASSWORD=", "TOKEN=", "SECRET=", "API_KEY=", "redis://")
 
 
@@ -42,8 +42,16 @@ def test_each_process_gets_only_its_own_env_file_and_secret():
     assert services["agent"]["secrets"] == ["agent_redis_password"]
     assert services["agent"]["stdin_open"] is True and services["agent"]["tty"] is True
     assert services["agent"]["environment"]["REMOTE_BROWSER_SERVER"] == "http://browser:4444"
-    for name in ("redis", "browser", "ollama"):
+    for name in ("redis", "browser", "ollama", "dashboard"):
         assert "env_file" not in services[name]
+    assert services["dashboard"]["secrets"] == ["control_redis_password", "dashboard_token"]
+    assert services["dashboard"]["environment"]["REDIS_USER"] == "control"
+
+
+def test_dashboard_is_published_on_loopback_only():
+    dashboard = load(REPO_ROOT / "docker-compose.yml")["services"]["dashboard"]
+    assert all(str(port).startswith("127.0.0.1:") for port in dashboard["ports"])
+    assert all(volume.endswith(":ro") for volume in dashboard["volumes"])
 
 
 def test_redis_is_official_acl_mounted_and_not_published():
@@ -66,6 +74,7 @@ def test_compose_init_makes_a_default_off_acl_and_keeps_passwords(compose_dir):
     run = compose_dir / ".run" / "compose"
     acl = (run / "users.acl").read_text()
     assert acl.startswith("user default off") and "user agent on #" in acl and "user router on #" in acl
+    assert "user control on #" in acl and (run / "dashboard.token").read_text().strip()
     passwords = [(run / f"{user}.password").read_text().strip() for user in ("agent", "router")]
     assert all(p and p not in acl for p in passwords)  # the ACL holds hashes only
     init(compose_dir)

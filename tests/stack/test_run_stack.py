@@ -24,7 +24,7 @@ FAKE_PASSWORD = "planted-bsky-app-password-7f3a9c"
 
 
 def assert_nothing_left(run):
-    assert set(run.pids) == {"redis", "router", "agent"}, run.stderr
+    assert set(run.pids) == {"redis", "router", "dashboard", "agent"}, run.stderr
     left = {name: pid for name, pid in run.pids.items() if alive(pid)}
     assert left == {}, f"processes left behind: {left}"
 
@@ -75,7 +75,7 @@ def test_second_run_reuses_the_passwords_and_keeps_them_private(tmp_path):
     assert first.returncode == 0, first.stderr
     redis_dir = tmp_path / "run" / "redis"
     passwords = {p.name: p.read_text() for p in redis_dir.glob("*.password")}
-    assert set(passwords) == {"agent.password", "router.password"}
+    assert set(passwords) == {"agent.password", "router.password", "control.password"}
     assert all((redis_dir / name).stat().st_mode & 0o077 == 0 for name in passwords)
     second = run_stack(tmp_path, stack_env(tmp_path, [FINAL_REPLY]), "hello again\n")
     assert second.returncode == 0, second.stderr
@@ -133,10 +133,10 @@ def interrupt_a_running_stack(tmp_path):
     return code, stderr, pids
 
 
-def test_ctrl_c_stops_all_three_by_their_pids(tmp_path):
+def test_ctrl_c_stops_all_four_by_their_pids(tmp_path):
     code, stderr, pids = interrupt_a_running_stack(tmp_path)
     assert code == 0, stderr
-    assert set(pids) == {"redis", "router", "agent"}
+    assert set(pids) == {"redis", "router", "dashboard", "agent"}
     deadline = time.monotonic() + 10
     while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -1,0 +1,106 @@
+"""The owner's control commands of `./safeclaw`, as the control Redis user (never the agent's):
+
+    ./safeclaw approvals            the commands waiting for your decision
+    ./safeclaw approve ID           run it (once)
+    ./safeclaw deny ID              it will never run
+    ./safeclaw stop-posting         the live kill switch: every router denies every side effect
+    ./safeclaw resume-posting       lift it (ROUTER_KILL_SWITCH=true in a router's env still holds)
+    ./safeclaw audit verify         check the audit log's hash chain
+
+The control login is the one `./safeclaw` wrote for the running stack (`.run/dashboard.env`), or
+REDIS_URL in dashboard/.env, or SAFECLAW_CONTROL_REDIS_URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import redis
+
+from protocol import Keys
+from router import approvals, kill_switch
+from router.audit import verify_directory
+from router.settings import audit_directory
+from scripts.stack_env import merged, read_env_file
+
+COMMANDS = ("approvals", "approve", "deny", "stop-posting", "resume-posting", "audit")
+
+
+class ControlError(Exception):
+    """Exit 1 with this line."""
+
+
+def control_url(run_dir: Path, dashboard_env: Path, environ: Mapping[str, str]) -> str:
+    url = (environ.get("SAFECLAW_CONTROL_REDIS_URL") or read_env_file(dashboard_env).get("REDIS_URL")
+           or read_env_file(run_dir / "dashboard.env").get("REDIS_URL"))
+    if not url:
+        raise ControlError("no control login found: start the stack with ./safeclaw first, or set "
+                           "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
+    return url
+
+
+def _connect(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5)
+
+
+def _when(ts: object) -> str:
+    if not isinstance(ts, int | float):
+        return "?"
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def list_approvals(conn: redis.Redis, keys: Keys) -> list[str]:
+    found = approvals.pending(conn, keys)
+    if not found:
+        return ["no approval is waiting"]
+    lines = []
+    for item in found:
+        lines.append(f"{item['id']}  {item['action']} on {item['platform']} ({item['kind']}), "
+                     f"asked by {item['conversation']} at {_when(item['requested_at'])}, "
+                     f"{item['state']} (expires {_when(item['expires_at'])})")
+        lines.append(f"    {str(item['text'])[:300]!r}")
+    return lines
+
+
+def run(argv: list[str], run_dir: Path, dashboard_env: Path, router_env: Path,
+        environ: Mapping[str, str] | None = None) -> int:
+    environ = os.environ if environ is None else environ
+    command, args = argv[0], argv[1:]
+    try:
+        if command == "audit":
+            if args != ["verify"]:
+                raise ControlError("usage: ./safeclaw audit verify")
+            verdict = verify_directory(audit_directory(merged(read_env_file(router_env), environ)))
+            print(verdict.summary())
+            return 0 if verdict.ok else 1
+        keys = Keys.from_env(environ)
+        conn = _connect(control_url(run_dir, dashboard_env, environ))
+        try:
+            if command == "approvals":
+                print("\n".join(list_approvals(conn, keys)))
+            elif command in ("approve", "deny"):
+                if len(args) != 1:
+                    raise ControlError(f"usage: ./safeclaw {command} ID (see ./safeclaw approvals)")
+                print(approvals.decide(conn, keys, args[0], command, "owner (command line)"))
+            elif command in ("stop-posting", "resume-posting"):
+                kill_switch.flip(conn, keys, command == "stop-posting", "owner (command line)")
+                print("kill switch ON: every router denies every side effect from its next command"
+                      if command == "stop-posting" else
+                      "kill switch off: routers act under their policy again (ROUTER_KILL_SWITCH=true "
+                      "in a router's environment still holds that router)")
+        finally:
+            conn.close()
+    except approvals.ApprovalError as exc:
+        print(f"safeclaw: {exc}", file=sys.stderr)
+        return 1
+    except ControlError as exc:
+        print(f"safeclaw: {exc}", file=sys.stderr)
+        return 1
+    except redis.RedisError as exc:
+        print(f"safeclaw: Redis: {type(exc).__name__}: {exc}; is the stack running?", file=sys.stderr)
+        return 1
+    return 0
