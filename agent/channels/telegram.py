@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from telegram import Bot, BotCommand, Update
+from telegram import Bot, BotCommand, Chat, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
@@ -35,7 +35,15 @@ from telegram.ext import (
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
-from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, allowed_user_ids, bot_token, bot_urls
+from agent.channels.telegram_origin import forward_author
+from agent.channels.telegram_setup import (
+    SETUP_COMMAND,
+    TOKEN_VARIABLE,
+    allow_groups,
+    allowed_user_ids,
+    bot_token,
+    bot_urls,
+)
 from agent.channels.text_split import split_message
 from agent.commands import command_specs
 from agent.errors import ConfigError
@@ -94,6 +102,7 @@ class TelegramChannel(BaseChannel):
         if not isinstance(conf, dict):
             raise ConfigError("channels.telegram in config.json must be an object")
         self.allowed = allowed_user_ids(conf)
+        self.allow_groups = allow_groups(conf)
         self._token = bot_token(settings.env)
         self._urls = bot_urls(settings.env)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
@@ -193,8 +202,16 @@ class TelegramChannel(BaseChannel):
 
     # --- handlers -------------------------------------------------------------------------
     async def on_any_update(self, update: Update, context: Context) -> None:
-        """Let allowlisted users through; refuse anyone else once, and end the update there."""
+        """Let allowlisted users in private chats through; refuse anyone else once, and end the update there.
+
+        Groups are refused (with a log line, and nothing said in the group) unless
+        channels.telegram.allow_groups is on; even then only allowlisted users are answered."""
         user, chat = update.effective_user, update.effective_chat
+        if chat is not None and chat.type != Chat.PRIVATE and not self.allow_groups:
+            who = user.id if user else "unknown"
+            log.warning("Telegram: refused a message in %s chat %s from user id %s "
+                        "(channels.telegram.allow_groups is off)", chat.type, chat.id, who)
+            raise ApplicationHandlerStop
         if user is not None and user.id in self.allowed:
             return
         if user is not None:
@@ -211,11 +228,21 @@ class TelegramChannel(BaseChannel):
             log.info("Telegram: ignored another message from user id %s", user.id if user else "unknown")
         raise ApplicationHandlerStop
 
-    async def on_text(self, update: Update, context: Context) -> None:
-        """An owner's message: one agent turn, with 'typing…' shown until the reply is ready."""
+    def incoming(self, update: Update) -> IncomingMessage:
+        """The message for the agent; a forward carries its origin as `outside_author`."""
         message, chat, user = update.effective_message, update.effective_chat, update.effective_user
         assert message is not None and chat is not None and user is not None
-        incoming = IncomingMessage(self.name, conversation_id(chat.id), str(user.id), message.text or "")
+        author = forward_author(message, f"your owner (Telegram user id {user.id})")
+        if author is not None:
+            log.info("Telegram: message %s in chat %s is a forward: %s", message.message_id, chat.id, author)
+        return IncomingMessage(self.name, conversation_id(chat.id), str(user.id), message.text or "",
+                               outside_author=author)
+
+    async def on_text(self, update: Update, context: Context) -> None:
+        """An owner's message: one agent turn, with 'typing…' shown until the reply is ready."""
+        chat = update.effective_chat
+        assert chat is not None
+        incoming = self.incoming(update)
         async with self._typing(context.bot, chat.id):
             reply = await self.handle(incoming)
         await self.send(incoming.conversation, reply)
@@ -223,9 +250,9 @@ class TelegramChannel(BaseChannel):
     async def on_command(self, update: Update, context: Context) -> None:
         """/post, /help, … : answered by the agent's command dispatcher (never the model), in plain
         text, since a command's answer holds URLs and names whose underscores are not Markdown."""
-        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
-        assert message is not None and chat is not None and user is not None
-        incoming = IncomingMessage(self.name, conversation_id(chat.id), str(user.id), message.text or "")
+        chat = update.effective_chat
+        assert chat is not None
+        incoming = self.incoming(update)  # a forwarded "/post …" is someone else's text, never a command
         async with self._typing(context.bot, chat.id):
             reply = await self.handle(incoming)
         for chunk in split_message(reply):

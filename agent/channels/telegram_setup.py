@@ -52,6 +52,15 @@ def bot_urls(env: Mapping[str, str]) -> tuple[str, str] | None:
     return f"{base}/bot", f"{base}/file/bot"
 
 
+def allow_groups(conf: Mapping[str, Any]) -> bool:
+    """`channels.telegram.allow_groups`: answer in groups too (allowlisted users only); off by default."""
+    value = conf.get("allow_groups", False)
+    if not isinstance(value, bool):
+        shown = json.dumps(value)[:40]
+        raise ConfigError(f"channels.telegram.allow_groups must be true or false, not {shown}")
+    return value
+
+
 def allowed_user_ids(conf: Mapping[str, Any]) -> frozenset[int]:
     """`channels.telegram.allowed_user_ids` as a set of ints; anything else → ConfigError."""
     ids = conf.get("allowed_user_ids", [])

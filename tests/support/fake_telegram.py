@@ -201,8 +201,12 @@ class FakeTelegram:
         return f"http://{host!s}:{port}"
 
     # --- scripting ------------------------------------------------------------------------
-    def push_message(self, user_id: int, chat_id: int, text: str, chat_type: str = "private") -> int:
-        """Queue an incoming text message (a command when it starts with '/'); returns its update_id."""
+    def push_message(
+        self, user_id: int, chat_id: int, text: str, chat_type: str = "private", **fields: Any
+    ) -> int:
+        """Queue an incoming text message (a command when it starts with '/'); returns its update_id.
+
+        `fields` are more Message fields as the Bot API sends them (`forward_origin`, …)."""
         with self._cond:
             self._next_update_id += 1
             update_id = self._next_update_id
@@ -216,6 +220,9 @@ class FakeTelegram:
             if text.startswith("/"):
                 command = text.split()[0]
                 message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+            if chat_type != "private":
+                message["chat"] = {"id": chat_id, "type": chat_type, "title": f"Group{chat_id}"}
+            message.update(fields)
             self.updates.append({"update_id": update_id, "message": message})
             self._cond.notify_all()
         return update_id

@@ -14,13 +14,15 @@ OWNER = 111
 STRANGER = 666
 
 
-def make_settings(fake, tmp_path, allowed=(OWNER,), token=None, **extra_env):
+def make_settings(fake, tmp_path, allowed=(OWNER,), token=None, allow_groups=None, **extra_env):
     env = dict(os.environ)
     env.update(TELEGRAM_BOT_TOKEN=token or fake.token, TELEGRAM_API_BASE=fake.url, **extra_env)
     data = {
         "llm": {"provider": "scripted", "model": "scripted"},
         "channels": {"telegram": {"enabled": True, "allowed_user_ids": list(allowed)}},
     }
+    if allow_groups is not None:
+        data["channels"]["telegram"]["allow_groups"] = allow_groups
     return settings_from_config(data, tmp_path / "config.json", env)
 
 

@@ -222,7 +222,7 @@ def test_chats_are_separate_conversations(fake, tmp_path):
     fake.push_message(OWNER, group, "in the group", chat_type="supergroup")
 
     async def scenario():
-        async with running(make_channel(fake, tmp_path, echo), fake):
+        async with running(make_channel(fake, tmp_path, echo, allow_groups=True), fake):
             await wait_for(fake, lambda: fake.sent_texts(OWNER) and fake.sent_texts(group))
 
     asyncio.run(scenario())

@@ -21,8 +21,8 @@ def fake():
         yield server
 
 
-def make_service(fake, tmp_path, replies):
-    settings = make_settings(fake, tmp_path)
+def make_service(fake, tmp_path, replies, **settings_args):
+    settings = make_settings(fake, tmp_path, **settings_args)
     service = AgentService(settings, build_loop(settings, llm=ScriptedLLM(replies), router=NoRouter()))
     channel = service.make_channel("telegram")
     channel.retry_base_delay = 0.01
@@ -30,7 +30,7 @@ def make_service(fake, tmp_path, replies):
 
 
 def test_each_chat_keeps_its_own_history_and_clear_forgets_only_that_chat(fake, tmp_path):
-    service, channel = make_service(fake, tmp_path, ["Hello private.", "Hello group."])
+    service, channel = make_service(fake, tmp_path, ["Hello private.", "Hello group."], allow_groups=True)
     workspace = service.loop.workspace
     fake.push_message(OWNER, OWNER, "hi from private")
     fake.push_message(OWNER, OTHER_CHAT, "hi from the group", chat_type="supergroup")
@@ -66,7 +66,7 @@ def test_status_names_the_llm_and_the_router_state(fake, tmp_path):
 
 
 def test_commands_are_allowlist_gated(fake, tmp_path):
-    service, channel = make_service(fake, tmp_path, ["never used"])
+    service, channel = make_service(fake, tmp_path, ["never used"], allow_groups=True)
     service.loop.workspace.begin_turn(f"telegram:{OWNER}", "keep me")
     for command in ("/clear", "/status", "/help", "/start"):
         fake.push_message(STRANGER, OWNER, command, chat_type="group")  # a stranger in the owner's group

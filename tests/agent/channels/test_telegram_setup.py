@@ -43,7 +43,7 @@ def test_checks_the_token_reasks_bad_ids_and_saves_without_the_token(fake, tmp_p
     configure_telegram(config, env_for(fake), script.ask, script.say)
 
     saved = json.loads(config.read_text())
-    assert saved["channels"]["telegram"] == {"enabled": True, "allowed_user_ids": [111, 222]}
+    assert saved["channels"]["telegram"] == {"enabled": True, "allowed_user_ids": [111, 222], "allow_groups": False}
     assert saved["channels"]["console"] == {"enabled": True}  # the rest of the template is kept
     assert fake.token not in config.read_text() and fake.token.split(":")[1] not in config.read_text()
     assert [c.method for c in fake.calls][:1] == ["getMe"]
