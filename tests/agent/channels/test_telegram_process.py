@@ -90,7 +90,7 @@ def test_config_telegram_from_the_command_line(fake, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "@safeclaw_test_bot" in done.stdout and "is not a numeric Telegram user id" in done.stdout
     saved = json.loads(Path(os.environ["SAFECLAW_CONFIG"]).read_text())
-    assert saved["channels"]["telegram"] == {"enabled": True, "allowed_user_ids": [4242, 77]}
+    assert saved["channels"]["telegram"] == {"enabled": True, "allowed_user_ids": [4242, 77], "allow_groups": False}
     assert fake.token.split(":")[1] not in done.stdout + done.stderr + json.dumps(saved)
 
     env["TELEGRAM_BOT_TOKEN"] = ""  # empty, not absent: a developer's agent/.env must not fill it in
