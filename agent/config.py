@@ -1,6 +1,9 @@
 """The agent's settings: config.json (no secrets) plus the environment (secrets, Redis, hosts).
 
-`load_settings()` runs once at the entry point; the result is passed down, never global.
+`load_settings()` runs once at the entry point: it reads the environment (the only place in the
+agent that does) and parses every section into typed settings (`agent/config_sections.py`),
+with errors that name the file and the key. The result is passed down, never global; each part
+receives its own section (`settings.llm`, `settings.browser`, `settings.channels.telegram`, …).
 """
 
 from __future__ import annotations
@@ -12,7 +15,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from agent.config_reader import Env, Section, env_text
+from agent.config_sections import (
+    DEFAULT_MODELS,
+    LLM_PROVIDERS,
+    BrowserSettings,
+    ChannelSettings,
+    LLMSettings,
+)
 from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
 from agent.workspace import Workspace, read_json, write_json_atomic
@@ -21,35 +33,39 @@ from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
 AGENT_DIR = Path(__file__).resolve().parent
 CONFIG_TEMPLATE = AGENT_DIR / "config_initial.json"
 DEFAULT_CONFIG = AGENT_DIR / "config.json"
-LLM_PROVIDERS = ("ollama", "openai", "gemini", "local", "scripted")
-DEFAULT_MODELS = {
-    "ollama": "llama3.1:8b",
-    "openai": "gpt-4o-mini",
-    "gemini": "gemini-2.5-flash",
-    "local": "smollm2-135m-instruct",
-    "scripted": "scripted",
-}
+# The top-level keys of config.json; a new section adds its key here and its parse below.
+TOP_LEVEL_KEYS = ("llm", "timeout", "max_steps", "max_format_retries", "budget", "browser", "channels")
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentSettings:
     config_path: Path
     workspace: Workspace
-    env: Mapping[str, str]
-    llm_provider: str = "ollama"
-    llm_model: str = "llama3.1:8b"
-    llm_timeout: float = 120.0
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    browser: BrowserSettings = field(default_factory=BrowserSettings)
+    channels: ChannelSettings = field(default_factory=ChannelSettings)
     timeout: float = 10.0  # seconds: router response wait and command time-to-live
     max_steps: int = 5
     max_format_retries: int = 2
-    browser: dict[str, Any] = field(default_factory=dict)
-    channels: dict[str, Any] = field(default_factory=dict)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
-    redis_url: str | None = None
+    redis_url: str | None = field(default=None, repr=False)  # holds the agent's Redis password
     keys: Keys = field(default_factory=Keys)
+    # Names of platform credential variables found in the environment (refused at start; doctor shows them).
+    platform_credentials: tuple[str, ...] = ()
+
+    def secrets(self) -> list[str]:
+        """Every secret value the agent holds, for the log redactor."""
+        values = [*self.llm.secrets(), self.channels.telegram.bot_token]
+        password = urlsplit(self.redis_url).password if self.redis_url else None
+        return [v for v in [*values, password or ""] if v]
 
 
-def config_path_from_env(env: Mapping[str, str]) -> Path:
+def read_environment() -> dict[str, str]:
+    """The process environment: entry points read it here, once, and pass it to the functions below."""
+    return dict(os.environ)
+
+
+def config_path_from_env(env: Env) -> Path:
     return Path(env["SAFECLAW_CONFIG"]) if env.get("SAFECLAW_CONFIG") else DEFAULT_CONFIG
 
 
@@ -67,11 +83,15 @@ def load_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_no_platform_credentials(env: Mapping[str, str]) -> None:
-    """The agent holds no social-network credential, ever: refuse to start if one is present."""
-    present = sorted(
-        name for names in PLATFORM_CREDENTIAL_VARIABLES.values() for name in names if env.get(name)
+def platform_credentials_in(env: Env) -> tuple[str, ...]:
+    return tuple(
+        sorted(name for names in PLATFORM_CREDENTIAL_VARIABLES.values() for name in names if env.get(name))
     )
+
+
+def check_no_platform_credentials(env: Env) -> None:
+    """The agent holds no social-network credential, ever: refuse to start if one is present."""
+    present = platform_credentials_in(env)
     if present:
         raise ConfigError(
             f"{', '.join(present)} must not be in the agent's environment: platform credentials belong "
@@ -79,56 +99,37 @@ def check_no_platform_credentials(env: Mapping[str, str]) -> None:
         )
 
 
-def _number(data: dict[str, Any], key: str, default: float, low: float, high: float, where: Path) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigError(f"{where}: {key!r} must be a number from {low:g} to {high:g}, not {value!r}")
-    return float(value)
-
-
-def _object(data: dict[str, Any], key: str, where: Path) -> dict[str, Any]:
-    value = data.get(key) or {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: {key!r} must be an object, not {json.dumps(value)[:60]}")
-    return dict(value)
-
-
-def settings_from_config(data: dict[str, Any], path: Path, env: Mapping[str, str]) -> AgentSettings:
-    llm = data.get("llm", {})
-    if not isinstance(llm, dict):
-        raise ConfigError(f"{path}: 'llm' must be an object")
-    provider = env.get("SAFECLAW_LLM_PROVIDER") or llm.get("provider", "ollama")
-    if provider not in LLM_PROVIDERS:
-        raise ConfigError(f"{path}: llm.provider {provider!r} is not one of {', '.join(LLM_PROVIDERS)}")
-    model = (
-        env.get("SAFECLAW_LLM_MODEL")
-        or (llm.get("model") if provider == llm.get("provider", "ollama") else None)
-        or DEFAULT_MODELS[provider]
-    )
-    keys = Keys.from_env(env)
+def settings_from_config(data: Mapping[str, Any], path: Path, env: Env) -> AgentSettings:
+    """Parse every section of config.json (and its environment overrides) into typed settings."""
+    root = Section.root(data, path)
+    root.refuse_unknown(TOP_LEVEL_KEYS)
     return AgentSettings(
         config_path=path,
-        workspace=Workspace.from_env(dict(env)),
-        env=env,
-        llm_provider=provider,
-        llm_model=str(model),
-        llm_timeout=_number(llm, "timeout", 120, 1, 3600, path),
-        timeout=_number(data, "timeout", 10, 1, 600, path),
-        max_steps=int(_number(data, "max_steps", 5, 1, 50, path)),
-        max_format_retries=int(_number(data, "max_format_retries", 2, 0, 10, path)),
-        browser=_object(data, "browser", path),
-        channels=_object(data, "channels", path),
+        workspace=Workspace.from_env(env),
+        llm=LLMSettings.parse(root.child("llm"), env),
+        browser=BrowserSettings.parse(root.child("browser"), env),
+        channels=ChannelSettings.parse(root.child("channels"), env),
+        timeout=root.number("timeout", 10, 1, 600),
+        max_steps=root.whole("max_steps", 5, 1, 50),
+        max_format_retries=root.whole("max_format_retries", 2, 0, 10),
         budget=BudgetSettings.from_config(data.get("budget"), path),
-        redis_url=env.get("REDIS_URL") or None,
-        keys=keys,
+        redis_url=env_text(env, "REDIS_URL") or None,
+        keys=Keys.from_env(env),
+        platform_credentials=platform_credentials_in(env),
     )
 
 
-def load_settings(env: Mapping[str, str] | None = None) -> AgentSettings:
-    env = os.environ if env is None else env
+def load_settings(env: Env | None = None) -> AgentSettings:
+    env = read_environment() if env is None else env
     check_no_platform_credentials(env)
     path = config_path_from_env(env)
     return settings_from_config(load_config_file(path), path, env)
+
+
+def llm_settings_from_env(env: Env) -> LLMSettings:
+    """Only the `llm` section (and its variables), for tools that need no more (`agent.llm.select`)."""
+    path = config_path_from_env(env)
+    return LLMSettings.parse(Section.root(load_config_file(path), path).child("llm"), env)
 
 
 # Interactive configuration -------------------------------------------------------------

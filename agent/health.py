@@ -8,6 +8,7 @@ the agent can reach. No line ever shows a password: Redis is named by host, port
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import os
@@ -24,8 +25,9 @@ from urllib.parse import urlsplit
 import redis
 
 from agent.config import AgentSettings
+from agent.config_sections import BrowserSettings
 from agent.errors import AgentError
-from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+from protocol import Keys
 
 OK, FAIL = "✓", "✗"
 MIN_PYTHON = (3, 11)
@@ -71,10 +73,9 @@ def first_line(exc: BaseException) -> str:
 def check_llm(settings: AgentSettings) -> Check:
     from agent.llm import create_llm
 
-    name = f"LLM {settings.llm_provider} ({settings.llm_model})"
+    name = f"LLM {settings.llm.provider} ({settings.llm.model})"
     try:
-        timeout = min(settings.llm_timeout, 10)
-        create_llm(settings.llm_provider, settings.llm_model, timeout, settings.env).check()
+        create_llm(dataclasses.replace(settings.llm, timeout=min(settings.llm.timeout, 10))).check()
     except AgentError as exc:
         return Check(False, f"{name} does not answer: {exc}")
     return Check(True, f"{name} answers")
@@ -227,16 +228,15 @@ def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:
     return checks
 
 
-def check_no_credentials(env: Mapping[str, str]) -> Check:
-    present = sorted(n for names in PLATFORM_CREDENTIAL_VARIABLES.values() for n in names if env.get(n))
+def check_no_credentials(present: tuple[str, ...]) -> Check:
     if present:
         return Check(False, f"platform credentials in the agent's environment: {', '.join(present)}: "
                             "move them to router/.env")
     return Check(True, "no platform credentials in the agent's environment")
 
 
-def check_browser(env: Mapping[str, str]) -> Check:
-    remote = env.get("REMOTE_BROWSER_SERVER", "").strip()
+def check_browser(browser: BrowserSettings) -> Check:
+    remote = browser.remote_server
     if remote:
         try:
             with urllib.request.urlopen(remote.rstrip("/") + "/status", timeout=REDIS_TIMEOUT) as response:
@@ -246,8 +246,8 @@ def check_browser(env: Mapping[str, str]) -> Check:
                                 f"({first_line(exc)})")
         return Check(bool(ready), f"browser: remote WebDriver at {remote} "
                                   + ("ready" if ready else "answers but is not ready"))
-    chromium = env.get("SAFECLAW_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = env.get("SAFECLAW_CHROMEDRIVER") or shutil.which("chromedriver")
+    chromium = browser.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = browser.chromedriver or shutil.which("chromedriver")
     if chromium and driver:
         return Check(True, f"browser: {chromium} with {driver}")
     return Check(False, "browser: no chromium/chromedriver found: `apt-get install chromium chromium-driver` "
@@ -255,7 +255,8 @@ def check_browser(env: Mapping[str, str]) -> Check:
 
 
 def doctor_checks(settings: AgentSettings) -> list[Check]:
-    checks = [check_python(), check_packages(settings.llm_provider), check_no_credentials(settings.env)]
+    checks = [check_python(), check_packages(settings.llm.provider),
+              check_no_credentials(settings.platform_credentials)]
     redis_check, conn = check_redis(settings)
     checks.append(redis_check)
     if conn is not None and settings.redis_url:
@@ -266,7 +267,7 @@ def doctor_checks(settings: AgentSettings) -> list[Check]:
             checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
         finally:
             conn.close()
-    checks.append(check_browser(settings.env))
+    checks.append(check_browser(settings.browser))
     checks.append(check_llm(settings))
     checks += agent_state_checks(settings)
     return checks
@@ -298,7 +299,7 @@ class AgentHeartbeat:
 
     @classmethod
     def from_settings(cls, settings: AgentSettings, channels: list[str]) -> AgentHeartbeat:
-        info = {"llm_provider": settings.llm_provider, "llm_model": settings.llm_model, "channels": channels}
+        info = {"llm_provider": settings.llm.provider, "llm_model": settings.llm.model, "channels": channels}
         return cls(settings.redis_url, settings.keys, info)
 
     def value(self) -> str:

@@ -5,26 +5,13 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-# Secrets the agent itself may hold: LLM keys, the Telegram bot token, the Redis password.
-AGENT_SECRET_VARIABLES = (
-    "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY", "TELEGRAM_BOT_TOKEN",
-)
 TOKEN_SHAPES = re.compile(
     r"sk-[A-Za-z0-9_-]{16,}|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b|\bbot\d{6,12}:[A-Za-z0-9_-]{30,}"
 )
-
-
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    values = [env[name] for name in AGENT_SECRET_VARIABLES if env.get(name)]
-    if env.get("REDIS_URL"):
-        password = urlsplit(env["REDIS_URL"]).password
-        if password:
-            values.append(password)
-    return [v for v in values if len(v) >= 6]
 
 
 class RedactingFilter(logging.Filter):
@@ -46,8 +33,9 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def setup_logging(log_file: Path, env: Mapping[str, str], verbose: bool = False) -> None:
-    redactor = RedactingFilter(secret_values(env))
+def setup_logging(log_file: Path, secrets: Iterable[str], verbose: bool = False) -> None:
+    """`secrets`: the values the agent holds (`AgentSettings.secrets()`), redacted from every record."""
+    redactor = RedactingFilter(s for s in secrets if len(s) >= 6)
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger()
     for handler in list(root.handlers):

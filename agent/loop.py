@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.actions import ActionContext, LocalAction
+from agent.config_sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, ToolCodeError
 from agent.llm.base import BaseLLM
@@ -80,16 +81,14 @@ class AgentLoop:
         local: dict[str, LocalAction],
         router: RouterPort,
         limits: LoopLimits | None = None,
-        browser: dict[str, Any] | None = None,
-        env: dict[str, str] | None = None,
+        browser: BrowserSettings | None = None,
     ) -> None:
         self.workspace = workspace
         self.llm = llm
         self.local = local
         self.router = router
         self.limits = limits or LoopLimits()
-        self.browser = browser or {}
-        self.env = env or {}
+        self.browser = browser or BrowserSettings()
         # Turns share memory.json and artifact.json, so they run one at a time.
         self._lock = threading.Lock()
 
@@ -256,7 +255,6 @@ class AgentLoop:
                 self.llm,
                 conversation,
                 self.browser,
-                self.env,
                 outside_author,
                 list(seen or []),
             )

@@ -13,11 +13,13 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent.config_sections import TelegramSettings
 
 log = logging.getLogger("safeclaw.agent.notify")
 SEND_TIMEOUT = 10.0
@@ -38,18 +40,14 @@ class OwnerNotifier:
         self.urls = urls
 
     @classmethod
-    def from_settings(
-        cls, workspace_root: Path, channels: Mapping[str, Any], env: Mapping[str, str]
-    ) -> OwnerNotifier:
-        from agent.channels.telegram_setup import allowed_user_ids, bot_token, bot_urls
+    def from_settings(cls, workspace_root: Path, telegram: TelegramSettings) -> OwnerNotifier:
+        from agent.channels.telegram_setup import bot_token, bot_urls
 
         log_path = workspace_root / "logs" / "owner_alerts.jsonl"
-        conf = channels.get("telegram") if isinstance(channels.get("telegram"), dict) else {}
-        if not env.get("TELEGRAM_BOT_TOKEN"):
+        if not telegram.bot_token:
             return cls(log_path)
         try:
-            users = allowed_user_ids(conf or {})
-            return cls(log_path, bot_token(env), users, bot_urls(env))
+            return cls(log_path, bot_token(telegram), telegram.allowed_user_ids, bot_urls(telegram))
         except ConfigError as exc:
             log.warning("owner notices go to %s only: %s", log_path, exc)
             return cls(log_path)

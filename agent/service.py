@@ -23,7 +23,7 @@ CHANNELS = ("console", "telegram", "bluesky")
 def build_llm(settings: AgentSettings) -> BaseLLM:
     from agent.llm import create_llm
 
-    return create_llm(settings.llm_provider, settings.llm_model, settings.llm_timeout, settings.env)
+    return create_llm(settings.llm)
 
 
 def build_router(settings: AgentSettings) -> RouterPort:
@@ -48,7 +48,6 @@ def build_loop(
         router=router or build_router(settings),
         limits=LoopLimits(settings.max_steps, settings.max_format_retries),
         browser=settings.browser,
-        env=dict(settings.env),
     )
 
 
@@ -94,11 +93,12 @@ class AgentService:
         if name == "telegram":
             from agent.channels.telegram import TelegramChannel
 
-            return TelegramChannel(self.handle, self.settings, self)
+            return TelegramChannel(self.handle, self.settings.channels.telegram, self)
         if name == "bluesky":
             from agent.channels.bluesky import BlueskyListener
 
-            return BlueskyListener.from_settings(self.handle, self.settings)
+            return BlueskyListener.from_settings(self.handle, self.settings.channels.bluesky,
+                                                 self.settings.workspace)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:
@@ -145,7 +145,4 @@ class AgentService:
 
 
 def enabled_channels(settings: AgentSettings) -> list[str]:
-    names = [
-        name for name, conf in settings.channels.items() if isinstance(conf, dict) and conf.get("enabled")
-    ]
-    return names or ["console"]
+    return settings.channels.enabled() or ["console"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 
@@ -78,18 +77,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from agent.config import config_path_from_env, configure, load_settings
+    from agent.config import config_path_from_env, configure, load_settings, read_environment
 
+    env = read_environment()
     if args.command == "config":
         if args.key == "telegram":
             from agent.channels.telegram_setup import configure_telegram
+            from agent.config_sections import TelegramSettings
 
-            configure_telegram(config_path_from_env(os.environ), os.environ)
+            configure_telegram(config_path_from_env(env), TelegramSettings.from_env(env))
             return 0
         if args.key not in ("timeout", "llm"):
             print("usage: start_agent.py config {timeout|llm|telegram}", file=sys.stderr)
             return 2
-        configure(args.key, config_path_from_env(os.environ))
+        configure(args.key, config_path_from_env(env))
         return 0
     if args.command == "doctor":
         from agent import health
@@ -97,9 +98,9 @@ def run_command(args: argparse.Namespace) -> int:
 
         # Doctor reports platform credentials in the environment as a problem to fix, so it
         # loads settings without the start-up check that refuses them.
-        path = config_path_from_env(os.environ)
-        return health.doctor(settings_from_config(load_config_file(path), path, os.environ))
-    settings = load_settings()
+        path = config_path_from_env(env)
+        return health.doctor(settings_from_config(load_config_file(path), path, env))
+    settings = load_settings(env)
     if args.command == "clear":
         removed = settings.workspace.clear()
         print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
@@ -116,7 +117,7 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
     from agent.service import AgentService, build_loop, enabled_channels
 
     settings.workspace.ensure()
-    setup_logging(settings.workspace.log_path, settings.env, args.verbose)
+    setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
     service = AgentService(settings, build_loop(settings))
     return asyncio.run(service.run(args.channels or enabled_channels(settings)))
 

@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +98,8 @@ class Workspace:
         self.log_path = (log_dir or root) / "agent.log"
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Workspace:
-        env = dict(os.environ) if env is None else env
+    def from_env(cls, env: Mapping[str, str]) -> Workspace:
+        """SAFECLAW_WORKSPACE and SAFECLAW_LOG_DIR of `env` (given by the settings loader)."""
         root = Path(env["SAFECLAW_WORKSPACE"]) if env.get("SAFECLAW_WORKSPACE") else SHIPPED_WORKSPACE
         log_dir = Path(env["SAFECLAW_LOG_DIR"]) if env.get("SAFECLAW_LOG_DIR") else REPO_ROOT / "logs"
         return cls(root.resolve(), log_dir.resolve())

@@ -23,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.actions import ActionContext
 from agent.actions import browser_vision as module
+from agent.config_sections import BrowserSettings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.workspace import Workspace
 from tests.support.web_pages import PageServer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "browser_vision.json"
-BROWSER = {"allow_private_addresses": True, "page_load_timeout": 20, "total_timeout": 45}
+BROWSER = BrowserSettings(allow_private_addresses=True, page_load_timeout=20, total_timeout=45)
 
 
 def process_tree(root: int) -> list[int]:
@@ -120,7 +121,7 @@ def run(visits: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             workspace = Workspace(Path(tmp))
             workspace.ensure()
-            ctx = ActionContext(workspace, ScriptedLLM([]), "bench", dict(BROWSER), {})
+            ctx = ActionContext(workspace, ScriptedLLM([]), "bench", BROWSER)
             rows = [visit(ctx, server.url("/consent")) for _ in range(visits)]
     finally:
         server.stop()

@@ -16,6 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.config_sections import LLMSettings
 from agent.llm.local.llm import LocalLLM
 
 PROMPTS = [
@@ -33,7 +34,7 @@ def peak_rss_mb() -> float:
 
 
 def run() -> dict[str, Any]:
-    llm = LocalLLM("", 300.0, {})
+    llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
     started = time.perf_counter()
     llama = llm._loaded()  # the load is what we time here
     load_s = time.perf_counter() - started

@@ -103,12 +103,16 @@ def lock_run_dir(run_dir: Path) -> IO[str]:
 
 def choose_llm(agent_env: dict[str, str]) -> str | None:
     """The provider to force on the agent, or None to keep the configured one."""
-    from agent.config import config_path_from_env, load_config_file
+    from agent.config import llm_settings_from_env
+    from agent.errors import ConfigError
     from agent.llm.select import choose_provider
 
-    configured = agent_env.get("SAFECLAW_LLM_PROVIDER") or str(
-        load_config_file(config_path_from_env(agent_env)).get("llm", {}).get("provider", "ollama"))
-    provider, reason = choose_provider(configured, agent_env)
+    try:
+        llm = llm_settings_from_env(agent_env)
+    except ConfigError as exc:
+        raise StackError(str(exc)) from None
+    configured = llm.provider
+    provider, reason = choose_provider(llm)
     if reason:
         say(reason)
     return provider if provider != configured else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def isolated_state(tmp_path, monkeypatch):
 
 @pytest.fixture
 def workspace(isolated_state) -> Workspace:
-    ws = Workspace.from_env()
+    ws = Workspace.from_env(os.environ)
     assert ws.root == isolated_state.resolve()
     ws.ensure()
     return ws

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.config_sections import BrowserSettings
 from agent.errors import AgentError
 from agent.llm.base import BaseLLM
 from agent.workspace import Workspace
@@ -25,8 +26,7 @@ class ActionContext:
     workspace: Workspace
     llm: BaseLLM
     conversation: str
-    browser: dict[str, Any]  # the "browser" section of config.json
-    env: dict[str, str]
+    browser: BrowserSettings = field(default_factory=BrowserSettings)  # the "browser" section of config.json
     outside_author: str | None = None  # who wrote the turn when it was not the owner
     outside_seen: list[str] = field(default_factory=list)  # outside data the turn's prompt showed
 

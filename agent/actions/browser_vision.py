@@ -25,6 +25,7 @@ from typing import Any
 from agent.actions import ActionContext, ActionError
 from agent.actions.consent import dismiss_consent_banners
 from agent.actions.url_guard import CheckedURL, check_url, parse_ip_literal
+from agent.config_sections import BrowserSettings
 from agent.workspace import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
 
@@ -101,9 +102,8 @@ class Deadline:
         return left
 
 
-def find_binary(env: dict[str, str], variable: str, default: str, package: str) -> str:
-    """The path of a browser binary: $variable, else `default`, else found on PATH."""
-    configured = env.get(variable)
+def find_binary(configured: str, variable: str, default: str, package: str) -> str:
+    """The path of a browser binary: `configured` (from $variable), else `default`, else found on PATH."""
     candidates = [configured] if configured else [default, shutil.which(Path(default).name) or ""]
     for candidate in candidates:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
@@ -134,7 +134,9 @@ def chrome_options(profile_dir: Path | None, binary: str | None, pin: CheckedURL
     return options
 
 
-def open_driver(env: dict[str, str], deadline: Deadline, pin: CheckedURL | None = None) -> BrowserSession:
+def open_driver(
+    browser: BrowserSettings, deadline: Deadline, pin: CheckedURL | None = None
+) -> BrowserSession:
     """Start a WebDriver session: remote at REMOTE_BROWSER_SERVER, else local Chromium."""
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
@@ -142,7 +144,7 @@ def open_driver(env: dict[str, str], deadline: Deadline, pin: CheckedURL | None 
     from selenium.webdriver.remote.client_config import ClientConfig
     from urllib3.exceptions import HTTPError
 
-    remote = env.get("REMOTE_BROWSER_SERVER", "").strip()
+    remote = browser.remote_server
     session = BrowserSession(driver=None)
     try:
         if remote:
@@ -151,8 +153,9 @@ def open_driver(env: dict[str, str], deadline: Deadline, pin: CheckedURL | None 
             address = remote
             options = chrome_options(None, None, None)
         else:
-            binary = find_binary(env, "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium")
-            driver_path = find_binary(env, "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver")
+            binary = find_binary(browser.chromium, "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium")
+            driver_path = find_binary(
+                browser.chromedriver, "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver")
             session.profile_dir = Path(tempfile.mkdtemp(prefix="safeclaw-chromium-"))
             options = chrome_options(session.profile_dir, binary, pin)
             session.service = Service(executable_path=driver_path, log_output=os.devnull)
@@ -255,14 +258,14 @@ def wait_until_complete(driver: Any, deadline: Deadline) -> None:
         log.info("page never reached readyState complete; capturing it as it is")
 
 
-def capture_page(session: BrowserSession, checked: CheckedURL, browser: dict[str, Any],
+def capture_page(session: BrowserSession, checked: CheckedURL, browser: BrowserSettings,
                  deadline: Deadline) -> PageCapture:
     driver = session.driver
-    navigate(driver, checked.url, float(browser.get("page_load_timeout", 20)), deadline)
+    navigate(driver, checked.url, browser.page_load_timeout, deadline)
     final_url = str(driver.current_url)
     if final_url != checked.url:
         try:
-            check_url(final_url, bool(browser.get("allow_private_addresses", False)))
+            check_url(final_url, browser.allow_private_addresses)
         except ActionError as exc:
             raise ActionError(f"the page redirected to a refused address; no page saved ({exc})") from None
     wait_until_complete(driver, deadline)
@@ -291,10 +294,10 @@ def save_capture(output_dir: Path, capture: PageCapture) -> dict[str, str]:
 
 
 def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
-    browser = ctx.browser or {}
-    checked = check_url(params.get("url"), bool(browser.get("allow_private_addresses", False)))
-    deadline = Deadline(float(browser.get("total_timeout", 45)))
-    session = open_driver(ctx.env, deadline, pin=checked)
+    browser = ctx.browser
+    checked = check_url(params.get("url"), browser.allow_private_addresses)
+    deadline = Deadline(browser.total_timeout)
+    session = open_driver(browser, deadline, pin=checked)
     from selenium.common.exceptions import WebDriverException
 
     try:

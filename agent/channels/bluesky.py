@@ -35,8 +35,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,19 +45,17 @@ from websockets.exceptions import WebSocketException
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
 from agent.channels.drop_oldest import DropOldestQueue
 from agent.channels.jetstream import (
-    DEFAULT_JETSTREAM_URL,
-    JETSTREAM_URL_VARIABLE,
     MalformedEvent,
     Post,
     PostFilter,
-    is_did,
     subscribe_url,
 )
 from agent.errors import ConfigError, StateFileError
 from agent.workspace import read_json, write_json_atomic
 
 if TYPE_CHECKING:
-    from agent.config import AgentSettings
+    from agent.config_sections import BlueskySettings
+    from agent.workspace import Workspace
 
 log = logging.getLogger("safeclaw.agent.bluesky")
 STATE_FILE = "bluesky_listener.json"
@@ -66,36 +63,6 @@ SAVE_EVERY = 10.0  # seconds between cursor saves while only unrelated posts go 
 HOUR = 3600.0
 QUEUE_SIZE = 50  # posts waiting for their turn; the oldest is dropped when a new one arrives
 RESOLVE_HINT = "https://bsky.social/xrpc/com.atproto.identity.resolveHandle?handle=<your handle>"
-
-
-@dataclass(frozen=True)
-class ListenerConfig:
-    watch: frozenset[str]
-    jetstream_url: str = DEFAULT_JETSTREAM_URL
-    max_per_hour: int = 20
-
-    @classmethod
-    def from_config(cls, conf: object, env: Mapping[str, str], where: str = "config.json") -> ListenerConfig:
-        if not isinstance(conf, dict):
-            raise ConfigError(f"{where}: channels.bluesky must be an object")
-        watch = conf.get("watch", [])
-        if not isinstance(watch, list) or not watch:
-            raise ConfigError(f"{where}: channels.bluesky.watch must list your account's DID, e.g. "
-                              f'["did:plc:abc123"]; find it at {RESOLVE_HINT}')
-        for entry in watch:
-            if not is_did(entry):
-                raise ConfigError(
-                    f"{where}: channels.bluesky.watch entry {str(entry)[:80]!r} is not a DID. Handles are "
-                    f"not accepted (a handle can change hands; a DID cannot). Find the DID at {RESOLVE_HINT}"
-                )
-        limit = conf.get("max_per_hour", 20)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
-            raise ConfigError(f"{where}: channels.bluesky.max_per_hour must be a whole number from 1 to "
-                              f"10000, not {limit!r}")
-        url = env.get(JETSTREAM_URL_VARIABLE) or conf.get("jetstream_url") or DEFAULT_JETSTREAM_URL
-        if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
-            raise ConfigError(f"{where}: the Jetstream URL must start with wss:// (or ws://), not {url!r}")
-        return cls(frozenset(watch), url, limit)
 
 
 class HourlyCap:
@@ -123,7 +90,7 @@ class BlueskyListener(BaseChannel):
     close_timeout = 2.0
 
     def __init__(
-        self, handle: MessageHandler, config: ListenerConfig, state_path: Path,
+        self, handle: MessageHandler, config: BlueskySettings, state_path: Path,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(handle)
@@ -151,10 +118,12 @@ class BlueskyListener(BaseChannel):
         self._running = False
 
     @classmethod
-    def from_settings(cls, handle: MessageHandler, settings: AgentSettings) -> BlueskyListener:
-        conf = settings.channels.get("bluesky")
-        config = ListenerConfig.from_config(conf, settings.env, str(settings.config_path))
-        return cls(handle, config, settings.workspace.root / STATE_FILE)
+    def from_settings(cls, handle: MessageHandler, settings: BlueskySettings, workspace: Workspace
+                      ) -> BlueskyListener:
+        if not settings.watch:
+            raise ConfigError(f"{settings.where}: 'channels.bluesky.watch' must list your account's DID, "
+                              f'e.g. ["did:plc:abc123"]; find it at {RESOLVE_HINT}')
+        return cls(handle, settings, workspace.root / STATE_FILE)
 
     # --- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:

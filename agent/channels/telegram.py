@@ -36,20 +36,13 @@ from telegram.ext import (
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
 from agent.channels.telegram_origin import forward_author
-from agent.channels.telegram_setup import (
-    SETUP_COMMAND,
-    TOKEN_VARIABLE,
-    allow_groups,
-    allowed_user_ids,
-    bot_token,
-    bot_urls,
-)
+from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, bot_token, bot_urls
 from agent.channels.text_split import split_message
 from agent.commands import command_specs
 from agent.errors import ConfigError
 
 if TYPE_CHECKING:
-    from agent.config import AgentSettings
+    from agent.config_sections import TelegramSettings
 
 log = logging.getLogger("safeclaw.agent.telegram")
 MAX_REMEMBERED_STRANGERS = 10_000
@@ -94,17 +87,14 @@ class TelegramChannel(BaseChannel):
     send_attempts = 5  # per Telegram call, network errors and 429s included
     retry_base_delay = 1.0  # seconds, doubled after each network error
 
-    def __init__(self, handle: AgentHandler, settings: AgentSettings, service: Any = None) -> None:
+    def __init__(self, handle: AgentHandler, settings: TelegramSettings, service: Any = None) -> None:
         super().__init__(handle)
         self.settings = settings
         self.service = service  # the AgentService (commands reach it through `handle`)
-        conf = settings.channels.get("telegram") or {}
-        if not isinstance(conf, dict):
-            raise ConfigError("channels.telegram in config.json must be an object")
-        self.allowed = allowed_user_ids(conf)
-        self.allow_groups = allow_groups(conf)
-        self._token = bot_token(settings.env)
-        self._urls = bot_urls(settings.env)
+        self.allowed = settings.allowed_user_ids
+        self.allow_groups = settings.allow_groups
+        self._token = bot_token(settings)
+        self._urls = bot_urls(settings)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
         self._refused: dict[int, None] = {}  # strangers already told no, oldest first
         self._stop_requested = asyncio.Event()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent.config import Ask, Say, ask_valid, load_config_file
+from agent.config_sections import TelegramSettings
 from agent.errors import ConfigError
 from agent.workspace import write_json_atomic
 
@@ -26,9 +26,9 @@ TOKEN_SHAPE = re.compile(r"^\d{3,20}:[A-Za-z0-9_-]{20,}$")
 TOKEN_KEYS = ("token", "bot_token", TOKEN_VARIABLE)
 
 
-def bot_token(env: Mapping[str, str]) -> str:
-    """The bot token from the environment, checked for shape; missing or malformed → ConfigError."""
-    token = (env.get(TOKEN_VARIABLE) or "").strip()
+def bot_token(settings: TelegramSettings) -> str:
+    """The bot token (from the environment), checked for shape; missing or malformed → ConfigError."""
+    token = settings.bot_token
     if not token:
         raise ConfigError(
             f"{TOKEN_VARIABLE} is not set. Create a bot with @BotFather on Telegram, put "
@@ -42,34 +42,14 @@ def bot_token(env: Mapping[str, str]) -> str:
     return token
 
 
-def bot_urls(env: Mapping[str, str]) -> tuple[str, str] | None:
+def bot_urls(settings: TelegramSettings) -> tuple[str, str] | None:
     """(base_url, base_file_url) of another Bot API server when TELEGRAM_API_BASE is set."""
-    base = (env.get(API_BASE_VARIABLE) or "").strip().rstrip("/")
+    base = settings.api_base.rstrip("/")
     if not base:
         return None
     if not base.startswith(("http://", "https://")):
         raise ConfigError(f"{API_BASE_VARIABLE} must be an http(s) URL such as http://127.0.0.1:8081")
     return f"{base}/bot", f"{base}/file/bot"
-
-
-def allow_groups(conf: Mapping[str, Any]) -> bool:
-    """`channels.telegram.allow_groups`: answer in groups too (allowlisted users only); off by default."""
-    value = conf.get("allow_groups", False)
-    if not isinstance(value, bool):
-        shown = json.dumps(value)[:40]
-        raise ConfigError(f"channels.telegram.allow_groups must be true or false, not {shown}")
-    return value
-
-
-def allowed_user_ids(conf: Mapping[str, Any]) -> frozenset[int]:
-    """`channels.telegram.allowed_user_ids` as a set of ints; anything else → ConfigError."""
-    ids = conf.get("allowed_user_ids", [])
-    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise ConfigError(
-            "channels.telegram.allowed_user_ids must be a list of numeric Telegram user ids, like "
-            f"[123456789], not {json.dumps(ids)[:80]}. Run {SETUP_COMMAND}"
-        )
-    return frozenset(ids)
 
 
 def parse_user_ids(text: str) -> list[int]:
@@ -86,13 +66,13 @@ def parse_user_ids(text: str) -> list[int]:
     return ids
 
 
-async def fetch_bot_username(env: Mapping[str, str]) -> str:
+async def fetch_bot_username(settings: TelegramSettings) -> str:
     """Ask Telegram (`getMe`) who the token belongs to; a clear ConfigError if it cannot say."""
     from telegram import Bot
     from telegram.error import InvalidToken, TelegramError
 
-    urls = bot_urls(env)
-    bot = Bot(bot_token(env), base_url=urls[0], base_file_url=urls[1]) if urls else Bot(bot_token(env))
+    urls, token = bot_urls(settings), bot_token(settings)
+    bot = Bot(token, base_url=urls[0], base_file_url=urls[1]) if urls else Bot(token)
     try:
         async with bot:  # initialize() calls getMe
             return bot.username
@@ -106,11 +86,13 @@ async def fetch_bot_username(env: Mapping[str, str]) -> str:
 
 
 def configure_telegram(
-    config_path: Path, env: Mapping[str, str], ask: Ask = input, say: Say = print
+    config_path: Path, settings: TelegramSettings, ask: Ask = input, say: Say = print
 ) -> dict[str, Any]:
-    """Check the token, ask for the allowed user ids, enable the channel, save config.json."""
+    """Check the token, ask for the allowed user ids, enable the channel, save config.json.
+
+    `settings` carries the token and API base from the environment (TelegramSettings.from_env)."""
     data = load_config_file(config_path)
-    username = asyncio.run(fetch_bot_username(env))
+    username = asyncio.run(fetch_bot_username(settings))
     say(f"The token in {TOKEN_VARIABLE} belongs to @{username}.")
     channels = data.get("channels")
     channels = dict(channels) if isinstance(channels, dict) else {}

@@ -45,7 +45,7 @@ class RedisCostSummary:
 def build_guard(settings: AgentSettings, notify: OwnerNotifier | None = None) -> BudgetGuard:
     root = settings.workspace.root
     publish = RedisCostSummary(settings.redis_url, settings.keys) if settings.redis_url else None
-    notifier = notify or OwnerNotifier.from_settings(root, settings.channels, settings.env)
+    notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
     return BudgetGuard(
         settings.budget,
         CostLedger(root / "logs" / "cost.jsonl"),

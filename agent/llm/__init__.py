@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agent.errors import ConfigError
 from agent.llm.base import BaseLLM, LLMError
+
+if TYPE_CHECKING:
+    from agent.config_sections import LLMSettings
 
 __all__ = ["PROVIDERS", "BaseLLM", "LLMError", "create_llm"]
 
@@ -21,12 +24,13 @@ _CLASSES = {
 PROVIDERS: tuple[str, ...] = tuple(_CLASSES)
 
 
-def create_llm(provider: str, model: str, timeout: float, env: Mapping[str, str] | None = None) -> BaseLLM:
-    """The provider's LLM object. An empty model means the provider's default.
+def create_llm(settings: LLMSettings) -> BaseLLM:
+    """The LLM object of `settings.provider`. An empty model means the provider's default.
 
     Raises ConfigError for an unknown provider, LLMError when the provider's library is not
     installed or a key it needs is missing.
     """
+    provider = settings.provider
     if provider not in _CLASSES:
         raise ConfigError(f"unknown LLM provider {provider!r}; known providers: {', '.join(PROVIDERS)}")
     module_name, class_name = _CLASSES[provider]
@@ -36,8 +40,5 @@ def create_llm(provider: str, model: str, timeout: float, env: Mapping[str, str]
         raise LLMError(provider, f"its client library is not installed ({e.name})",
                        "run `pip install -r requirements.txt`") from None
     cls = getattr(module, class_name)
-    if provider == "scripted":
-        llm: BaseLLM = cls.from_env(env, timeout)
-    else:
-        llm = cls(model, timeout, env)
+    llm: BaseLLM = cls.from_settings(settings) if provider == "scripted" else cls(settings)
     return llm

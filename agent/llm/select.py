@@ -5,16 +5,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
 
-from agent.llm.ollama.llm import ollama_host
+from agent.config import read_environment
+from agent.config_sections import LLMSettings
+from agent.errors import AgentError
 
 PROBE_TIMEOUT = 1.0
-CLOUD_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
 def ollama_answers(host: str, timeout: float = PROBE_TIMEOUT) -> bool:
@@ -26,11 +25,12 @@ def ollama_answers(host: str, timeout: float = PROBE_TIMEOUT) -> bool:
         return False
 
 
-def choose_provider(configured: str, env: Mapping[str, str]) -> tuple[str, str | None]:
+def choose_provider(llm: LLMSettings) -> tuple[str, str | None]:
     """(provider, why it differs from the configured one, or None when it does not)."""
-    if configured != "ollama" or any(env.get(key) for key in CLOUD_KEYS):
+    configured = llm.provider
+    if configured != "ollama" or llm.has_cloud_key():
         return configured, None
-    host = ollama_host(env)
+    host = llm.ollama_host
     if ollama_answers(host):
         return configured, None
     return "local", (
@@ -43,7 +43,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m agent.llm.select <configured-provider>", file=sys.stderr)
         return 2
-    provider, reason = choose_provider(argv[0], os.environ)
+    try:
+        provider, reason = choose_provider(LLMSettings.from_env(read_environment(), provider=argv[0]))
+    except AgentError as exc:
+        print(f"safeclaw: {exc}", file=sys.stderr)
+        return 2
     print(provider)
     if reason:
         print(reason, file=sys.stderr)

@@ -22,14 +22,14 @@ def test_first_run_copies_the_template(tmp_path, monkeypatch):
     config = json.loads(settings.config_path.read_text())
     assert config["llm"] == {"provider": "ollama", "model": "llama3.1:8b", "timeout": 120}
     assert settings.timeout == 10 and settings.max_steps == 5
-    assert settings.llm_provider == "ollama" and settings.llm_model == "llama3.1:8b"
+    assert settings.llm.provider == "ollama" and settings.llm.model == "llama3.1:8b"
 
 
 def test_environment_may_choose_the_provider(monkeypatch):
     monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "local")
     settings = load_settings()
-    assert settings.llm_provider == "local"
-    assert settings.llm_model == "smollm2-135m-instruct"
+    assert settings.llm.provider == "local"
+    assert settings.llm.model == "smollm2-135m-instruct"
 
 
 def test_bad_values_name_the_file_and_key(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ import logging
 
 import pytest
 
+from agent.config import settings_from_config
 from agent.logs import setup_logging
 
 SECRETS = {
@@ -30,7 +31,8 @@ def restore_root_logging():
 def test_each_llm_key_is_redacted_from_the_log_file(tmp_path, restore_root_logging, variable):
     secret = SECRETS[variable]
     log_file = tmp_path / "agent.log"
-    setup_logging(log_file, {variable: secret})
+    settings = settings_from_config({}, tmp_path / "config.json", {variable: secret})
+    setup_logging(log_file, settings.secrets())
     logging.getLogger("safeclaw.agent.test").warning("provider said: bad key %s", secret)
     for handler in logging.getLogger().handlers:
         handler.flush()

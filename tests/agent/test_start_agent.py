@@ -111,7 +111,7 @@ def test_corrupt_config_names_the_file(tmp_path):
 @pytest.mark.parametrize("provider", ["claude"])
 def test_unknown_provider_is_refused(tmp_path, provider):
     done = run_agent(stdin="hi\n", env={"SAFECLAW_LLM_PROVIDER": provider})
-    assert done.returncode == 2 and "llm.provider" in done.stderr
+    assert done.returncode == 2 and "SAFECLAW_LLM_PROVIDER 'claude' is not one of" in done.stderr
 
 
 def test_doctor_names_a_platform_credential_instead_of_refusing_to_run():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 from google import genai
 from google.genai import errors, types
 
+from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
@@ -37,18 +36,15 @@ TIMEOUT_ERRORS = tuple(e for e in TRANSPORT_ERRORS if e.__name__ == "TimeoutExce
 class GeminiLLM(BaseLLM):
     name = "gemini"
 
-    def __init__(
-        self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(model or DEFAULT_MODEL, timeout)
-        env = os.environ if env is None else env
-        self._key = env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY") or ""
+    def __init__(self, settings: LLMSettings) -> None:
+        super().__init__(settings.model or DEFAULT_MODEL, settings.timeout)
+        self._key = settings.gemini_api_key
         if not self._key:
             raise LLMError(self.name, "GEMINI_API_KEY is not set",
                            "get a key at https://aistudio.google.com/apikey and put it in .env")
-        self.base_url = env.get("GEMINI_BASE_URL") or None
+        self.base_url = settings.gemini_base_url or None
         self.where = self.base_url or "generativelanguage.googleapis.com"
-        options = types.HttpOptions(base_url=self.base_url, timeout=int(timeout * 1000))
+        options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout * 1000))
         self._client = genai.Client(api_key=self._key, vertexai=False, http_options=options)
 
     def chat(self, prompt: str) -> str:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import os
 import re
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
@@ -44,12 +43,12 @@ def shipped_model_path() -> Path | None:
     return None
 
 
-def resolve_model_path(model: str, env: Mapping[str, str]) -> Path | None:
+def resolve_model_path(model: str, local_model_path: str = "") -> Path | None:
     """A .gguf path given as the model name, else SAFECLAW_LOCAL_MODEL, else the shipped file."""
     if model.endswith(".gguf"):
         return Path(model).expanduser()
-    if env.get("SAFECLAW_LOCAL_MODEL"):
-        return Path(env["SAFECLAW_LOCAL_MODEL"]).expanduser()
+    if local_model_path:
+        return Path(local_model_path).expanduser()
     return shipped_model_path()
 
 
@@ -75,10 +74,11 @@ class LocalLLM(BaseLLM):
     prompt_template = "PROMPT_local.md"
     observes_results = False
 
-    def __init__(self, model: str = "", timeout: float = 120.0, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, settings: LLMSettings | None = None) -> None:
+        settings = settings or LLMSettings(provider="local", model="")
         # A model name meant for another provider (say Ollama's "llama3.1:8b") means nothing here.
-        self.path = resolve_model_path(model or "", os.environ if env is None else env)
-        super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", timeout)
+        self.path = resolve_model_path(settings.model, settings.local_model_path)
+        super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", settings.timeout)
         self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
 
     def check(self) -> None:

@@ -2,51 +2,33 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 import ollama
 from pydantic import ValidationError
 
+from agent.config_sections import DEFAULT_OLLAMA_HOST, LLMSettings, normalise_ollama_host
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
 from agent.llm.usage import usage_or_estimate
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_HOST = DEFAULT_OLLAMA_HOST
 DEFAULT_MODEL = "llama3.1:8b"
-
-
-def ollama_host(env: Mapping[str, str]) -> str:
-    """The Ollama base URL from OLLAMA_HOST ("host", "host:port" or a URL), as a full URL."""
-    host = (env.get("OLLAMA_HOST") or "").strip().rstrip("/")
-    if not host:
-        return DEFAULT_HOST
-    if "://" in host:
-        return host  # a URL without a port means the scheme's port, as the ollama client reads it
-    hostport = host.split("/", 1)[0]
-    if hostport.startswith(":"):
-        host = "127.0.0.1" + host
-    elif ":" not in hostport.rsplit("]", 1)[-1]:
-        host = host.replace(hostport, hostport + ":11434", 1)
-    return "http://" + host
+__all__ = ["DEFAULT_HOST", "DEFAULT_MODEL", "OllamaLLM", "normalise_ollama_host"]
 
 
 class OllamaLLM(BaseLLM):
     name = "ollama"
 
-    def __init__(
-        self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(model or DEFAULT_MODEL, timeout)
-        env = os.environ if env is None else env
-        self.host = ollama_host(env)
+    def __init__(self, settings: LLMSettings) -> None:
+        super().__init__(settings.model or DEFAULT_MODEL, settings.timeout)
+        self.host = settings.ollama_host
         # Ollama itself needs no key; a proxy in front of it (or ollama.com) may want OLLAMA_API_KEY.
-        self._key = env.get("OLLAMA_API_KEY") or ""
+        self._key = settings.ollama_api_key
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else None
-        self._client = ollama.Client(host=self.host, timeout=timeout, headers=headers)
+        self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
 
     def chat(self, prompt: str) -> str:
         response = self._call(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 import openai
 
+from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
@@ -21,19 +20,17 @@ KEYLESS_PLACEHOLDER = "not-needed"
 class OpenAILLM(BaseLLM):
     name = "openai"
 
-    def __init__(
-        self, model: str = DEFAULT_MODEL, timeout: float = 60.0, env: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(model or DEFAULT_MODEL, timeout)
-        env = os.environ if env is None else env
-        self.base_url = env.get("OPENAI_BASE_URL") or None
-        self._key = env.get("OPENAI_API_KEY") or ""
+    def __init__(self, settings: LLMSettings) -> None:
+        super().__init__(settings.model or DEFAULT_MODEL, settings.timeout)
+        self.base_url = settings.openai_base_url or None
+        self._key = settings.openai_api_key
         if not self._key and not self.base_url:
             raise LLMError(self.name, "OPENAI_API_KEY is not set",
                            "put it in .env, or set OPENAI_BASE_URL for a keyless compatible server")
         # max_retries=1: one retry for a blip, but a dead server fails in seconds, not minutes.
         self._client = openai.OpenAI(
-            api_key=self._key or KEYLESS_PLACEHOLDER, base_url=self.base_url, timeout=timeout, max_retries=1
+            api_key=self._key or KEYLESS_PLACEHOLDER, base_url=self.base_url, timeout=self.timeout,
+            max_retries=1,
         )
         self.where = self.base_url or "api.openai.com"
 

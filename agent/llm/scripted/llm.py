@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.errors import ConfigError, LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.usage import Usage
+
+if TYPE_CHECKING:
+    from agent.config_sections import LLMSettings
 
 REPLIES_ENV = "SAFECLAW_SCRIPTED_REPLIES"
 
@@ -42,11 +45,10 @@ class ScriptedLLM(BaseLLM):
         return scripted_usage(prompt, "").input_tokens
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, timeout: float = 60.0) -> ScriptedLLM:
+    def from_settings(cls, settings: LLMSettings) -> ScriptedLLM:
         """Replies from the JSON list of strings in the file $SAFECLAW_SCRIPTED_REPLIES names, if set."""
-        env = os.environ if env is None else env
-        path = env.get(REPLIES_ENV)
-        return cls(load_replies(Path(path)) if path else [], timeout)
+        path = settings.scripted_replies
+        return cls(load_replies(Path(path)) if path else [], settings.timeout)
 
 
 def scripted_usage(prompt: str, reply: str) -> Usage:

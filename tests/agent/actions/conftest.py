@@ -7,11 +7,18 @@ import os
 import pytest
 
 from agent.actions import ActionContext, ActionError
+from agent.config_reader import Section
+from agent.config_sections import BrowserSettings
 from agent.llm.scripted.llm import ScriptedLLM
 from tests.agent.actions.processes import children_of
 from tests.support.web_pages import PageServer
 
 LOCAL_BROWSER = {"allow_private_addresses": True, "page_load_timeout": 10, "total_timeout": 40}
+
+
+def browser_settings(browser=None, env=None) -> BrowserSettings:
+    """The `browser` section as config.json would give it (LOCAL_BROWSER by default), with `env`."""
+    return BrowserSettings.parse(Section(dict(browser or LOCAL_BROWSER), "test config", "browser"), env or {})
 
 
 @pytest.fixture
@@ -21,8 +28,9 @@ def chromium():
 
     try:
         return (
-            find_binary(dict(os.environ), "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium"),
-            find_binary(dict(os.environ), "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver"),
+            find_binary(os.environ.get("SAFECLAW_CHROMIUM", ""), "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium"),
+            find_binary(os.environ.get("SAFECLAW_CHROMEDRIVER", ""), "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER,
+                        "chromium-driver"),
         )
     except ActionError as exc:
         pytest.skip(f"real browser tests need Chromium and chromedriver: {exc}")
@@ -38,8 +46,7 @@ def pages():
 @pytest.fixture
 def make_ctx(workspace):
     def make(browser=None, env=None, llm=None):
-        browser = dict(browser or LOCAL_BROWSER)
-        return ActionContext(workspace, llm or ScriptedLLM([]), "test", browser, env or {})
+        return ActionContext(workspace, llm or ScriptedLLM([]), "test", browser_settings(browser, env))
 
     return make
 

@@ -18,7 +18,7 @@ from agent.llm.scripted.llm import ScriptedLLM
 from agent.loop import AgentLoop
 from agent.workspace import write_json_atomic
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
-from tests.agent.actions.conftest import LOCAL_BROWSER
+from tests.agent.actions.conftest import LOCAL_BROWSER, browser_settings
 from tests.support.web_pages import INJECTED_TOOL_CODE, INJECTION_MARKER
 
 pytestmark = pytest.mark.slow
@@ -63,7 +63,7 @@ def test_injected_page_reaches_prompts_defused_and_the_router_gets_only_what_the
     ])
     router = RecordingRouter()
     loop = AgentLoop(workspace, llm, local_actions(), router,
-                     browser=dict(LOCAL_BROWSER), env=dict(os.environ))
+                     browser=browser_settings(LOCAL_BROWSER, os.environ))
 
     result = loop.run_turn("console", f"What is on {url}?")
 

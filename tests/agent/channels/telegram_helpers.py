@@ -26,6 +26,10 @@ def make_settings(fake, tmp_path, allowed=(OWNER,), token=None, allow_groups=Non
     return settings_from_config(data, tmp_path / "config.json", env)
 
 
+def make_telegram_settings(fake, tmp_path, **kwargs):
+    return make_settings(fake, tmp_path, **kwargs).channels.telegram
+
+
 class Echo:
     """An agent stand-in: records each message and answers `reply(text)` (default: 'echo: <text>')."""
 
@@ -39,7 +43,7 @@ class Echo:
 
 
 def make_channel(fake, tmp_path, handler=None, service=None, **kwargs):
-    channel = TelegramChannel(handler or Echo(), make_settings(fake, tmp_path, **kwargs), service)
+    channel = TelegramChannel(handler or Echo(), make_telegram_settings(fake, tmp_path, **kwargs), service)
     channel.retry_base_delay = 0.01
     return channel
 

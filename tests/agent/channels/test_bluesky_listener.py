@@ -10,10 +10,12 @@ import os
 import pytest
 
 from agent.actions import local_actions
-from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener, ListenerConfig
+from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener
 from agent.channels.console import ConsoleChannel
 from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION, PostFilter
 from agent.config import load_settings
+from agent.config_reader import Section
+from agent.config_sections import BlueskySettings
 from agent.errors import ConfigError
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.loop import AgentLoop
@@ -57,7 +59,7 @@ def fake():
 
 
 def make_listener(fake, workspace, handler, max_per_hour=20, clock=None):
-    config = ListenerConfig(frozenset({OWNER}), fake.url, max_per_hour)
+    config = BlueskySettings(True, frozenset({OWNER}), max_per_hour, fake.url)
     extra = {"clock": clock} if clock else {}
     listener = BlueskyListener(handler, config, workspace.root / STATE_FILE, **extra)
     listener.retry_base_delay = 0.01
@@ -322,7 +324,7 @@ def test_stop_closes_the_socket_and_lets_the_running_turn_finish(fake, workspace
 
 
 def test_stop_during_the_backoff_returns(workspace):
-    config = ListenerConfig(frozenset({OWNER}), "ws://127.0.0.1:9/subscribe")  # nothing listens there
+    config = BlueskySettings(True, frozenset({OWNER}), jetstream_url="ws://127.0.0.1:9/subscribe")  # nobody there
     listener = BlueskyListener(Recorder(), config, workspace.root / STATE_FILE)
     listener.retry_base_delay = 3600
 
@@ -394,23 +396,29 @@ def test_an_injection_in_a_mention_reaches_the_llm_only_fenced_as_not_the_owners
     ({"watch": ["@alice.bsky.social"]}, "is not a DID"),
     ({"watch": []}, "must list your account's DID"),
     ({}, "must list your account's DID"),
-    ({"watch": OWNER}, "must list your account's DID"),
+    ({"watch": OWNER}, "c.json: 'channels.bluesky.watch' must be a list of DIDs"),
     ({"watch": [OWNER], "max_per_hour": True}, "max_per_hour"),
     ({"watch": [OWNER], "max_per_hour": 0}, "max_per_hour"),
     ({"watch": [OWNER], "jetstream_url": "https://jetstream.example"}, "must start with wss://"),
-    ([OWNER], "must be an object"),
+    ({"watch": [OWNER], "wacth": [OWNER]}, "'channels.bluesky.wacth' is not a setting SafeClaw knows"),
+    ([OWNER], "'channels.bluesky' must be an object"),
 ])
-def test_bad_configuration_is_refused_with_a_fix(conf, expected):
+def test_bad_configuration_is_refused_with_a_fix(conf, expected, workspace):
     with pytest.raises(ConfigError, match=expected):
-        ListenerConfig.from_config(conf, {})
+        settings = parse_bluesky(conf)
+        BlueskyListener.from_settings(Recorder(), settings, workspace)
+
+
+def parse_bluesky(conf, env=None):
+    return BlueskySettings.parse(Section({"bluesky": conf}, "c.json", "channels").child("bluesky"), env or {})
 
 
 def test_configuration_defaults_and_the_url_variable():
-    config = ListenerConfig.from_config({"watch": [OWNER]}, {})
+    config = parse_bluesky({"watch": [OWNER]})
     assert (config.watch, config.max_per_hour) == (frozenset({OWNER}), 20)
     assert config.jetstream_url == "wss://jetstream2.us-east.bsky.network/subscribe"
-    overridden = ListenerConfig.from_config({"watch": [OWNER], "jetstream_url": "wss://a.example/subscribe"},
-                                            {"BSKY_JETSTREAM_URL": "ws://127.0.0.1:1/subscribe"})
+    overridden = parse_bluesky({"watch": [OWNER], "jetstream_url": "wss://a.example/subscribe"},
+                               {"BSKY_JETSTREAM_URL": "ws://127.0.0.1:1/subscribe"})
     assert overridden.jetstream_url == "ws://127.0.0.1:1/subscribe"
 
 

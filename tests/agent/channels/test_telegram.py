@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 import pytest
@@ -233,11 +234,10 @@ def test_chats_are_separate_conversations(fake, tmp_path):
 
 
 def test_missing_or_bad_settings_are_clear_config_errors(fake, tmp_path, monkeypatch):
-    settings = make_settings(fake, tmp_path)
-    settings.env = {k: v for k, v in settings.env.items() if k != "TELEGRAM_BOT_TOKEN"}
+    settings = dataclasses.replace(make_settings(fake, tmp_path).channels.telegram, bot_token="")
     with pytest.raises(ConfigError, match=r"TELEGRAM_BOT_TOKEN is not set.*agent/\.env"):
         TelegramChannel(Echo(), settings)
-    with pytest.raises(ConfigError, match="allowed_user_ids must be a list of numeric"):
+    with pytest.raises(ConfigError, match=r"config.json: 'channels.telegram.allowed_user_ids' must be a list"):
         make_channel(fake, tmp_path, allowed=("123",))
     with pytest.raises(ConfigError, match="does not look like a bot token"):
         make_channel(fake, tmp_path, token="not a token")

@@ -195,5 +195,5 @@ def test_allowed_groups_answer_only_allowlisted_users(fake, tmp_path):
 
 @pytest.mark.parametrize("value", ["yes", 1, "null", []])
 def test_allow_groups_must_be_true_or_false(fake, tmp_path, value):
-    with pytest.raises(ConfigError, match="channels.telegram.allow_groups must be true or false"):
+    with pytest.raises(ConfigError, match="'channels.telegram.allow_groups' must be true or false"):
         make_channel(fake, tmp_path, allow_groups=value)

@@ -30,8 +30,8 @@ def agent_logging(tmp_path):
     saved = (list(root.handlers), root.level, {name: logging.getLogger(name).level for name in NOISY})
     capture = Capture()
 
-    def setup(env):
-        setup_logging(tmp_path / "agent.log", env)
+    def setup(secrets):
+        setup_logging(tmp_path / "agent.log", secrets)
         root.setLevel(logging.DEBUG)
         root.handlers.insert(0, capture)  # sees each record before any redaction
         return capture
@@ -51,7 +51,7 @@ def agent_logging(tmp_path):
 def test_the_bot_token_never_appears_in_the_logs(tmp_path, agent_logging):
     with FakeTelegram() as fake:
         channel = make_channel(fake, tmp_path, Echo(lambda _: "a *broken reply"))
-        capture = agent_logging(channel.settings.env)
+        capture = agent_logging([channel.settings.bot_token])
         fake.reject_markdown_marker = "*broken"
         fake.fail_next("getUpdates", server_error(), dropped_connection())
         fake.fail_next("sendMessage", too_many_requests(1), dropped_connection())

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from agent.channels.telegram_setup import allowed_user_ids, bot_urls, configure_telegram, parse_user_ids
+from agent.channels.telegram_setup import bot_urls, configure_telegram, parse_user_ids
+from agent.config_reader import Section
+from agent.config_sections import TelegramSettings
 from agent.errors import ConfigError
 from tests.support.fake_telegram import FakeTelegram
 
@@ -34,7 +36,8 @@ class Script:
 
 
 def env_for(fake, **overrides):
-    return {"TELEGRAM_BOT_TOKEN": fake.token, "TELEGRAM_API_BASE": fake.url, **overrides}
+    env = {"TELEGRAM_BOT_TOKEN": fake.token, "TELEGRAM_API_BASE": fake.url, **overrides}
+    return TelegramSettings.from_env(env)
 
 
 def test_checks_the_token_reasks_bad_ids_and_saves_without_the_token(fake, tmp_path):
@@ -92,7 +95,7 @@ def test_an_unreachable_api_is_a_clear_error(tmp_path):
     with FakeTelegram() as gone:
         base = gone.url
     with pytest.raises(ConfigError, match="cannot check the bot token"):
-        env = {"TELEGRAM_BOT_TOKEN": gone.token, "TELEGRAM_API_BASE": base}
+        env = TelegramSettings.from_env({"TELEGRAM_BOT_TOKEN": gone.token, "TELEGRAM_API_BASE": base})
         configure_telegram(tmp_path / "config.json", env, Script().ask, Script().say)
 
 
@@ -104,11 +107,16 @@ def test_parse_user_ids():
             parse_user_ids(bad)
 
 
+def parse_telegram(conf, env=None):
+    return TelegramSettings.parse(Section(conf, "c.json", "channels.telegram"), env or {})
+
+
 def test_allowed_user_ids_and_urls():
-    assert allowed_user_ids({"allowed_user_ids": [1, 2]}) == {1, 2}
-    assert allowed_user_ids({}) == frozenset()
+    assert parse_telegram({"allowed_user_ids": [1, 2]}).allowed_user_ids == {1, 2}
+    assert parse_telegram({}).allowed_user_ids == frozenset()
     for bad in (["1"], [True], "1", [1.0], None):
-        with pytest.raises(ConfigError, match="config telegram"):
-            allowed_user_ids({"allowed_user_ids": bad})
-    assert bot_urls({}) is None
-    assert bot_urls({"TELEGRAM_API_BASE": "http://h:1/"}) == ("http://h:1/bot", "http://h:1/file/bot")
+        with pytest.raises(ConfigError, match="c.json: 'channels.telegram.allowed_user_ids' must be a list"):
+            parse_telegram({"allowed_user_ids": bad})
+    assert bot_urls(parse_telegram({})) is None
+    based = parse_telegram({}, {"TELEGRAM_API_BASE": "http://h:1/"})
+    assert bot_urls(based) == ("http://h:1/bot", "http://h:1/file/bot")

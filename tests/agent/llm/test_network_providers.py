@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.ollama.llm import OllamaLLM
@@ -31,6 +32,9 @@ class Case:
         if self.name == "openai":
             return {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": SECRET}
         return {"GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": SECRET}
+
+    def make(self, model: str, env: dict[str, str]) -> Any:
+        return self.llm_cls(LLMSettings.from_env(env, provider=self.name, model=model, timeout=TIMEOUT))
 
     def prompt_sent(self, request) -> str:
         if self.name == "gemini":
@@ -62,7 +66,7 @@ def fake(case):
 
 @pytest.fixture
 def llm(case, fake):
-    return case.llm_cls(case.model, TIMEOUT, case.env(fake))
+    return case.make(case.model, case.env(fake))
 
 
 def generation_requests(fake):
@@ -107,7 +111,7 @@ def test_each_failure_is_an_llm_error_that_says_what_to_check(case, fake, llm, m
 
 
 def test_unknown_model_says_so_and_how_to_fix(case, fake):
-    llm = case.llm_cls("no-such-model", TIMEOUT, case.env(fake))
+    llm = case.make("no-such-model", case.env(fake))
     for call in (llm.chat, llm.check):
         with pytest.raises(LLMError, match="model 'no-such-model' not found") as caught:
             call("hi") if call == llm.chat else call()
@@ -136,7 +140,7 @@ def test_a_dead_server_is_an_llm_error_naming_the_address(case, fake):
     if "OPENAI_BASE_URL" in env:
         env["OPENAI_BASE_URL"] = dead + "/v1"
     with pytest.raises(LLMError, match="cannot reach") as caught:
-        case.llm_cls(case.model, TIMEOUT, env).chat("hi")
+        case.make(case.model, env).chat("hi")
     assert "127.0.0.1:9" in str(caught.value)
 
 
@@ -167,7 +171,7 @@ def test_a_missing_key_fails_at_creation_naming_the_variable(case):
         pytest.skip("Ollama needs no key")
     variable = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}[case.name]
     with pytest.raises(LLMError, match=f"{variable} is not set"):
-        case.llm_cls(case.model, TIMEOUT, {})
+        case.make(case.model, {})
 
 
 @pytest.mark.parametrize(

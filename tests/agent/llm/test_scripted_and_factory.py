@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from agent.config_sections import LLMSettings
 from agent.errors import ConfigError, LLMError
 from agent.llm import PROVIDERS, create_llm
 from agent.llm.base import BaseLLM
@@ -32,7 +33,7 @@ def test_create_llm_builds_each_provider_lazily(tmp_path):
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(["scripted hello"]))
     env = {"OPENAI_API_KEY": "k", "GEMINI_API_KEY": "k", "SAFECLAW_SCRIPTED_REPLIES": str(replies)}
-    built = {name: create_llm(name, "", 5.0, env) for name in PROVIDERS}
+    built = {name: create_llm(LLMSettings.from_env(env, provider=name)) for name in PROVIDERS}
     assert {name: llm.name for name, llm in built.items()} == {name: name for name in PROVIDERS}
     assert all(isinstance(llm, BaseLLM) for llm in built.values())
     assert built["ollama"].model == "llama3.1:8b"
@@ -43,7 +44,7 @@ def test_create_llm_builds_each_provider_lazily(tmp_path):
 
 def test_unknown_provider_is_a_config_error_listing_the_known_ones():
     with pytest.raises(ConfigError) as caught:
-        create_llm("claude-please", "", 5.0, {})
+        create_llm(LLMSettings(provider="claude-please"))
     for name in PROVIDERS:
         assert name in str(caught.value)
 
@@ -59,36 +60,37 @@ def test_a_bad_scripted_replies_file_is_a_config_error_naming_it(tmp_path, conte
     if content is not None:
         path.write_text(content)
     with pytest.raises(ConfigError, match=problem) as caught:
-        create_llm("scripted", "", 5.0, {"SAFECLAW_SCRIPTED_REPLIES": str(path)})
+        create_llm(LLMSettings(provider="scripted", scripted_replies=str(path)))
     assert str(path) in str(caught.value)
 
 
 def test_scripted_without_a_replies_file_starts_empty():
-    llm = create_llm("scripted", "", 5.0, {})
+    llm = create_llm(LLMSettings(provider="scripted"))
     with pytest.raises(LLMError, match="script exhausted"):
         llm.chat("x")
 
 
 def test_choose_keeps_ollama_when_it_answers():
     with FakeOllama() as fake:
-        assert choose_provider("ollama", {"OLLAMA_HOST": fake.url}) == ("ollama", None)
+        assert choose_provider(LLMSettings.from_env({"OLLAMA_HOST": fake.url})) == ("ollama", None)
         assert any(r.path == "/api/tags" for r in fake.requests)
 
 
 def test_choose_falls_back_to_local_when_ollama_is_dead_and_no_key_is_set():
-    provider, reason = choose_provider("ollama", {"OLLAMA_HOST": DEAD})
+    provider, reason = choose_provider(LLMSettings.from_env({"OLLAMA_HOST": DEAD}))
     assert provider == "local"
     assert reason and "127.0.0.1:9" in reason and "ollama serve" in reason
 
 
 @pytest.mark.parametrize("key", ["OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"])
 def test_choose_keeps_ollama_when_a_cloud_key_is_set(key):
-    assert choose_provider("ollama", {"OLLAMA_HOST": DEAD, key: "x"}) == ("ollama", None)
+    assert choose_provider(LLMSettings.from_env({"OLLAMA_HOST": DEAD, key: "x"})) == ("ollama", None)
 
 
 @pytest.mark.parametrize("configured", ["openai", "gemini", "local", "scripted"])
 def test_choose_never_overrides_another_configured_provider(configured):
-    assert choose_provider(configured, {"OLLAMA_HOST": DEAD}) == (configured, None)
+    settings = LLMSettings.from_env({"OLLAMA_HOST": DEAD}, provider=configured)
+    assert choose_provider(settings) == (configured, None)
 
 
 def test_select_cli_prints_provider_on_stdout_and_reason_on_stderr():
