@@ -2,6 +2,7 @@
 
 import pytest
 
+from agent.config_sections import LLMSettings
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.ollama.llm import OllamaLLM
 from agent.llm.openai.llm import OpenAILLM
@@ -14,20 +15,24 @@ from tests.support.fake_openai import FakeOpenAI
 LONG_PROMPT = "word " * 400  # an estimate from this text would be about 500 tokens, not 10
 
 
+def llm_settings(provider: str, env: dict[str, str]) -> LLMSettings:
+    return LLMSettings.from_env(env, provider=provider, timeout=2.0)
+
+
 @pytest.mark.parametrize(
     ("fake_cls", "make"),
     [
-        (FakeOllama, lambda f: OllamaLLM("llama3.1:8b", 2.0, {"OLLAMA_HOST": f.url})),
+        (FakeOllama, lambda f: OllamaLLM(llm_settings("ollama", {"OLLAMA_HOST": f.url}))),
         (
             FakeOpenAI,
             lambda f: OpenAILLM(
-                "gpt-4o-mini", 2.0, {"OPENAI_BASE_URL": f.base_url, "OPENAI_API_KEY": "sk-" + "test"}
+                llm_settings("openai", {"OPENAI_BASE_URL": f.base_url, "OPENAI_API_KEY": "sk-" + "test"})
             ),
         ),
         (
             FakeGemini,
             lambda f: GeminiLLM(
-                "gemini-2.5-flash", 2.0, {"GEMINI_BASE_URL": f.url, "GEMINI_API_KEY": "g-" + "test"}
+                llm_settings("gemini", {"GEMINI_BASE_URL": f.url, "GEMINI_API_KEY": "g-" + "test"})
             ),
         ),
     ],
