@@ -105,9 +105,15 @@ def push(admin: redis.Redis, keys, action: str, params: dict, ttl: float = 120,
 
 
 def reply_of(admin: redis.Redis, keys, command_id: str, timeout: float = 60) -> dict:
-    popped = admin.blpop([keys.response(command_id)], timeout=timeout)
-    assert popped is not None, f"no reply for {command_id}"
-    return json.loads(popped[1])
+    # Short blocking pops: one long BLPOP would outlive the admin client's socket timeout
+    # on a loaded machine and fail as a socket error rather than "no reply".
+    deadline = time.monotonic() + timeout
+    while True:
+        wait = max(1, min(5, round(deadline - time.monotonic())))
+        popped = admin.blpop([keys.response(command_id)], timeout=wait)
+        if popped is not None:
+            return json.loads(popped[1])
+        assert time.monotonic() < deadline, f"no reply for {command_id}"
 
 
 def note_lines(data_dir: Path) -> list[dict]:
