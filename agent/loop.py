@@ -20,12 +20,12 @@ from agent.config_sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, ToolCodeError
 from agent.llm.base import BaseLLM
-from agent.prompt import PromptInputs, build_prompt
+from agent.prompt import PromptInputs, render_prompt
+from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
 from agent.workspace import Workspace
 
 log = logging.getLogger("safeclaw.agent.loop")
-MAX_FOLLOW_UPS = 4
 Observation = dict[str, Any]
 
 
@@ -94,21 +94,19 @@ class AgentLoop:
 
     def action_schemas(self) -> dict[str, dict[str, Any]]:
         """Params schemas of every action the LLM may name: local ones it has, router ones listed."""
-        schemas: dict[str, dict[str, Any]] = {}
-        for entry in self.workspace.read_catalogue("router_actions.json"):
-            schemas[entry["name"]] = entry.get("params") or {"type": "object"}
-        for entry in self.workspace.read_catalogue("agent_action.json"):
-            if entry["name"] in self.local:
-                schemas[entry["name"]] = entry.get("params") or {"type": "object"}
-        return schemas
+        return self.snapshot("").schemas
+
+    def snapshot(self, conversation: str) -> TurnSnapshot:
+        """The workspace as one turn sees it, read once."""
+        return TurnSnapshot.load(self.workspace, self.llm.prompt_template, conversation, set(self.local))
 
     def run_turn(self, conversation: str, user_message: str, outside_author: str | None = None) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner."""
         with self._lock, cost_label(conversation):
-            history = self.workspace.load_history(conversation)
-            self.workspace.begin_turn(conversation, user_message, outside_author)
-            result = self._think_act_observe(conversation, user_message, history, outside_author)
-            self.workspace.finish_turn(conversation, result.reply)
+            snapshot = self.snapshot(conversation)
+            turns = self.workspace.begin_turn(conversation, user_message, outside_author, snapshot.history)
+            result = self._think_act_observe(conversation, user_message, snapshot, outside_author)
+            self.workspace.finish_turn(conversation, result.reply, turns)
             return result
 
     def run_actions(
@@ -135,21 +133,19 @@ class AgentLoop:
             self.workspace.clear_history(conversation)
 
     def _think_act_observe(
-        self, conversation: str, user_message: str, history: list[dict[str, Any]], outside_author: str | None
+        self, conversation: str, user_message: str, snapshot: TurnSnapshot, outside_author: str | None
     ) -> TurnResult:
-        schemas = self.action_schemas()
-        artifact = self.workspace.load_artifact()
+        schemas, artifact, history = snapshot.schemas, snapshot.artifact, snapshot.history
         steps: list[dict[str, Any]] = []
         format_errors = 0
         last_message = ""
         done: set[str] = set()  # actions that succeeded this turn; a repeat is not run again
         turn_id = uuid.uuid4().hex
         for step in range(1, self.limits.max_steps + 1):
-            prompt = build_prompt(
-                self.workspace,
-                self.llm.prompt_template,
-                PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author),
+            prompt = render_prompt(
+                snapshot, PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author)
             )
+            self.workspace.write_prompt_cache(prompt)
             try:
                 raw = self.llm.chat(prompt)
             except LLMError as exc:
@@ -184,6 +180,8 @@ class AgentLoop:
             last_message = parsed.message or last_message
             seen = outside_sources(artifact, conversation)
             results = self._execute_all(parsed.actions, conversation, done, outside_author, seen)
+            if any(r["action"] in OWN_DATA_ACTIONS and r["status"] == "ok" for r in results):
+                snapshot.memory = self.workspace.load_memory()  # the next step sees what was remembered
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
             if not self.llm.observes_results:
@@ -211,11 +209,8 @@ class AgentLoop:
         outside_author: str | None = None,
         seen: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        queue = list(actions)
         results: list[dict[str, Any]] = []
-        follow_ups = 0
-        while queue:
-            action = queue.pop(0)
+        for action in actions:
             key = json.dumps([action.name, action.params], sort_keys=True)
             if key in done:
                 results.append(
@@ -231,11 +226,6 @@ class AgentLoop:
             if observation.get("status") in ("ok", "unknown", "pending_approval"):
                 done.add(key)
             results.append(observation)
-            for follow in observation.pop("follow_up", []) or []:
-                if follow_ups >= MAX_FOLLOW_UPS or follow.get("name") not in self.local:
-                    continue
-                follow_ups += 1
-                queue.append(Action(follow["name"], dict(follow.get("params") or {})))
         return results
 
     def execute(
@@ -265,13 +255,9 @@ class AgentLoop:
             except Exception as exc:  # an action's bug must not end the turn
                 log.exception("local action %s crashed", action.name)
                 return {**base, "status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
-            follow_up = result.pop("follow_up", None)
-            observation = {**base, "status": "ok", "result": result}
-            if follow_up:
-                observation["follow_up"] = follow_up
-            return observation
+            return {**base, "status": "ok", "result": result}
         reply = self.router.call(action.name, action.params, conversation)
-        # Only a local action may chain another: a router reply carries outside data.
+        # Only what an observation holds: a router reply cannot add keys the loop acts on.
         return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
 
     @staticmethod

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
 from agent.memory import select as select_memory
+from agent.snapshot import TurnSnapshot
 from agent.workspace import Workspace
 from protocol.untrusted import fence, neutralise, sanitise_text, sanitise_value
 
@@ -150,18 +151,22 @@ def memory_context(inputs: PromptInputs) -> str:
     return " ".join([inputs.user_message, *recent])
 
 
-def build_prompt(workspace: Workspace, template_name: str, inputs: PromptInputs) -> str:
-    """Fill the template and write the result to output/prompt_cache.txt."""
-    template = workspace.read_template(template_name)
+def render_prompt(snapshot: TurnSnapshot, inputs: PromptInputs) -> str:
+    """Fill the snapshot's template: no file is read here (the turn read them once)."""
     values = {
-        "SOUL_CONTENT": workspace.read_template("SOUL.md").strip(),
-        "MEMORY_CONTENT": render_memory(workspace.load_memory(), memory_context(inputs)),
+        "SOUL_CONTENT": snapshot.soul,
+        "MEMORY_CONTENT": render_memory(snapshot.memory, memory_context(inputs)),
         "ARTIFACT": render_artifact(inputs.artifact, inputs.conversation, inputs.turn_id),
         "USER_INPUT_HISTORY": render_history(inputs.history),
-        "AGENT_ACTIONS": render_catalogue(workspace.read_catalogue("agent_action.json")),
-        "ROUTER_ACTIONS": render_catalogue(workspace.read_catalogue("router_actions.json")),
+        "AGENT_ACTIONS": render_catalogue(snapshot.agent_actions),
+        "ROUTER_ACTIONS": render_catalogue(snapshot.router_actions),
         "USER_MESSAGE": render_message(inputs.user_message, inputs.outside_author),
     }
-    prompt = fill_template(template, values)
+    return fill_template(snapshot.template, values)
+
+
+def build_prompt(workspace: Workspace, template_name: str, inputs: PromptInputs) -> str:
+    """Read the workspace, fill the template, write the result to output/prompt_cache.txt."""
+    prompt = render_prompt(TurnSnapshot.load(workspace, template_name, inputs.conversation), inputs)
     workspace.write_prompt_cache(prompt)
     return prompt

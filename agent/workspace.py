@@ -166,18 +166,31 @@ class Workspace:
         data = {"conversation": conversation, "turns": turns[-HISTORY_PAIRS:]}
         write_json_atomic(self.history_path(conversation), data)
 
-    def begin_turn(self, conversation: str, user: str, outside_author: str | None = None) -> None:
-        """Record the user's message before thinking, so a crash mid-turn loses nothing they wrote."""
-        turns = self.load_history(conversation)
+    def begin_turn(
+        self,
+        conversation: str,
+        user: str,
+        outside_author: str | None = None,
+        history: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Record the user's message before thinking, so a crash mid-turn loses nothing they wrote.
+
+        `history`: the turns already read this turn (else read here). Returns the turns saved."""
+        turns = list(self.load_history(conversation) if history is None else history)
         turn: dict[str, Any] = {"user": user, "response": None, "at": time.time()}
         if outside_author:
             turn["outside_author"] = outside_author
         turns.append(turn)
         self._save_history(conversation, turns)
+        return turns
 
-    def finish_turn(self, conversation: str, response: str) -> None:
-        """Set the reply of the turn `begin_turn` opened (or append one if it is gone)."""
-        turns = self.load_history(conversation)
+    def finish_turn(
+        self, conversation: str, response: str, turns: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Set the reply of the turn `begin_turn` opened (or append one if it is gone).
+
+        `turns`: what `begin_turn` returned (the turn runs under the loop's lock; else read here)."""
+        turns = list(self.load_history(conversation) if turns is None else turns)
         if turns and turns[-1].get("response") is None:
             turns[-1]["response"] = response
         else:

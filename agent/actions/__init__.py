@@ -1,8 +1,8 @@
 """Local actions: what the agent does itself. Each is `fn(params, ctx) -> result dict`.
 
-A result may carry `follow_up`: a list of actions ({"name", "params"}) that run next in the
-same turn (browser vision asks for a summary of the page it saved). An action's expected
-failure raises `ActionError`; the loop shows its message to the LLM as an observation.
+An action that needs another calls it directly (browser vision summarises the page it saved).
+An action's expected failure raises `ActionError`; the loop shows its message to the LLM as an
+observation.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 The page is opened through Selenium: a remote WebDriver at REMOTE_BROWSER_SERVER (a Selenium
 Grid or a standalone chromedriver) when set, else a local Chromium driven by its chromedriver,
 both binaries given by path so Selenium Manager never tries to download anything.
-It saves the HTML, a screenshot and the visible text under output/, and asks for the
-_LLM_SUMMARY follow-up of the text. The page text is untrusted: the result carries none of
-it (only a sanitised title and the sanitiser's flags); the summary step sanitises and fences it.
+It saves the HTML, a screenshot and the visible text under output/, and summarises the text
+itself (`llm_summary`, in the same turn). The page text is untrusted: the result carries none of
+it (only a sanitised title, the sanitiser's flags and the summary, made from the text sanitised
+and fenced).
 """
 
 from __future__ import annotations
@@ -320,5 +321,18 @@ def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
         "consent_dismissed": len(capture.consent_clicked),
         "flagged": bool(reasons),
         "flag_reasons": reasons,
-        "follow_up": [{"name": "_LLM_SUMMARY", "params": {"content": files["txt"]}}],
+        **summarise(files["txt"], ctx),
     }
+
+
+def summarise(text_file: str, ctx: ActionContext) -> dict[str, Any]:
+    """The page's summary (as _LLM_SUMMARY gives it); a failed summary leaves the visit saved."""
+    from agent.actions.summary import llm_summary
+    from agent.errors import AgentError
+
+    try:
+        summary = llm_summary({"content": text_file}, ctx)
+    except AgentError as exc:  # an LLM failure, the budget: the page is saved, say why no summary
+        return {"summary_error": str(exc)}
+    return {"summary": summary["output"], **({"summary_source_flagged": summary["source_flagged"]}
+                                             if "source_flagged" in summary else {})}

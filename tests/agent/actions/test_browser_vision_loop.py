@@ -69,11 +69,11 @@ def test_injected_page_reaches_prompts_defused_and_the_router_gets_only_what_the
 
     assert result.reply == "Here is the summary; posting it needs your approval."
     assert router.calls == [("CREATE_POST", post, "console")]
-    vision, summary = result.observations[0]["results"]
+    [vision] = result.observations[0]["results"]
     assert vision["action"] == "_BROWSER_VISION" and vision["status"] == "ok"
     assert vision["result"]["flagged"] is True
-    assert summary["action"] == "_LLM_SUMMARY" and summary["status"] == "ok"
-    assert summary["result"]["source_flagged"]
+    assert vision["result"]["summary"] == "A soup recipe. The page also tries to instruct AI agents."
+    assert vision["result"]["summary_source_flagged"]
 
     assert len(llm.prompts) == 4
     summary_prompt = llm.prompts[1]

@@ -1,0 +1,51 @@
+"""One read of the workspace per turn: templates, catalogues, memory, history and the artifact.
+
+A turn loads a `TurnSnapshot` once and builds every step's prompt from it; only what the turn
+itself changes is updated in it (the artifact it saves, memory after a memory action), so a
+two-step turn reads each file once instead of once per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.workspace import Workspace
+
+
+@dataclass
+class TurnSnapshot:
+    template: str  # PROMPT.md (or the provider's own template)
+    soul: str
+    memory: dict[str, Any]
+    agent_actions: list[dict[str, Any]]
+    router_actions: list[dict[str, Any]]
+    history: list[dict[str, Any]]  # the conversation's turns before this one
+    artifact: dict[str, Any]
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # params of each action the LLM may name
+
+    @classmethod
+    def load(
+        cls, workspace: Workspace, template_name: str, conversation: str, local_names: set[str] | None = None
+    ) -> TurnSnapshot:
+        snapshot = cls(
+            template=workspace.read_template(template_name),
+            soul=workspace.read_template("SOUL.md").strip(),
+            memory=workspace.load_memory(),
+            agent_actions=workspace.read_catalogue("agent_action.json"),
+            router_actions=workspace.read_catalogue("router_actions.json"),
+            history=workspace.load_history(conversation),
+            artifact=workspace.load_artifact(),
+        )
+        snapshot.schemas = snapshot.action_schemas(local_names)
+        return snapshot
+
+    def action_schemas(self, local_names: set[str] | None) -> dict[str, dict[str, Any]]:
+        """Router actions listed, and the local ones the agent has (all listed ones when None)."""
+        schemas: dict[str, dict[str, Any]] = {}
+        for entry in self.router_actions:
+            schemas[entry["name"]] = entry.get("params") or {"type": "object"}
+        for entry in self.agent_actions:
+            if local_names is None or entry["name"] in local_names:
+                schemas[entry["name"]] = entry.get("params") or {"type": "object"}
+        return schemas
