@@ -124,8 +124,10 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
         age = max(0.0, time.time() - float(beat.get("ts") or 0))
         skills = ", ".join(str(s) for s in beat.get("skills") or []) or "none"
         platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
+        dead = beat.get("dead_letter")
+        dead_text = f"; dead-letter list: {dead} command(s) set aside" if isinstance(dead, int) else ""
         checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
-                                  f"skills: {skills}; platforms with credentials: {platforms}"))
+                                  f"skills: {skills}; platforms with credentials: {platforms}{dead_text}"))
     return checks
 
 

@@ -85,7 +85,7 @@ def router_user(keys: Keys, password: str) -> str:
             [
                 f"~{keys.router_prefix}*",
                 "+get", "+set", "+del", "+exists", "+expire", "+ttl", "+incr", "+incrby",
-                "+lpush", "+rpush", "+lrange", "+lrem", "+lindex", "+llen", "+lmove",
+                "+lpush", "+rpush", "+lrange", "+lrem", "+lindex", "+llen", "+lmove", "+ltrim",
             ],
             [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
             [f"%R~{keys.kill_switch}", "+get"],

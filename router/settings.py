@@ -45,6 +45,8 @@ class RouterSettings:
     log_level: str = "INFO"
     heartbeat_ttl: int = 15  # seconds; a router whose heartbeat is gone has its commands recovered
     idempotency_ttl: int = 7 * 24 * 3600  # seconds a side-effecting command's record is kept
+    dead_letter_max: int = 1000  # entries kept in the dead-letter list (newest)
+    dead_letter_ttl: int = 7 * 24 * 3600  # seconds an entry is kept
     block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
     test_hooks: bool = False  # SAFECLAW_TEST_HOOKS=1 enables slow/crashing NOTE params for tests
     audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
@@ -102,6 +104,8 @@ class RouterSettings:
             log_file=_path(env.get("ROUTER_LOG_FILE"), REPO_ROOT / "logs" / "router.log"),
             log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
             heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
+            dead_letter_max=_int(env, "ROUTER_DEAD_LETTER_MAX", 1000, minimum=1),
+            dead_letter_ttl=_int(env, "ROUTER_DEAD_LETTER_TTL", 7 * 24 * 3600, minimum=60),
             test_hooks=_bool(env, "SAFECLAW_TEST_HOOKS"),
             audit_dir=audit_directory(env),
             audit_max_bytes=_int(env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024),

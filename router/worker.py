@@ -32,6 +32,7 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.credentials import platforms_with_credentials, secret_values
+from router.dead_letter import DeadLetters
 from router.errors import ConfigError
 from router.pipeline import Pipeline, Planned, decode
 from router.policy import Policy
@@ -66,6 +67,9 @@ class Worker:
         self.policy = Policy(settings, self.skills)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
         self.processing = self.keys.processing(settings.router_id)
+        self.dead_letters = DeadLetters(
+            self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
+        )
         self.conn = connect(settings)
         self.started_at = time.time()
         self._stop = threading.Event()
@@ -123,8 +127,9 @@ class Worker:
         self._failures = 0
 
     # -- heartbeat -------------------------------------------------------------------------
-    def heartbeat_value(self) -> str:
+    def heartbeat_value(self, dead_letters: int | None = None) -> str:
         return json.dumps({
+            "dead_letter": dead_letters,
             "router_id": self.settings.router_id, "pid": os.getpid(), "started_at": self.started_at,
             "ts": time.time(), "skills": sorted(self.skills),
             "platforms_with_credentials": platforms_with_credentials(self.credentials),
@@ -136,7 +141,8 @@ class Worker:
         try:
             while not self._stop.is_set():
                 with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
-                    conn.set(key, self.heartbeat_value(), ex=self.settings.heartbeat_ttl)
+                    size = self.dead_letters.size(conn)
+                    conn.set(key, self.heartbeat_value(size), ex=self.settings.heartbeat_ttl)
                 self._stop.wait(self.settings.heartbeat_ttl / 3)
         finally:
             conn.close()
@@ -149,6 +155,7 @@ class Worker:
     def _recover(self) -> None:
         """Re-handle what is left in our list, then take over the lists of dead routers. Each step
         is contained: one item that cannot be handled is dead-lettered, never a stop."""
+        self.dead_letters.age_out(self.conn)
         for raw in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
             log.info("recovering a command left in %s", self.processing)
             self._handle(as_bytes(raw), recovering=True)
@@ -298,7 +305,7 @@ class Worker:
         }, ensure_ascii=False))
 
         def write(pipe: redis.client.Pipeline) -> None:
-            pipe.lpush(self.keys.dead_letter, utf8(entry))
+            self.dead_letters.push(pipe, utf8(entry))
             if reply_id is None:
                 pipe.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 

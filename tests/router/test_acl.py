@@ -73,6 +73,7 @@ ROUTER_ALLOWED = [
     ("get idempotency", lambda c: c.get(KEYS.idempotency("c1"))),
     ("incr attempts", lambda c: c.incr(KEYS.attempts("c1"))),
     ("lpush dead letter", lambda c: c.lpush(KEYS.dead_letter, "x")),
+    ("ltrim dead letter", lambda c: c.ltrim(KEYS.dead_letter, 0, 99)),
     ("set heartbeat", lambda c: c.set(HB, "{}", ex=10)),
     ("scan", lambda c: c.scan(0, match=KEYS.processing("*"))),
     ("lpush response", lambda c: c.lpush(RESP, "reply")),
