@@ -48,7 +48,6 @@ class RouterSettings:
     dead_letter_max: int = 1000  # entries kept in the dead-letter list (newest)
     dead_letter_ttl: int = 7 * 24 * 3600  # seconds an entry is kept
     block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
-    test_hooks: bool = False  # SAFECLAW_TEST_HOOKS=1 enables slow/crashing NOTE params for tests
     audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
     audit_max_bytes: int = 10 * 1024 * 1024  # rotate the active audit file past this size
     approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
@@ -106,7 +105,6 @@ class RouterSettings:
             heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
             dead_letter_max=_int(env, "ROUTER_DEAD_LETTER_MAX", 1000, minimum=1),
             dead_letter_ttl=_int(env, "ROUTER_DEAD_LETTER_TTL", 7 * 24 * 3600, minimum=60),
-            test_hooks=_bool(env, "SAFECLAW_TEST_HOOKS"),
             audit_dir=audit_directory(env),
             audit_max_bytes=_int(env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024),
             approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", 24 * 3600, minimum=60),

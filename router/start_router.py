@@ -11,6 +11,7 @@ import argparse
 import logging
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 
@@ -22,7 +23,7 @@ from router.credentials import load_credentials, platforms_with_credentials, sec
 from router.errors import ConfigError  # noqa: E402
 from router.logs import setup_logging  # noqa: E402
 from router.redaction import Redactor  # noqa: E402
-from router.registry import discover_skills  # noqa: E402
+from router.registry import Skill, discover_skills  # noqa: E402
 from router.settings import DEFAULT_ENV_FILE, RouterSettings  # noqa: E402
 from router.worker import Worker  # noqa: E402
 
@@ -43,7 +44,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, extra_skills: Mapping[str, Skill] | None = None) -> int:
+    """`extra_skills` lets a test run the real entry point with skills of its own."""
     args = parse_args(argv)
     try:
         settings = RouterSettings.load(args.env_file)
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     setup_logging(settings.log_file, settings.log_level, redactor)
     try:
-        skills = discover_skills()
+        skills = {**discover_skills(), **(extra_skills or {})}
     except (ImportError, TypeError, ValueError) as exc:
         log.exception("cannot load the skills: %s", exc)
         return 2

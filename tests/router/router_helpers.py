@@ -19,15 +19,16 @@ from router.settings import RouterSettings
 from router.skills.note.skill import SKILL as NOTE
 from router.skills.ping.skill import SKILL as PING
 from router.worker import Worker
+from tests.support.router_test_skills import TEST_SKILLS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MY_SKILLS: dict[str, Skill] = {"PING": PING, "NOTE": NOTE}
+MY_SKILLS: dict[str, Skill] = {"PING": PING, "NOTE": NOTE, **TEST_SKILLS}
 
 
 def router_env(router_url: str, data_dir: Path, router_id: str = "r1", **extra: str) -> dict[str, str]:
     env = {
         "REDIS_URL": router_url, "ROUTER_ID": router_id, "ROUTER_DATA_DIR": str(data_dir),
-        "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"), "SAFECLAW_TEST_HOOKS": "1",
+        "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"),
         "ROUTER_HEARTBEAT_TTL": "3",
     }
     env.update(extra)
@@ -59,12 +60,17 @@ class WorkerThread:
 class RouterProcess:
     """`python router/start_router.py` as a real subprocess with its own env."""
 
-    def __init__(self, env: dict[str, str], cwd: Path = REPO_ROOT) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path = REPO_ROOT, test_skills: bool = True) -> None:
         full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log_path = Path(env["ROUTER_DATA_DIR"]) / f"{env['ROUTER_ID']}.stderr"
         self._stderr = open(self.log_path, "ab")  # noqa: SIM115 - closed in wait()
+        # With test skills: the real entry point, run by a launcher that adds SLOW_NOTE.
+        command = ([sys.executable, "-m", "tests.support.router_test_skills"] if test_skills
+                   else [sys.executable, str(REPO_ROOT / "router" / "start_router.py")])
+        if test_skills:
+            full_env["PYTHONPATH"] = str(REPO_ROOT)
         self.process = subprocess.Popen(
-            [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
+            [*command, "--env-file", "/nonexistent.env"],
             env=full_env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=self._stderr,
         )
 

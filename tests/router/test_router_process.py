@@ -35,7 +35,7 @@ def routers():
     started = []
 
     def start(env, cwd=REPO_ROOT):
-        process = RouterProcess(env, cwd)
+        process = RouterProcess(env, cwd, test_skills=cwd == REPO_ROOT)
         started.append(process)
         return process
 
@@ -71,7 +71,7 @@ def test_sigkill_mid_note_then_restart_runs_it_at_most_once(redis_urls, admin, r
     client = RouterClient(redis_urls.agent_url, keys, timeout=60)
     outcome = {}
     caller = threading.Thread(
-        target=lambda: outcome.update(client.call("NOTE", {"text": "slow", "delay_seconds": 5}, "console")))
+        target=lambda: outcome.update(client.call("SLOW_NOTE", {"text": "slow", "delay_seconds": 5}, "console")))
     caller.start()
     wait_until(lambda: admin.keys(keys.idempotency("*")), "the NOTE to start")
     first.process.kill()
@@ -89,7 +89,7 @@ def test_sigterm_finishes_command_in_hand_and_exits_zero(redis_urls, admin, rout
     keys = redis_urls.keys
     process = routers(router_env(redis_urls.router_url, tmp_path))
     wait_heartbeat(admin, keys, "r1", process)
-    in_hand = push(admin, keys, "NOTE", {"text": "in hand", "delay_seconds": 2})
+    in_hand = push(admin, keys, "SLOW_NOTE", {"text": "in hand", "delay_seconds": 2})
     wait_until(lambda: admin.exists(keys.idempotency(in_hand)), "the NOTE to start")
     queued = push(admin, keys, "PING", {})
     process.signal(signal.SIGTERM)

@@ -125,7 +125,7 @@ def test_poison_command_dead_lettered_after_max_attempts(redis_urls, admin, keys
 
 def test_a_crashing_side_effect_is_never_retried(redis_urls, admin, keys, tmp_path):
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path, ROUTER_MAX_ATTEMPTS="3")):
-        envelope = CommandEnvelope.new("NOTE", {"text": "x", "crash": True}, "t", ttl_seconds=120)
+        envelope = CommandEnvelope.new("SLOW_NOTE", {"text": "x", "crash": True}, "t", ttl_seconds=120)
         admin.lpush(keys.command_queue, envelope.to_json())
         reply = reply_of(admin, keys, envelope.id)
         admin.lpush(keys.command_queue, envelope.to_json())  # delivered again
@@ -133,14 +133,15 @@ def test_a_crashing_side_effect_is_never_retried(redis_urls, admin, keys, tmp_pa
     assert reply["status"] == "unknown" and reply["error"] == "crashed"
     assert again == reply  # a re-delivered copy gets the stored answer, and nothing runs
     [entry] = [json.loads(e) for e in admin.lrange(keys.dead_letter, 0, -1)]
-    assert entry["action"] == "NOTE" and "not retried" in entry["reason"]
+    assert entry["action"] == "SLOW_NOTE" and "not retried" in entry["reason"]
 
 
-def test_test_hooks_refused_when_off(redis_urls, admin, keys, tmp_path):
-    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, SAFECLAW_TEST_HOOKS="0")):
-        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x", "crash": True}))
-    assert reply["status"] == "error" and reply["error"] == "invalid_params"
-    assert admin.llen(keys.dead_letter) == 0
+@pytest.mark.parametrize("hook", [{"crash": True}, {"delay_seconds": 1}])
+def test_the_shipped_note_has_no_test_hooks(redis_urls, admin, keys, tmp_path, hook):
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x", **hook}))
+    assert reply["status"] == "denied" and reply["error"] == "invalid_params"
+    assert admin.llen(keys.dead_letter) == 0 and note_lines(tmp_path) == []
 
 
 def plant_in_processing(admin, keys, router_id, envelope, record=None):
@@ -208,7 +209,7 @@ def test_heartbeat_lists_skills_and_platforms(redis_urls, admin, keys, tmp_path)
     credentials = {"MOLTBOOK_API_KEY": "moltbook-key-123"}
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path), credentials=credentials):
         beat = json.loads(wait_until(lambda: admin.get(keys.router_heartbeat("r1")), "a heartbeat"))
-    assert beat["skills"] == ["NOTE", "PING"] and beat["platforms_with_credentials"] == ["moltbook"]
+    assert beat["skills"] == ["NOTE", "PING", "SLOW_NOTE"] and beat["platforms_with_credentials"] == ["moltbook"]
     assert beat["router_id"] == "r1" and beat["ts"] >= beat["started_at"]
     assert admin.get(keys.router_heartbeat("r1")) is None  # removed on a clean stop
 

@@ -26,7 +26,7 @@ def auth_test(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="AUTH_TEST",
-    description="Check that the platform's credentials work; returns the account's handle and id.",
+    description="Check that a platform's credentials work; returns your handle and account id.",
     schema=SCHEMA,
     side_effect=False,
     run=auth_test,

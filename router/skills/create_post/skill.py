@@ -55,7 +55,12 @@ def create_post_effect(params: dict[str, Any]) -> Effect:
 
 SKILL = Skill(
     name="CREATE_POST",
-    description="Publish a post, reply or quote on a social platform; returns its id and public URL.",
+    description=(
+        "Publish a post on a social platform (bsky, mastodon, reddit, x, moltbook). Text over the "
+        "platform's limit is cut to fit (result says truncated: true). Optional: url (a link), reply_to "
+        "(post id or URL to reply to), quote (post id or URL to quote), subreddit and title (Reddit). "
+        "Returns the new post's id and public URL."
+    ),
     schema=SCHEMA,
     side_effect=True,
     run=create_post,

@@ -29,7 +29,7 @@ def delete_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="DELETE_POST",
-    description="Delete one of the account's own posts by id or URL.",
+    description="Delete one of your own posts by its id or URL.",
     schema=SCHEMA,
     side_effect=True,
     run=delete_post,

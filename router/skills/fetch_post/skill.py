@@ -35,7 +35,10 @@ def fetch_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="FETCH_POST",
-    description="Read one public Bluesky post (by bsky.app URL or at:// URI) and its direct replies.",
+    description=(
+        "Read one public Bluesky post and its direct replies, by url "
+        "(https://bsky.app/profile/<handle>/post/<rkey>) or post_id (at:// URI)."
+    ),
     schema=SCHEMA,
     side_effect=False,
     run=fetch_post,

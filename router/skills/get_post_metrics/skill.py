@@ -28,7 +28,7 @@ def get_post_metrics(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any
 
 SKILL = Skill(
     name="GET_POST_METRICS",
-    description="Counts of likes, reposts/boosts and replies of a post by id or URL.",
+    description="Likes, reposts/boosts and replies of a post by its id or URL.",
     schema=SCHEMA,
     side_effect=False,
     run=get_post_metrics,

@@ -26,7 +26,9 @@ def get_profile(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="GET_PROFILE",
-    description="Read the account's own profile: handle, display name, bio and counts.",
+    description=(
+        "Read your own profile on a platform: handle, display name, bio, follower/following/post counts."
+    ),
     schema=SCHEMA,
     side_effect=False,
     run=get_profile,

@@ -29,7 +29,7 @@ def like_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="LIKE_POST",
-    description="Like (favourite, upvote) a post by id or URL.",
+    description="Like (favourite/upvote) a post by its id or URL.",
     schema=SCHEMA,
     side_effect=True,
     run=like_post,

@@ -29,7 +29,10 @@ def moltbook_comment(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any
 
 SKILL = Skill(
     name="MOLTBOOK_COMMENT",
-    description="Comment on a Moltbook post by id or URL; returns the comment id and the post's URL.",
+    description=(
+        "Comment on a Moltbook post: {\"post_id\": \"<id or https://www.moltbook.com/post/<id>>\", \"text\": "
+        "\"...\"}. Returns the comment id and the post URL."
+    ),
     schema=SCHEMA,
     side_effect=True,
     run=moltbook_comment,

@@ -1,8 +1,4 @@
-"""NOTE: append a note to `<data_dir>/notes.jsonl`, a file the router owns (a side effect).
-
-Two test hooks, refused unless SAFECLAW_TEST_HOOKS=1: `delay_seconds` (sleep before writing, so a
-test can kill the router mid-run) and `crash` (raise, for the poison-command test).
-"""
+"""NOTE: append a note to `<data_dir>/notes.jsonl`, a file the router owns (a side effect)."""
 
 from __future__ import annotations
 
@@ -12,19 +8,12 @@ import time
 from typing import Any
 
 from router.effects import LOCAL_PLATFORM, Effect, scopes
-from router.errors import SkillError
 from router.registry import Skill, SkillContext
 
 NOTES_FILE = "notes.jsonl"
 
 
 def note(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    hooks = {"delay_seconds", "crash"} & params.keys()
-    if hooks and ctx.env.get("SAFECLAW_TEST_HOOKS") != "1":
-        raise SkillError("invalid_params", f"{', '.join(sorted(hooks))}: test hooks are off on this router")
-    if params.get("crash"):
-        raise RuntimeError("NOTE crash requested by a test hook")
-    time.sleep(float(params.get("delay_seconds", 0)))
     if ctx.dry_run:
         return {"written": False, "would_write": params["text"]}
     line = json.dumps({"id": ctx.command_id, "conversation": ctx.conversation, "text": params["text"],
@@ -48,8 +37,6 @@ SKILL = Skill(
         "type": "object",
         "properties": {
             "text": {"type": "string", "minLength": 1, "maxLength": 2000},
-            "delay_seconds": {"type": "number", "minimum": 0, "maximum": 30},
-            "crash": {"type": "boolean"},
         },
         "required": ["text"],
         "additionalProperties": False,

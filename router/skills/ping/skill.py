@@ -14,7 +14,7 @@ def ping(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 SKILL = Skill(
     name="PING",
-    description="Check that the router is alive.",
+    description="Check that the router is alive. Returns {\"pong\": true}.",
     schema={"type": "object", "properties": {}, "additionalProperties": False},
     side_effect=False,
     run=ping,
