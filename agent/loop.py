@@ -24,6 +24,7 @@ from agent.prompt import PromptInputs, render_prompt
 from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
 from agent.workspace import Workspace
+from protocol import intent_key
 
 log = logging.getLogger("safeclaw.agent.loop")
 Observation = dict[str, Any]
@@ -57,7 +58,9 @@ def outside_sources(artifact: dict[str, Any], conversation: str) -> list[str]:
 class RouterPort(Protocol):
     """How the loop reaches the router: `agent.router_client.RouterClient` or `NoRouter`."""
 
-    def call(self, action: str, params: dict[str, Any], conversation: str) -> dict[str, Any]: ...
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -120,7 +123,7 @@ class AgentLoop:
         (same `execute`, router, artifact and history); `describe` words the reply."""
         with self._lock:
             self.workspace.begin_turn(conversation, text)
-            results = self._execute_all(actions, conversation, set())
+            results = self._execute_all(actions, conversation, set(), turn_id=uuid.uuid4().hex)
             self._save_artifact(
                 conversation, uuid.uuid4().hex, [{"step": 1, "command": text, "results": results}]
             )
@@ -179,7 +182,7 @@ class AgentLoop:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
             seen = outside_sources(artifact, conversation)
-            results = self._execute_all(parsed.actions, conversation, done, outside_author, seen)
+            results = self._execute_all(parsed.actions, conversation, done, outside_author, seen, turn_id)
             if any(r["action"] in OWN_DATA_ACTIONS and r["status"] == "ok" for r in results):
                 snapshot.memory = self.workspace.load_memory()  # the next step sees what was remembered
             steps.append({"step": step, "results": results})
@@ -208,6 +211,7 @@ class AgentLoop:
         done: set[str],
         outside_author: str | None = None,
         seen: list[str] | None = None,
+        turn_id: str = "",
     ) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         for action in actions:
@@ -222,7 +226,7 @@ class AgentLoop:
                     }
                 )
                 continue
-            observation = self.execute(action, conversation, outside_author, seen)
+            observation = self.execute(action, conversation, outside_author, seen, turn_id)
             if observation.get("status") in ("ok", "unknown", "pending_approval"):
                 done.add(key)
             results.append(observation)
@@ -234,8 +238,11 @@ class AgentLoop:
         conversation: str,
         outside_author: str | None = None,
         seen: list[str] | None = None,
+        turn_id: str = "",
     ) -> dict[str, Any]:
         """Run one action and return its observation; a failure is an observation, never a crash.
+        A router action carries its intent key (turn, action, params): the router answers a repeat
+        of it from the first one's record instead of acting twice.
 
         `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt showed."""
         base = {"action": action.name, "params": action.params}
@@ -256,7 +263,8 @@ class AgentLoop:
                 log.exception("local action %s crashed", action.name)
                 return {**base, "status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
             return {**base, "status": "ok", "result": result}
-        reply = self.router.call(action.name, action.params, conversation)
+        intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
+        reply = self.router.call(action.name, action.params, conversation, intent)
         # Only what an observation holds: a router reply cannot add keys the loop acts on.
         return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
 

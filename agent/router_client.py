@@ -40,9 +40,11 @@ class RouterClient:
         )
         self._down = False
 
-    def call(self, action: str, params: dict[str, Any], conversation: str) -> Observation:
-        """Send one command and wait up to `timeout` seconds for its reply."""
-        envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout)
+    def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
+        """Send one command and wait up to `timeout` seconds for its reply. `intent`
+        (`protocol.intent_key(turn, action, params)`) lets the router answer a repeat of the same
+        request from the first one's record instead of acting twice."""
+        envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout, intent=intent)
         deadline = time.monotonic() + self.timeout
         try:
             if not self._send(envelope):
@@ -134,7 +136,7 @@ class RouterClient:
 class NoRouter:
     """The router stand-in when REDIS_URL is unset: every router action says how to connect one."""
 
-    def call(self, action: str, params: dict[str, Any], conversation: str) -> Observation:
+    def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
         return {"status": "error", "error": "router_not_connected",
                 "message": "router not connected: set REDIS_URL in agent/.env and start the router"}
 

@@ -6,8 +6,10 @@ definition of how outside text is made safe to show a model). JSON only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -61,6 +63,9 @@ class Keys:
 
     def idempotency(self, command_id: str) -> str:
         return f"{self.router_prefix}idem:{command_id}"
+
+    def intent(self, intent: str) -> str:
+        return f"{self.router_prefix}intent:{intent}"
 
     def attempts(self, command_id: str) -> str:
         return f"{self.router_prefix}attempts:{command_id}"
@@ -147,6 +152,15 @@ class Keys:
         return f"{self.agent_prefix}notices_inflight"
 
 
+_INTENT = re.compile(r"[A-Za-z0-9_:-]{0,128}")
+
+
+def intent_key(turn: str, action: str, params: dict[str, Any]) -> str:
+    """The intent of `action` with `params` within one turn: the same words, the same key."""
+    canonical = json.dumps([turn, action, params], sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:48]
+
+
 def _now() -> float:
     return time.time()
 
@@ -162,10 +176,13 @@ class CommandEnvelope:
     created_at: float  # unix seconds
     expires_at: float  # unix seconds; past this the router answers `expired` and never runs it
     v: int = PROTOCOL_VERSION
+    # Names what the mind meant (action + params within one turn): a second command with the same
+    # intent is answered from the first one's record instead of acting again. "" = none.
+    intent: str = ""
 
     @classmethod
     def new(
-        cls, action: str, params: dict[str, Any], conversation: str, ttl_seconds: float
+        cls, action: str, params: dict[str, Any], conversation: str, ttl_seconds: float, intent: str = ""
     ) -> CommandEnvelope:
         now = _now()
         return cls(
@@ -175,6 +192,7 @@ class CommandEnvelope:
             conversation=conversation,
             created_at=now,
             expires_at=now + ttl_seconds,
+            intent=intent,
         )
 
     def is_expired(self, now: float | None = None) -> bool:
@@ -195,11 +213,14 @@ class CommandEnvelope:
                 created_at=_finite(data, "created_at"),
                 expires_at=_finite(data, "expires_at"),
                 v=int(data.get("v", PROTOCOL_VERSION)),
+                intent=data.get("intent", ""),
             )
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity
             raise ProtocolError(f"invalid command: {exc}") from None
         if not envelope.id or len(envelope.id) > 128:
             raise ProtocolError("invalid command: id must be 1-128 characters")
+        if not isinstance(envelope.intent, str) or not _INTENT.fullmatch(envelope.intent):
+            raise ProtocolError("invalid command: intent must be up to 128 letters, digits, '_', '-', ':'")
         if envelope.v != PROTOCOL_VERSION:
             raise ProtocolError(
                 f"unsupported protocol version {envelope.v} (this side speaks {PROTOCOL_VERSION})"

@@ -231,6 +231,10 @@ class Worker:
             return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {self.settings.max_attempts} "
                          "times and was set aside for the router's operator (dead-letter list)",
                          error="internal_error"), False
+        if side_effect and envelope.intent:
+            repeat = self._repeat_of(envelope)
+            if repeat is not None:
+                return repeat, True
         if side_effect:
             record = json.dumps({"state": "started", "router_id": self.settings.router_id, "ts": time.time()})
             if not self.conn.set(self.keys.idempotency(envelope.id), record, nx=True,
@@ -243,6 +247,30 @@ class Worker:
             self._dead_letter(raw, envelope.action, outcome.dead_letter, None)
         self._record_outcome(planned, outcome.reply)
         return outcome.reply, side_effect
+
+    def _repeat_of(self, envelope: CommandEnvelope) -> Reply | None:
+        """The answer to a second command of the same intent, from the first one's record; None
+        when this one may run (it is the first, or the first is known not to have acted)."""
+        key = self.keys.intent(envelope.intent)
+        ttl = self.settings.idempotency_ttl
+        if self.conn.set(key, envelope.id, nx=True, ex=ttl):
+            return None
+        first = self.conn.get(key)
+        first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
+        if first_id == envelope.id:
+            return None
+        stored = self.conn.get(self.keys.idempotency(first_id))
+        record = json.loads(stored) if stored is not None else {}
+        reply = record.get("reply") if record.get("state") == "done" else None
+        if isinstance(reply, dict) and reply.get("status") in ("error", "denied", "expired"):
+            self.conn.set(key, envelope.id, ex=ttl)  # the first did not act: this one may
+            return None
+        log.warning("command %s repeats the intent of %s; answering from its record", envelope.id, first_id)
+        if isinstance(reply, dict):
+            return Reply.from_json(json.dumps({**reply, "id": envelope.id, "repeat_of": first_id}))
+        return Reply(envelope.id, Status.UNKNOWN, f"the same {envelope.action} (same params, same turn) was "
+                     f"already sent as command {first_id} and has not finished; it was not run again",
+                     error="repeat_in_progress", extra={"repeat_of": first_id})
 
     def _record_outcome(self, planned: Planned, reply: Reply) -> None:
         self.policy.record(planned.effect, planned.envelope, reply, self.conn)

@@ -14,10 +14,12 @@ class RecordingRouter:
 
     def __init__(self, answer=None):
         self.calls = []
+        self.intents = []
         self.answer = answer or {"status": "ok", "result": {"pong": True}}
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent=""):
         self.calls.append((action, params, conversation))
+        self.intents.append(intent)
         return dict(self.answer)
 
 
@@ -210,3 +212,14 @@ def test_an_outside_message_is_recorded_with_its_author(workspace):
     assert "NOT from your owner" in llm.prompts[0]
     [turn] = workspace.load_history("bluesky:did:plc:x")
     assert turn["outside_author"] == "@spam.test on Bluesky" and turn["response"] == "Noted; nothing to do."
+
+
+def test_each_router_command_carries_its_intent_one_per_action_and_turn(workspace):
+    router = RecordingRouter()
+    post = ("NOTE", {"text": "same words"})
+    loop, _ = make_loop(workspace, tool(post, ("PING", {})), "done", tool(post), "done again", router=router)
+    loop.run_turn("console", "note it")
+    loop.run_turn("console", "note it again")
+    first_note, ping, second_note = router.intents
+    assert all(len(i) == 48 for i in router.intents)
+    assert len({first_note, ping, second_note}) == 3  # another action, or another turn: another intent

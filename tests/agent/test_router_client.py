@@ -38,6 +38,18 @@ def test_call_round_trip_ok(redis_urls, client, tmp_path):
     assert observation == {"status": "ok", "result": {"written": True, "file": "notes.jsonl"}}
 
 
+def test_a_repeated_intent_is_answered_from_the_first_without_acting_twice(redis_urls, client, tmp_path):
+    from protocol import intent_key
+    from tests.router.router_helpers import note_lines
+
+    intent = intent_key("turn-a", "NOTE", {"text": "once"})
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        first = client().call("NOTE", {"text": "once"}, "console", intent)
+        again = client().call("NOTE", {"text": "once"}, "console", intent)
+    assert first["status"] == again["status"] == "ok" and again["result"] == first["result"]
+    assert len(note_lines(tmp_path)) == 1
+
+
 def test_denied_observation_carries_error_and_message(redis_urls, client, tmp_path):
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         observation = client().call("NUKE", {}, "console")

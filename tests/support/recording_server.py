@@ -3,8 +3,9 @@ answers through `route()`, after the failure a test switched on.
 
 `fail_mode`: "auth" (401 whose body echoes everything the client sent, as a careless server
 does), "rate" (429 with Retry-After), "error" (500), "slow" (answers after `delay` seconds,
-past the client's timeout; `stop()` ends the wait). Fakes override `failure()` to answer in
-their platform's own shapes.
+past the client's timeout; `stop()` ends the wait), "garbled" (does what a write asks, then
+answers 200 with an unreadable body; only for paths in `garble_paths` when that is set). Fakes
+override `failure()` to answer in their platform's own shapes.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class RecordingServer:
         self.fail_mode: str | None = None
         self.delay = 3.0
         self.retry_after = "7"
+        self.garble_paths: set[str] | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._release = threading.Event()  # ends a "slow" wait early at stop()
@@ -62,7 +64,11 @@ class RecordingServer:
         raise NotImplementedError
 
     def respond(self, request: Recorded) -> Response:
-        return self.failure(request) or self.route(request)
+        answer = self.failure(request) or self.route(request)
+        garble = self.garble_paths is None or request.path in self.garble_paths
+        if self.fail_mode == "garbled" and request.method != "GET" and garble:
+            return 200, {"Content-Type": "application/json"}, b"\x00\xff{unreadable"  # it acted, though
+        return answer
 
     def failure(self, request: Recorded) -> Response | None:
         """The configured failure for this request, or None to answer normally."""

@@ -86,7 +86,7 @@ class RecordingRouter:
     def __init__(self):
         self.calls = []
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent=""):
         self.calls.append((action, params, conversation))
         return {"status": "denied", "error": "kill_switch", "message": "the kill switch is on"}
 

@@ -23,7 +23,7 @@ class RecordingRouter:
             "result": {"id": "p1", "url": "https://bsky.app/profile/me/post/p1"},
         }
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent=""):
         self.calls.append((action, params, conversation))
         return dict(self.reply)
 
