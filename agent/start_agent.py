@@ -28,6 +28,10 @@ EPILOG = """commands:
   clear                 clear artifact, conversation histories and the log; nothing else
   status                LLM, Redis, routers, skills, platforms with credentials, queue depth
   doctor                check the setup and print what to fix, one line each
+  rules                 list the agent's rule proposals (governance/PROPOSED_RULES.md)
+  rules accept N        merge proposal N into governance/DOS.md (only the owner does this)
+  autonomy once         run exactly one autonomy cycle and exit (cron, systemd timers, tests)
+  autonomy health       exit 1 when autonomy is stuck (for the compose healthcheck)
 
 files and environment:
   agent/config.json     settings (copied from agent/config_initial.json on first run; no secrets)
@@ -49,10 +53,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "command",
         nargs="?",
         default="run",
-        choices=["run", "config", "clear", "status", "doctor"],
+        choices=["run", "config", "clear", "status", "doctor", "rules", "autonomy"],
         help="what to do (default: run)",
     )
-    parser.add_argument("key", nargs="?", help="for config: timeout, llm or telegram")
+    parser.add_argument("key", nargs="?", help="for config: timeout, llm or telegram; rules: accept; "
+                        "autonomy: once or health")
+    parser.add_argument("value", nargs="?", help="for rules accept: the proposal's number")
     parser.add_argument(
         "--channel",
         action="append",
@@ -109,6 +115,12 @@ def run_command(args: argparse.Namespace) -> int:
         from agent import health
 
         return health.status(settings)
+    if args.command == "rules":
+        from agent.governance.cli import rules_command
+
+        return rules_command(settings, args.key, args.value)
+    if args.command == "autonomy":
+        return autonomy_command(settings, args)
     return run_agent(settings, args)
 
 
@@ -120,6 +132,22 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
     setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
     service = AgentService(settings, build_loop(settings))
     return asyncio.run(service.run(args.channels or enabled_channels(settings)))
+
+
+def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
+    if args.key == "health":
+        from agent.autonomy.health import health_command
+
+        return health_command(settings)
+    if args.key != "once":
+        print("usage: start_agent.py autonomy {once|health}", file=sys.stderr)
+        return 2
+    from agent.autonomy.runner import run_once
+    from agent.logs import setup_logging
+
+    settings.workspace.ensure()
+    setup_logging(settings.workspace.log_path, settings.env, args.verbose)
+    return run_once(settings)
 
 
 if __name__ == "__main__":

@@ -39,10 +39,14 @@ def local_actions() -> dict[str, LocalAction]:
     from agent.actions.browser_vision import browser_vision  # imports selenium only when run
     from agent.actions.memory import memory_forget, memory_write
     from agent.actions.summary import llm_summary
+    from agent.governance.actions import note_unknown, propose_rule, record_violation
 
     return {
         "_MEMORY_WRITE": memory_write,
         "_MEMORY_FORGET": memory_forget,
         "_LLM_SUMMARY": llm_summary,
         "_BROWSER_VISION": browser_vision,
+        "_RECORD_VIOLATION": record_violation,
+        "_NOTE_UNKNOWN": note_unknown,
+        "_PROPOSE_RULE": propose_rule,
     }
