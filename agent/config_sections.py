@@ -12,6 +12,7 @@ a dataclass with `parse()`, and one field and one line in `agent/config.py`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -28,6 +29,8 @@ DEFAULT_MODELS = {
     "scripted": "scripted",
 }
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+SUBMOLT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_SUBMOLTS = 10
 
 
 def normalise_ollama_host(raw: str) -> str:
@@ -237,14 +240,23 @@ class AutonomySettings:
         section.refuse_unknown(cls.KEYS)
         return cls(
             enabled=section.flag("enabled", False),
-            submolts=tuple(section.list_of("submolts", str, "submolt names"))
-            if section.has("submolts")
-            else ("general",),
-            cycle_interval=section.number("cycle_interval", 1800, 1, 7 * 24 * 3600),
+            submolts=_submolts(section),
+            # Never under 15 s, whatever the file says: a faster loop only burns budget and pacing.
+            cycle_interval=section.number("cycle_interval", 1800, 15, 7 * 24 * 3600),
             max_cycles=section.whole("max_cycles", 500, 1, 1_000_000),
             quality_threshold=section.number("quality_threshold", 0.7, 0, 1),
             git_journal=section.flag("git_journal", False),
         )
+
+
+def _submolts(section: Section) -> tuple[str, ...]:
+    if not section.has("submolts"):
+        return ("general",)
+    names = [name.removeprefix("m/") for name in section.list_of("submolts", str, "submolt names")]
+    if not 1 <= len(names) <= MAX_SUBMOLTS or not all(SUBMOLT.match(name) for name in names):
+        must = f"a list of 1 to {MAX_SUBMOLTS} submolt names (letters, digits, _ and -)"
+        raise section.error("submolts", must)
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)

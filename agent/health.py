@@ -146,8 +146,11 @@ def check_budget(settings: AgentSettings) -> Check:
 
 
 def agent_state_checks(settings: AgentSettings) -> list[Check]:
-    """What the workspace says: the LLM budget (and autonomy's health when it runs)."""
-    return [check_budget(settings)]
+    """What the workspace says: the LLM budget, and autonomy's health when it runs."""
+    from agent.autonomy.health import autonomy_check
+
+    autonomy = autonomy_check(settings)
+    return [check_budget(settings)] + ([autonomy] if autonomy else [])
 
 
 def status_checks(settings: AgentSettings) -> list[Check]:

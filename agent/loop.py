@@ -92,6 +92,8 @@ class AgentLoop:
         self.router = router
         self.limits = limits or LoopLimits()
         self.browser = browser or BrowserSettings()
+        # Standing instructions per conversation, built fresh for each prompt (see PromptInputs.briefing).
+        self.briefings: dict[str, Callable[[], str]] = {}
         # Turns share memory.json and artifact.json, so they run one at a time.
         self._lock = threading.Lock()
 
@@ -145,8 +147,10 @@ class AgentLoop:
         done: set[str] = set()  # actions that succeeded this turn; a repeat is not run again
         turn_id = uuid.uuid4().hex
         for step in range(1, self.limits.max_steps + 1):
+            briefing = self.briefings[conversation]() if conversation in self.briefings else ""
             prompt = render_prompt(
-                snapshot, PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author)
+                snapshot,
+                PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author, briefing),
             )
             self.workspace.write_prompt_cache(prompt)
             try:

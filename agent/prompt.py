@@ -143,6 +143,9 @@ class PromptInputs:
     artifact: dict[str, Any]
     turn_id: str = ""  # the artifact of the same turn also shows its format errors
     outside_author: str | None = None  # set when the message is not the owner's (see IncomingMessage)
+    # Owner-side standing instructions of a conversation, shown after SOUL.md (autonomy's rules):
+    # already made safe by whoever wrote it (escaped, outside parts fenced).
+    briefing: str = ""
 
 
 def memory_context(inputs: PromptInputs) -> str:
@@ -154,7 +157,7 @@ def memory_context(inputs: PromptInputs) -> str:
 def render_prompt(snapshot: TurnSnapshot, inputs: PromptInputs) -> str:
     """Fill the snapshot's template: no file is read here (the turn read them once)."""
     values = {
-        "SOUL_CONTENT": snapshot.soul,
+        "SOUL_CONTENT": snapshot.soul + (f"\n\n{inputs.briefing.strip()}" if inputs.briefing.strip() else ""),
         "MEMORY_CONTENT": render_memory(snapshot.memory, memory_context(inputs)),
         "ARTIFACT": render_artifact(inputs.artifact, inputs.conversation, inputs.turn_id),
         "USER_INPUT_HISTORY": render_history(inputs.history),

@@ -17,7 +17,7 @@ from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
 
 log = logging.getLogger("safeclaw.agent")
-CHANNELS = ("console", "telegram", "bluesky")
+CHANNELS = ("console", "telegram", "bluesky", "autonomy")
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -99,6 +99,12 @@ class AgentService:
 
             return BlueskyListener.from_settings(self.handle, self.settings.channels.bluesky,
                                                  self.settings.workspace)
+        if name == "autonomy":
+            from agent.autonomy.runner import build_cycle
+            from agent.channels.autonomy import AutonomyChannel
+
+            cycle = build_cycle(self.settings, self.loop)
+            return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:

@@ -64,7 +64,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="append",
         dest="channels",
         metavar="NAME",
-        help="run this channel (repeatable): console, telegram. Default: those enabled in config",
+        help="run this channel (repeatable): console, telegram, bluesky, autonomy. "
+        "Default: those enabled in config",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="log INFO to stderr too")
     return parser.parse_args(argv)
@@ -146,7 +147,7 @@ def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
     from agent.logs import setup_logging
 
     settings.workspace.ensure()
-    setup_logging(settings.workspace.log_path, settings.env, args.verbose)
+    setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
     return run_once(settings)
 
 

@@ -91,6 +91,11 @@ class Keys:
         total_budget_usd, calls_today, tokens_today); the dashboard reads it."""
         return f"{self.agent_prefix}cost"
 
+    @property
+    def agent_autonomy(self) -> str:
+        """Autonomy's last heartbeat and whether it is stuck (JSON); the dashboard reads it."""
+        return f"{self.agent_prefix}autonomy"
+
     # -- the control plane (dashboard, ./safeclaw approvals/stop-posting) ------------------
     @property
     def control_prefix(self) -> str:

@@ -35,6 +35,8 @@ class MeteredLLM(BaseLLM):
         self.prompt_template = inner.prompt_template
         self.observes_results = inner.observes_results
         self.calls = 0  # calls actually sent to the provider by this wrapper
+        self.tokens = 0  # their tokens, in and out
+        self.usd = 0.0  # and what they cost
 
     def chat(self, prompt: str) -> str:
         price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
@@ -51,6 +53,8 @@ class MeteredLLM(BaseLLM):
             raise
         usage = self.inner.last_usage or estimated_usage(prompt, text)
         self.last_usage = usage
+        self.tokens += usage.total
+        self.usd += price.usd(usage.input_tokens, usage.output_tokens)
         self.guard.record(self.inner.name, self.inner.model, price, usage, _label.get())
         return text
 

@@ -12,7 +12,7 @@ import yaml
 from scripts.compose_init import init
 from tests.stack.stack_helpers import REPO_ROOT
 
-SERVICES = {"redis", "router", "agent", "dashboard", "browser", "ollama"}
+SERVICES = {"redis", "router", "agent", "autonomy", "dashboard", "browser", "ollama"}
 SECRET_WORDS = ("PASSWORD=", "TOKEN=", "SECRET=", "API_KEY=", "redis://")
 
 
@@ -52,6 +52,15 @@ def test_dashboard_is_published_on_loopback_only():
     dashboard = load(REPO_ROOT / "docker-compose.yml")["services"]["dashboard"]
     assert all(str(port).startswith("127.0.0.1:") for port in dashboard["ports"])
     assert all(volume.endswith(":ro") for volume in dashboard["volumes"])
+
+
+def test_a_stuck_autonomy_agent_is_restarted_by_its_healthcheck():
+    autonomy = load(REPO_ROOT / "docker-compose.yml")["services"]["autonomy"]
+    assert autonomy["command"][-2:] == ["--channel", "autonomy"]
+    test = " ".join(autonomy["healthcheck"]["test"])
+    assert "start_agent.py autonomy health || kill -TERM 1" in test
+    assert autonomy["restart"] == "unless-stopped"
+    assert autonomy["env_file"] == ["agent/.env"] and autonomy["secrets"] == ["agent_redis_password"]
 
 
 def test_redis_is_official_acl_mounted_and_not_published():

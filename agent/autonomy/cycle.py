@@ -1,0 +1,221 @@
+"""One autonomy cycle, cheapest step first:
+1. heartbeat; 2. budget (spent: pause, no call); 3. read what is new through the router (one
+MOLTBOOK_FEED per submolt, the notifications; cursors in the workspace); 4. nothing new: rest,
+no LLM call; 5. one turn with the governance files and the new items, the items fenced as
+outside data; 6. every public text scored first (`gate.PublicTextGate`); 7. one activity line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agent.autonomy import CONVERSATION
+from agent.autonomy.briefing import AUTHOR, briefing, message_for
+from agent.autonomy.gate import CycleEvents, PublicTextGate
+from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFiles
+from agent.config_sections import AutonomySettings
+from agent.cost.budget import BudgetGuard, Notify
+from agent.cost.metered import MeteredLLM
+from agent.loop import AgentLoop, RouterPort
+
+log = logging.getLogger("safeclaw.agent.autonomy")
+# Router refusals that pause autonomy, and for how long (seconds) before it tries again.
+PAUSING_ERRORS = {"kill_switch": 3600.0, "circuit_open": 900.0}
+FEED_LIMIT = 10
+NOTIFICATION_LIMIT = 20
+
+
+@dataclass
+class CycleReport:
+    cycle: int
+    outcome: str  # acted | rested | paused:<reason> | stopped:max_cycles
+    new_items: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+    public: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    read_errors: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+class AutonomyCycle:
+    def __init__(
+        self,
+        settings: AutonomySettings,
+        loop: AgentLoop,
+        router: RouterPort,
+        guard: BudgetGuard,
+        notify: Notify,
+        clock: Callable[[], float] = time.time,
+        before_turn: Callable[[], object] | None = None,
+        after_cycle: Callable[[CycleReport], object] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.loop = loop
+        self.router = router  # reads go straight to the router; the turn's actions through the gate
+        self.guard = guard
+        self.notify = notify
+        self.clock = clock
+        self.before_turn = before_turn  # e.g. apply rule injections from the dashboard
+        self.after_cycle = after_cycle  # e.g. the git journal
+        self.files = StateFiles(loop.workspace.root)
+        self.gate = PublicTextGate(loop.router, loop.llm, loop.workspace, settings.quality_threshold)
+        loop.router = self.gate
+        loop.briefings[CONVERSATION] = lambda: briefing(loop.workspace, settings, self._cycle_number)
+        self._cycle_number = 0
+
+    def run_once(self) -> CycleReport:
+        state = self.files.load()
+        now = self.clock()
+        if state.cycle_count >= self.settings.max_cycles:
+            return self._stop_at_max(state, now)
+        state.cycle_count += 1
+        self._cycle_number = state.cycle_count
+        self._beat(state, "budget check", now)
+        report = self._paused(state, now) or self._read_and_act(state, now)
+        state.last_cycle_at = now
+        self.files.save(state)
+        self._beat(state, IDLE, self.clock())
+        self.files.activity({"ts": round(now, 3), **asdict(report)})
+        if self.after_cycle is not None:
+            self.after_cycle(report)
+        return report
+
+    # -- pauses --------------------------------------------------------------------------------
+    def _paused(self, state: AutonomyState, now: float) -> CycleReport | None:
+        pause = state.pause
+        if pause is not None and pause.reason in PAUSING_ERRORS:
+            if pause.until is not None and now < pause.until:
+                return CycleReport(state.cycle_count, f"paused:{pause.reason}", detail=pause.detail)
+            self._resume(state, f"the {pause.reason.replace('_', ' ')} pause is over; trying again")
+        spent = self.guard.status().exhausted()
+        if spent is not None:
+            detail = f"the {spent} LLM budget is spent; raise budget.{spent}_usd in agent/config.json"
+            if state.pause is None or state.pause.reason != "budget":
+                state.pause = Pause("budget", now, None, detail)
+                self.notify("pause", f"autonomy paused: {detail}")
+            return CycleReport(state.cycle_count, "paused:budget", detail=detail)
+        if state.pause is not None and state.pause.reason == "budget":
+            self._resume(state, "the LLM budget allows calls again")
+        return None
+
+    def _resume(self, state: AutonomyState, why: str) -> None:
+        state.pause = None
+        self.notify("pause", f"autonomy resumed: {why}")
+
+    def _stop_at_max(self, state: AutonomyState, now: float) -> CycleReport:
+        report = CycleReport(
+            state.cycle_count,
+            "stopped:max_cycles",
+            detail=f"max_cycles ({self.settings.max_cycles}) reached; raise "
+            "channels.autonomy.max_cycles to go on",
+        )
+        if state.pause is None or state.pause.reason != "max_cycles":
+            state.pause = Pause("max_cycles", now, None, report.detail)
+            self.files.save(state)
+            self.notify("pause", f"autonomy stopped: {report.detail}")
+            self.files.activity({"ts": round(now, 3), **asdict(report)})
+        self._beat(state, IDLE, now)
+        return report
+
+    # -- reading and acting --------------------------------------------------------------------
+    def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
+        report = CycleReport(state.cycle_count, "rested")
+        self._beat(state, "reading", now)
+        items, fresh = self._read_new(state, report)
+        for source, ids in fresh.items():
+            state.mark_seen(source, ids)  # before the turn: a crash mid-turn never answers twice
+        report.new_items = len(items)
+        if not items:
+            state.rests += 1
+            return report
+        if self.before_turn is not None:
+            self.before_turn()
+        self._beat(state, "turn", self.clock())
+        llm = self.loop.llm
+        calls, tokens, usd = _meter(llm)
+        self.gate.events = CycleEvents()
+        result = self.loop.run_turn(CONVERSATION, message_for(items), outside_author=AUTHOR)
+        after = _meter(llm)
+        report.llm_calls, report.tokens, report.usd = after[0] - calls, after[1] - tokens, after[2] - usd
+        report.outcome = "acted"
+        report.refused = self.gate.events.refused
+        report.public = [{k: v for k, v in e.items() if k != "params"} for e in self.gate.events.public]
+        report.detail = result.reply[:300]
+        self._after_public(state, self.gate.events, now)
+        return report
+
+    def _read_new(
+        self, state: AutonomyState, report: CycleReport
+    ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+        items: list[dict[str, Any]] = []
+        fresh: dict[str, list[str]] = {}
+        for submolt in self.settings.submolts:
+            reply = self.router.call(
+                "MOLTBOOK_FEED", {"submolt": submolt, "sort": "new", "limit": FEED_LIMIT}, CONVERSATION
+            )
+            posts = _listed(reply, "posts", report, f"feed m/{submolt}")
+            source = f"feed:{submolt}"
+            new = state.unseen(source, [str(p.get("id", "")) for p in posts])
+            fresh[source] = new
+            items += [{**p, "source": "post"} for p in posts if str(p.get("id", "")) in new]
+        reply = self.router.call(
+            "GET_NOTIFICATIONS", {"platform": "moltbook", "limit": NOTIFICATION_LIMIT}, CONVERSATION
+        )
+        notes = _listed(reply, "notifications", report, "notifications")
+        keyed = {_notification_id(n): n for n in notes}
+        new = state.unseen("notifications", list(keyed))
+        fresh["notifications"] = new
+        items += [{**keyed[k], "source": "notification"} for k in new]
+        return items, fresh
+
+    def _after_public(self, state: AutonomyState, events: CycleEvents, now: float) -> None:
+        for event in events.public:
+            if event["status"] == "ok":
+                where = (event.get("result") or {}).get("url") or ""
+                self.notify(
+                    "public", f"autonomy {event['action']} sent (score {event['score']:.2f}) {where}".strip()
+                )
+            elif event.get("error") in PAUSING_ERRORS and state.pause is None:
+                reason = str(event["error"])
+                detail = f"the router answered {reason} to {event['action']}"
+                state.pause = Pause(reason, now, now + PAUSING_ERRORS[reason], detail)
+                self.notify(
+                    "pause",
+                    f"autonomy paused: {detail}; next try after {PAUSING_ERRORS[reason] / 60:.0f} min",
+                )
+
+    def _beat(self, state: AutonomyState, action: str, now: float) -> None:
+        previous = self.files.last_heartbeat()
+        started = previous.action_started_at if previous and previous.current_action == action else now
+        self.files.beat(
+            Heartbeat(
+                now, action, started, state.cycle_count, state.last_cycle_at, self.settings.cycle_interval
+            )
+        )
+
+
+def _meter(llm: object) -> tuple[int, int, float]:
+    if isinstance(llm, MeteredLLM):
+        return llm.calls, llm.tokens, llm.usd
+    return 0, 0, 0.0
+
+
+def _listed(reply: dict[str, Any], key: str, report: CycleReport, what: str) -> list[dict[str, Any]]:
+    if reply.get("status") != "ok":
+        report.read_errors.append(f"{what}: {reply.get('error') or reply.get('status')}")
+        return []
+    found = (reply.get("result") or {}).get(key)
+    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+
+def _notification_id(item: dict[str, Any]) -> str:
+    keyed = {k: item.get(k) for k in ("kind", "author", "post_id", "created_at", "text")}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()[:20]

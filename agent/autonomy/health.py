@@ -1,0 +1,80 @@
+"""Is autonomy stuck? No heartbeat for 3 cycle intervals, or one action running over 10 minutes.
+`status`, `doctor` and the dashboard (through Redis) show it; the compose healthcheck runs
+`start_agent.py autonomy health`, which exits 1 when stuck so the container is restarted."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import redis
+
+from agent.autonomy.state import IDLE, Heartbeat, StateFiles
+
+if TYPE_CHECKING:
+    from agent.config import AgentSettings
+    from agent.health import Check
+
+log = logging.getLogger("safeclaw.agent.autonomy")
+MISSED_INTERVALS = 3
+MAX_ACTION_SECONDS = 600.0
+
+
+def stuck_reason(beat: Heartbeat | None, now: float) -> str | None:
+    if beat is None:
+        return "no autonomy heartbeat yet"
+    silent = now - beat.timestamp
+    if silent > MISSED_INTERVALS * beat.cycle_interval:
+        return (
+            f"no heartbeat for {silent:.0f}s (over {MISSED_INTERVALS} intervals of {beat.cycle_interval:g}s)"
+        )
+    running = now - beat.action_started_at
+    if beat.current_action != IDLE and running > MAX_ACTION_SECONDS:
+        return f"'{beat.current_action}' has run for {running:.0f}s (over {MAX_ACTION_SECONDS:.0f}s)"
+    return None
+
+
+def health_summary(beat: Heartbeat | None, now: float) -> dict[str, object]:
+    """What the dashboard reads from `Keys.agent_autonomy`."""
+    reason = stuck_reason(beat, now)
+    return {**(beat.__dict__ if beat else {}), "stuck": reason is not None, "stuck_reason": reason or ""}
+
+
+def publish_health(conn: redis.Redis, key: str, beat: Heartbeat | None, now: float) -> None:
+    try:
+        conn.set(key, json.dumps(health_summary(beat, now)), ex=7 * 24 * 3600)
+    except redis.RedisError as exc:
+        log.warning("cannot store autonomy's heartbeat in Redis: %s", exc)
+
+
+def autonomy_check(settings: AgentSettings, now: float | None = None) -> Check | None:
+    """A status/doctor line, or None when autonomy is off and has never run."""
+    from agent.health import Check
+
+    files = StateFiles(settings.workspace.root)
+    beat = files.last_heartbeat()
+    if not settings.channels.autonomy.enabled and beat is None:
+        return None
+    now = time.time() if now is None else now
+    reason = stuck_reason(beat, now)
+    if reason is not None:
+        return Check(False, f"autonomy STUCK: {reason}; see {files.activity_path} and the agent log")
+    assert beat is not None
+    state = files.load() if files.state_path.exists() else None
+    paused = f", paused ({state.pause.reason}: {state.pause.detail})" if state and state.pause else ""
+    return Check(
+        not paused,
+        f"autonomy alive: cycle {beat.cycle_count}, {beat.current_action}, last heartbeat "
+        f"{now - beat.timestamp:.0f}s ago{paused}",
+    )
+
+
+def health_command(settings: AgentSettings) -> int:
+    check = autonomy_check(settings)
+    if check is None:
+        print("autonomy is off")
+        return 0
+    print(check.line())
+    return 0 if "STUCK" not in check.text else 1

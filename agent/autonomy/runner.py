@@ -1,0 +1,80 @@
+"""Building a cycle from the settings: for `start_agent.py autonomy once` and the channel."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import redis
+
+from agent.autonomy.cycle import AutonomyCycle, CycleReport
+from agent.autonomy.health import publish_health
+from agent.autonomy.journal import GitJournal
+from agent.autonomy.state import StateFiles
+from agent.cost.metered import MeteredLLM
+from agent.governance.files import Governance
+from agent.governance.injections import apply_injections
+from agent.loop import AgentLoop
+from agent.notify import OwnerNotifier
+
+if TYPE_CHECKING:
+    from agent.config import AgentSettings
+
+log = logging.getLogger("safeclaw.agent.autonomy")
+
+
+def build_cycle(settings: AgentSettings, loop: AgentLoop) -> AutonomyCycle:
+    """A cycle on `loop` (its turns and the chat's take turns; its router gets the scoring gate)."""
+    if not isinstance(loop.llm, MeteredLLM):
+        raise TypeError("autonomy needs the metered LLM of build_loop (the budget is checked there)")
+    root = settings.workspace.root
+    governance = Governance(root)
+    governance.ensure()
+    notifier = OwnerNotifier.from_settings(root, settings.channels.telegram)
+    conn = (
+        redis.Redis.from_url(
+            settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
+        )
+        if settings.redis_url
+        else None
+    )
+    journal = GitJournal(root) if settings.channels.autonomy.git_journal else None
+    files = StateFiles(root)
+
+    def before_turn() -> None:
+        if conn is not None:
+            apply_injections(conn, settings.keys, governance)
+
+    def after_cycle(report: CycleReport) -> None:
+        if conn is not None:
+            beat = files.last_heartbeat()
+            publish_health(conn, settings.keys.agent_autonomy, beat, beat.timestamp if beat else 0.0)
+        if journal is not None:
+            journal.commit(
+                f"cycle {report.cycle}: {report.outcome}"
+                + (f", {len(report.public)} public action(s)" if report.public else "")
+            )
+
+    return AutonomyCycle(
+        settings.channels.autonomy,
+        loop,
+        loop.router,
+        loop.llm.guard,
+        notifier,
+        before_turn=before_turn,
+        after_cycle=after_cycle,
+    )
+
+
+def run_once(settings: AgentSettings) -> int:
+    """Exactly one cycle; prints its outcome on one line."""
+    from agent.service import build_loop
+
+    cycle = build_cycle(settings, build_loop(settings))
+    report = cycle.run_once()
+    extra = f" — {report.detail}" if report.detail and report.outcome != "acted" else ""
+    print(
+        f"autonomy cycle {report.cycle}: {report.outcome}; {report.new_items} new item(s), "
+        f"{report.llm_calls} LLM call(s), {len(report.public)} public action(s){extra}"
+    )
+    return 0
