@@ -150,7 +150,9 @@ class AgentLoop:
             briefing = self.briefings[conversation]() if conversation in self.briefings else ""
             prompt = render_prompt(
                 snapshot,
-                PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author, briefing),
+                PromptInputs(
+                    conversation, user_message, history, artifact, turn_id, outside_author, briefing
+                ),
             )
             self.workspace.write_prompt_cache(prompt)
             try:

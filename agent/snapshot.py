@@ -13,6 +13,11 @@ from typing import Any
 from agent.workspace import Workspace
 
 
+def for_conversation(actions: list[dict[str, Any]], conversation: str) -> list[dict[str, Any]]:
+    """The actions offered in `conversation`: an entry with `conversations` is offered only there."""
+    return [a for a in actions if conversation in a.get("conversations", [conversation])]
+
+
 @dataclass
 class TurnSnapshot:
     template: str  # PROMPT.md (or the provider's own template)
@@ -32,7 +37,7 @@ class TurnSnapshot:
             template=workspace.read_template(template_name),
             soul=workspace.read_template("SOUL.md").strip(),
             memory=workspace.load_memory(),
-            agent_actions=workspace.read_catalogue("agent_action.json"),
+            agent_actions=for_conversation(workspace.read_catalogue("agent_action.json"), conversation),
             router_actions=workspace.read_catalogue("router_actions.json"),
             history=workspace.load_history(conversation),
             artifact=workspace.load_artifact(),

@@ -43,8 +43,17 @@ def test_the_agent_records_a_violation_as_one_inert_line(workspace):
 
 
 def test_the_agent_notes_an_unknown(workspace):
-    loop_with(workspace, tool("_NOTE_UNKNOWN", {"what": "what m/ai likes"}), "ok").run_turn("console", "x")
+    loop_with(workspace, tool("_NOTE_UNKNOWN", {"what": "what m/ai likes"}), "ok").run_turn("autonomy", "x")
     assert "what m/ai likes" in Governance(workspace.root).tail("UNKNOWNS.md")
+
+
+def test_governance_actions_are_offered_in_autonomy_only(workspace):
+    loop = loop_with(workspace, *[tool("_NOTE_UNKNOWN", {"what": "chat note"})] * 3)
+    assert "_NOTE_UNKNOWN" not in loop.snapshot("console").schemas
+    assert "_NOTE_UNKNOWN" in loop.snapshot("autonomy").schemas
+    loop.run_turn("console", "note this")
+    assert "chat note" not in Governance(workspace.root).read("UNKNOWNS.md")
+    assert "- _NOTE_UNKNOWN {" not in workspace.prompt_cache_path.read_text()  # not in the catalogue
 
 
 def test_a_proposal_is_listed_but_never_reaches_dos_by_itself(workspace):
