@@ -95,9 +95,11 @@ class PublicTextGate:
         self.threshold = threshold
         self.events = CycleEvents()
 
-    def call(self, action: str, params: dict[str, Any], conversation: str) -> dict[str, Any]:
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+    ) -> dict[str, Any]:
         if conversation != CONVERSATION or action in READ_ACTIONS:
-            return self.inner.call(action, params, conversation)
+            return self.inner.call(action, params, conversation, intent)
         score, why = self._score(action, params)
         if score is None or score < self.threshold:
             shown = "none" if score is None else f"{score:.2f}"
@@ -106,7 +108,7 @@ class PublicTextGate:
             self.events.refused.append({"action": action, "score": score, "why": why})
             return {"status": "denied", "error": "quality_below_threshold", "message": reason}
         self.events.scores.append(score)
-        reply = self.inner.call(action, params, conversation)
+        reply = self.inner.call(action, params, conversation, intent)
         self.events.public.append(
             {
                 "action": action,

@@ -46,7 +46,9 @@ class StandInRouter:
     def writes(self) -> list[tuple[str, dict[str, Any]]]:
         return [c for c in self.calls if c[0] not in ("MOLTBOOK_FEED", "GET_NOTIFICATIONS")]
 
-    def call(self, action: str, params: dict[str, Any], conversation: str) -> dict[str, Any]:
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+    ) -> dict[str, Any]:
         self.calls.append((action, params))
         if action == "MOLTBOOK_FEED":
             return {"status": "ok", "result": {"posts": list(self.feeds.get(params["submolt"], []))}}
