@@ -154,8 +154,8 @@ def stats(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[str, 
     entries: Any = conn.xrange(keys.audit_stream, min=start, max="+")
     for _id, fields in entries:
         record = _json(fields.get("line"))
-        if record is None:
-            continue
+        if record is None or record.get("decision") == "repeat":
+            continue  # a repeat is a stored answer sent again: the command ran once, earlier
         decisions[str(record.get("status"))] += 1
         effect: dict[str, Any] = record["effect"] if isinstance(record.get("effect"), dict) else {}
         if record.get("status") == "ok" and effect.get("kind") in COUNTED_KINDS:

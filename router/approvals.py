@@ -22,7 +22,6 @@ import hmac
 import json
 import secrets
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +45,10 @@ class ApprovalRequest:
     owner_code: str  # handed to the owner only (owner notice); never stored in clear
 
 
+def approval_id_of(command_id: str) -> str:
+    return hashlib.sha256(f"approval:{command_id}".encode("utf-8", "replace")).hexdigest()[:32]
+
+
 def code_digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8", "replace")).hexdigest()
 
@@ -67,8 +70,11 @@ class ApprovalStore:
     def request(
         self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None
     ) -> ApprovalRequest:
+        """Store the command for the owner. One command id makes one approval (a command handled
+        again after a crash finds its request): then `owner_code` is empty and nothing is new."""
         now = time.time() if now is None else now
-        approval_id, code = uuid.uuid4().hex, secrets.token_urlsafe(12)
+        approval_id = approval_id_of(envelope.id)
+        code = secrets.token_urlsafe(12)
         record = {
             "id": approval_id,
             "command": json.loads(envelope.to_json()),
@@ -82,13 +88,20 @@ class ApprovalStore:
             "router_id": self.router_id,
             "owner_code_sha256": code_digest(code),
         }
-        self.save(record)
+        if not self.save(record, new=True):
+            return ApprovalRequest(approval_id, "")
         self.conn.zadd(self.keys.approvals_pending, {approval_id: record["expires_at"]})
         return ApprovalRequest(approval_id, code)
 
-    def save(self, record: dict[str, Any]) -> None:
+    def save(self, record: dict[str, Any], new: bool = False) -> bool:
         keep = max(1, int(record["expires_at"] - time.time()) + SETTLED_KEEP_SECONDS)
-        self.conn.set(self.keys.approval(record["id"]), json.dumps(record, ensure_ascii=False), ex=keep)
+        text = json.dumps(record, ensure_ascii=False).encode("utf-8", "replace")
+        return bool(self.conn.set(self.keys.approval(record["id"]), text, ex=keep, nx=new))
+
+    def claim(self, approval_id: str, seconds: int = 300) -> bool:
+        """Only one router settles an expired approval (the sweep runs on every router)."""
+        key = f"{self.keys.approval_prefix}settling:{approval_id}"
+        return bool(self.conn.set(key, self.router_id, nx=True, ex=seconds))
 
     def load(self, approval_id: str) -> dict[str, Any] | None:
         return load_record(self.conn, self.keys, approval_id)

@@ -2,7 +2,7 @@
 
 The router pushes JSON notices on `Keys.owner_notices` (newest first, capped); the agent takes
 each into its in-flight list, sends it to the conversation that asked (and to the owner's
-private Telegram chat when Telegram is configured), then drops it. Kinds:
+private Telegram chat when Telegram is configured), then drops it. Types (field `type`):
 `approval_requested` (with the one-time `owner_code` for a decision typed in a chat),
 `approval_settled` (approved / denied / expired, with the run's status and message).
 Notices never enter the model's prompt.
@@ -21,8 +21,8 @@ from protocol import Keys
 MAX_NOTICES = 1000
 
 
-def push(conn: redis.Redis, keys: Keys, kind: str, **fields: Any) -> None:
-    notice = {"kind": kind, "ts": time.time(), **fields}
+def push(conn: redis.Redis, keys: Keys, notice_type: str, **fields: Any) -> None:
+    notice = {"type": notice_type, "ts": time.time(), **fields}
     pipe = conn.pipeline(transaction=False)
     pipe.lpush(keys.owner_notices, json.dumps(notice, ensure_ascii=False).encode("utf-8", "replace"))
     pipe.ltrim(keys.owner_notices, 0, MAX_NOTICES - 1)

@@ -195,4 +195,5 @@ class Pipeline:
 
 def refusal(envelope: CommandEnvelope, decision: Decision) -> Reply:
     extra = {"retry_after": decision.retry_after} if decision.retry_after is not None else {}
+    extra.update(decision.extra)
     return Reply(envelope.id, decision.status, decision.message, error=decision.error, extra=extra)

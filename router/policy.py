@@ -17,11 +17,13 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 
 from protocol import CommandEnvelope, Keys, Reply, Status
+from router import kill_switch as live_kill_switch
 from router.effects import Effect, EffectCatalogue, HasEffects, Scope
 from router.settings import RouterSettings
 
@@ -36,6 +38,7 @@ class Decision:
     error: str
     message: str
     retry_after: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more reply fields, e.g. approval_id
 
 
 # conn is None where no Redis is at hand (the one-shot CLI without REDIS_URL): a check that needs
@@ -107,14 +110,21 @@ class Policy:
     def kill_switch(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        if effect.writes and self.settings.kill_switch:
-            return Decision(
-                Status.DENIED,
-                "kill_switch",
-                f"{envelope.action} ({effect.scope}) denied: the router's kill switch is on "
-                "(ROUTER_KILL_SWITCH)",
-            )
-        return None
+        """ROUTER_KILL_SWITCH (a floor), then the owner's live switch in Redis, read per command."""
+        if not effect.writes:
+            return None
+        if self.settings.kill_switch:
+            why = "ROUTER_KILL_SWITCH in the router's environment"
+        else:
+            state = live_kill_switch.parse(conn.get(self.keys.kill_switch)) if conn is not None else None
+            if state is None or not state.on:
+                return None
+            why = f"turned on by {state.by or 'the owner'}"
+        return Decision(
+            Status.DENIED,
+            "kill_switch",
+            f"{envelope.action} ({effect.scope}) denied: the kill switch is on ({why})",
+        )
 
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float

@@ -31,6 +31,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from router.control_plane import APPROVAL_DECISION, RouterControl
 from router.credentials import platforms_with_credentials, secret_values
 from router.dead_letter import DeadLetters
 from router.errors import ConfigError
@@ -66,6 +67,7 @@ class Worker:
         self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
         self.policy = Policy(settings, self.skills)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
+        self.control = RouterControl(settings, self.policy, self.redactor)
         self.processing = self.keys.processing(settings.router_id)
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
@@ -94,6 +96,7 @@ class Worker:
             beat.join(timeout=5)
             self._clear_heartbeat()
             self.conn.close()
+            self.control.close()
             log.info("router %s stopped", self.settings.router_id)
 
     def _step(self) -> None:
@@ -101,6 +104,7 @@ class Worker:
             if time.monotonic() >= self._next_recovery:
                 self._recover()
                 self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
+            self.control.poll(self._run_approved)
             raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
                                    "RIGHT", "LEFT")
             self._redis_ok()
@@ -133,6 +137,8 @@ class Worker:
             "router_id": self.settings.router_id, "pid": os.getpid(), "started_at": self.started_at,
             "ts": time.time(), "skills": sorted(self.skills),
             "platforms_with_credentials": platforms_with_credentials(self.credentials),
+            "dry_run": self.settings.dry_run, "kill_switch_floor": self.settings.kill_switch,
+            "audit": self.control.audit_head,
         })
 
     def _heartbeat_loop(self) -> None:
@@ -156,6 +162,7 @@ class Worker:
         """Re-handle what is left in our list, then take over the lists of dead routers. Each step
         is contained: one item that cannot be handled is dead-lettered, never a stop."""
         self.dead_letters.age_out(self.conn)
+        self.control.poll(self._run_approved, recovering=True)
         for raw in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
             log.info("recovering a command left in %s", self.processing)
             self._handle(as_bytes(raw), recovering=True)
@@ -180,10 +187,12 @@ class Worker:
             envelope = decode(raw)
         except ProtocolError as exc:
             self._contained(self._dead_letter, raw, None, f"malformed command: {exc}", readable_id(raw))
+            self.control.malformed(readable_id(raw), str(exc))
             return
         try:
             reply, record = self._decide(envelope, raw, recovering)
             if reply is not None:
+                self.control.after(envelope, reply)
                 self._finish(raw, reply, record)
                 log.info("command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
                          (time.monotonic() - started) * 1000)
@@ -208,15 +217,28 @@ class Worker:
     def _drop(self, raw: bytes) -> None:
         self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 
-    def _decide(self, envelope: CommandEnvelope, raw: bytes, recovering: bool) -> tuple[Reply | None, bool]:
+    def _run_approved(self, envelope: CommandEnvelope) -> Reply | None:
+        """A command the owner approved: the same path as from the queue, past its own expiry (the
+        approval's expiry rules it) and without asking again; the reply also goes to its key."""
+        raw = envelope.to_json().encode("utf-8", "replace")
+        reply, record = self._decide(envelope, raw, recovering=False, approved=True)
+        if reply is not None:
+            self._finish(raw, reply, record)
+        return reply
+
+    def _decide(
+        self, envelope: CommandEnvelope, raw: bytes, recovering: bool, approved: bool = False
+    ) -> tuple[Reply | None, bool]:
         """The reply to send, and whether it completes an idempotency record."""
+        if envelope.action == APPROVAL_DECISION:
+            return self.control.relay(envelope), False
         planned = self.pipeline.plan(envelope)
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
         if side_effect:
             stored = self.conn.get(self.keys.idempotency(envelope.id))
             if stored is not None:
                 return self._answer_from_record(envelope, as_bytes(stored).decode("utf-8", "replace")), True
-        if envelope.is_expired():
+        if envelope.is_expired() and not approved:
             return Reply(envelope.id, Status.EXPIRED, "the command expired before the router ran it; "
                          "it was not run", error="expired"), False
         if not isinstance(planned, Planned):

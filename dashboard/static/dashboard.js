@@ -102,7 +102,8 @@ function renderActivity(records, prepend) {
   const items = records.map((r) => {
     const effect = r.effect || {};
     const when = new Date((r.ts || 0) * 1000).toLocaleTimeString();
-    const what = `${when} ${r.action || "?"} ${effect.platform ? "on " + effect.platform : ""} · ${r.origin || ""}`;
+    const origin = r.origin && typeof r.origin === "object" ? r.origin.conversation : (r.origin || "");
+    const what = `${when} ${r.action || "?"} ${effect.platform ? "on " + effect.platform : ""} · ${origin}`;
     const li = el("li", { class: "record status-" + (r.status || ""), "data-status": r.status || "" },
       `${what} → ${r.status}${r.decision ? " (" + r.decision + ")" : ""}`);
     if (r.text) li.append(el("div", { class: "text" }, r.text));

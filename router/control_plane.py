@@ -1,0 +1,347 @@
+"""The router's side of the control plane, plugged into its policy by effect.
+
+- The live kill switch is the policy's own check (`Policy.kill_switch`): a write effect is
+  denied while `Keys.kill_switch` is on, read before every command (so a flip holds for the next
+  one), and always while ROUTER_KILL_SWITCH=true (a floor the owner's key cannot lift).
+- The approval check stores a held command (`router.approvals`), tells the owner (a notice with
+  the one-time code) and answers `pending_approval` with the approval id. Decided approvals are
+  taken between commands: an approved one runs once through the same pipeline (kill switch,
+  rate limits and every other check still apply; its idempotency record is the command's own),
+  a denied or expired one never runs. Each outcome is audited and told to the owner.
+- A recorder appends one audit line per command (`router.audit`), redacted, and mirrors it to
+  the audit stream the dashboard reads.
+- `APPROVAL_DECISION {approval_id, decision, code}` is the owner's decision typed in a chat,
+  relayed by the agent: taken only with the code the router gave the owner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from router import approvals, notices
+from router.audit import AuditLog, canonical
+from router.effects import Effect
+from router.policy import Decision, Policy
+from router.redaction import Redactor
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.control")
+APPROVAL_DECISION = "APPROVAL_DECISION"
+AUDIT_STREAM_MAX = 10_000
+SWEEP_SECONDS = 5.0
+RunApproved = Callable[[CommandEnvelope], "Reply | None"]
+
+
+def origin_of(conversation: str) -> dict[str, str] | str:
+    if conversation.startswith("autonomy"):
+        return "autonomy"
+    return {"channel": conversation.split(":", 1)[0], "conversation": conversation}
+
+
+def effect_dict(effect: Effect) -> dict[str, Any]:
+    return {"platform": effect.platform, "kind": effect.kind, "target": effect.target}
+
+
+def url_of(reply: Reply) -> str | None:
+    result = reply.result or {}
+    url = result.get("url")
+    return url if isinstance(url, str) else None
+
+
+class RouterControl:
+    def __init__(self, settings: RouterSettings, policy: Policy, redactor: Redactor) -> None:
+        self.settings = settings
+        self.keys = settings.keys
+        self.policy = policy
+        self.redactor = redactor
+        self.conn = redis.Redis.from_url(
+            settings.redis_url,
+            decode_responses=True,
+            socket_connect_timeout=3,
+            socket_timeout=10,
+            retry=Retry(NoBackoff(), 0),
+        )
+        self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
+        self.audit = AuditLog(settings.audit_dir, settings.router_id, settings.audit_max_bytes)
+        self._approved: dict[str, Any] | None = None  # the approval whose command runs right now
+        self._audited: str | None = None  # the command id the recorder wrote a line for
+        self._next_sweep = 0.0
+        policy.checks = [self._replace(check) for check in policy.checks]
+        policy.add_recorder(self.record)
+
+    def _replace(self, check: Any) -> Any:
+        if check == self.policy.approval:
+            return self.approval
+        return check
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- policy checks ------------------------------------------------------------------------
+    def approval(
+        self, effect: Effect, envelope: CommandEnvelope, conn: object, now: float
+    ) -> Decision | None:
+        if effect.scope not in self.policy.approval_scopes:
+            return None
+        if self._approved is not None and self._approved["command"].get("id") == envelope.id:
+            return None  # the owner approved this very command
+        text = self.redactor.text(effect.text or "")
+        request = self.store.request(envelope, effect_dict(effect), text)
+        if request.owner_code:
+            notices.push(
+                self.conn,
+                self.keys,
+                "approval_requested",
+                approval_id=request.approval_id,
+                conversation=envelope.conversation,
+                action=envelope.action,
+                platform=effect.platform,
+                kind=effect.kind,
+                text=text[:500],
+                expires_at=now + self.settings.approval_ttl,
+                owner_code=request.owner_code,
+            )
+        hours = self.settings.approval_ttl / 3600
+        return Decision(
+            Status.PENDING_APPROVAL,
+            "approval_required",
+            f"{envelope.action} ({effect.scope}) waits for the owner's approval (id {request.approval_id}); "
+            f"it runs once if approved, never if denied or after {hours:g} h",
+            extra={"approval_id": request.approval_id},
+        )
+
+    # -- the audit log --------------------------------------------------------------------------
+    def record(
+        self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: object, now: float
+    ) -> None:
+        """The policy's recorder: every planned command ends here once, refused or run."""
+        decision = "allowed"
+        if reply.status in (Status.DENIED, Status.PENDING_APPROVAL) and reply.error:
+            decision = (
+                "pending_approval" if reply.status == Status.PENDING_APPROVAL else f"denied: {reply.error}"
+            )
+        approval_id = reply.extra.get("approval_id")
+        if self._approved is not None and self._approved["command"].get("id") == envelope.id:
+            decision = f"approved by {self._approved['decision'].get('by', 'the owner')}"
+            approval_id = self._approved["id"]
+        entry = self._entry(
+            envelope.id,
+            envelope.action,
+            envelope.conversation,
+            effect_dict(effect),
+            effect.text if effect.writes else None,
+            decision,
+            reply,
+            approval_id,
+        )
+        self.append(entry)
+        self._audited = envelope.id
+
+    def after(self, envelope: CommandEnvelope, reply: Reply) -> None:
+        """A command the policy never saw (unknown action, invalid params, expired, a repeat)."""
+        if self._audited == envelope.id:
+            self._audited = None
+            return
+        # Unplanned and ok/unknown: only a stored reply sent again (the command ran once, earlier).
+        decision = "repeat" if reply.status in (Status.OK, Status.UNKNOWN) else "refused"
+        if decision == "refused" and reply.error:
+            decision = f"refused: {reply.error}"
+        self.append(
+            self._entry(
+                envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, None
+            )
+        )
+
+    def malformed(self, command_id: str | None, reason: str) -> None:
+        self.append(
+            {
+                "command_id": command_id,
+                "action": None,
+                "decision": "refused: malformed",
+                "status": str(Status.ERROR),
+                "message": reason[:300],
+            }
+        )
+
+    def _entry(
+        self,
+        command_id: str,
+        action: str,
+        conversation: str,
+        effect: dict[str, Any] | None,
+        text: str | None,
+        decision: str,
+        reply: Reply,
+        approval_id: Any,
+    ) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "command_id": command_id,
+            "action": action,
+            "origin": origin_of(conversation),
+            "effect": effect,
+            "decision": decision,
+            "status": str(reply.status),
+            "url": url_of(reply),
+        }
+        if text is not None:
+            entry["text"] = text
+        if reply.error:
+            entry["error"] = reply.error
+        if approval_id:
+            entry["approval_id"] = approval_id
+        if reply.extra.get("dry_run"):
+            entry["dry_run"] = True
+        return entry
+
+    def append(self, entry: dict[str, Any], durable: bool = False) -> None:
+        entry = {"router": self.settings.router_id, **self.redactor.value(entry)}
+        try:
+            record = self.audit.append(entry, durable=durable)
+        except OSError as exc:
+            log.error("cannot write the audit log %s: %s", self.audit.path, exc)
+            return
+        try:
+            self.conn.xadd(
+                self.keys.audit_stream, {"line": canonical(record)}, maxlen=AUDIT_STREAM_MAX, approximate=True
+            )
+        except redis.RedisError as exc:
+            log.warning("audit line %d not mirrored to Redis: %s", record["seq"], type(exc).__name__)
+
+    @property
+    def audit_head(self) -> dict[str, Any]:
+        return {"seq": self.audit.seq, "hash": self.audit.last_hash}
+
+    # -- decisions ------------------------------------------------------------------------------
+    def poll(self, run: RunApproved, recovering: bool = False) -> None:
+        """Act on decided approvals (and, at recovery, on those this router held when it stopped),
+        then settle the expired ones."""
+        held = self.store.held() if recovering else []
+        for approval_id in held:
+            log.info("recovering decided approval %s", approval_id)
+            self._settle(approval_id, run)
+        while (taken := self.store.take_decided()) is not None:
+            self._settle(taken, run)
+        if time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + SWEEP_SECONDS
+            self._sweep()
+
+    def _settle(self, approval_id: str, run: RunApproved) -> None:
+        record = self.store.load(approval_id)
+        decision = self.store.decision(approval_id)
+        if record is None or record.get("state") != approvals.PENDING or decision is None:
+            self.store.done(approval_id)  # settled already (decided twice, or recovered): nothing runs
+            return
+        if float(decision.get("ts", 0)) > float(record["expires_at"]):
+            self._close(
+                record, "expired", Status.EXPIRED, "the approval came after it expired; it was not run"
+            )
+        elif decision["decision"] == "deny":
+            self._close(
+                record,
+                "denied",
+                Status.DENIED,
+                f"denied by {decision.get('by', 'the owner')}; it was not run",
+            )
+        else:
+            self._run_approved(record, decision, run)
+        self.store.done(approval_id)
+
+    def _run_approved(self, record: dict[str, Any], decision: dict[str, Any], run: RunApproved) -> None:
+        try:
+            envelope = CommandEnvelope.from_json(json.dumps(record["command"]))
+        except (ProtocolError, KeyError, TypeError):
+            self._close(record, "denied", Status.ERROR, "the stored command is unreadable; it was not run")
+            return
+        self._approved = {**record, "decision": decision}
+        try:
+            reply = run(envelope)
+        finally:
+            self._approved = None
+        if reply is None:
+            reply = Reply(envelope.id, Status.UNKNOWN, "another router is running it")
+        outcome = {
+            "status": str(reply.status),
+            "message": self.redactor.text(reply.message)[:300],
+            "url": url_of(reply),
+        }
+        settled = self.store.settle(record, "approved", outcome)
+        self._notify(settled, "approved", outcome)
+
+    def _close(self, record: dict[str, Any], state: str, status: Status, message: str) -> None:
+        """A held command that will never run: denied or expired."""
+        outcome = {"status": str(status), "message": message, "url": None}
+        settled = self.store.settle(record, state, outcome)
+        command: dict[str, Any] = record["command"] if isinstance(record.get("command"), dict) else {}
+        reply = Reply(str(command.get("id", "")), status, message, error=state)
+        self.append(
+            self._entry(
+                str(command.get("id", "")),
+                str(record.get("action")),
+                str(record.get("conversation", "")),
+                record.get("effect"),
+                record.get("text"),
+                state,
+                reply,
+                record.get("id"),
+            )
+        )
+        self._notify(settled, state, outcome)
+
+    def _notify(self, record: dict[str, Any], state: str, outcome: dict[str, Any]) -> None:
+        effect: dict[str, Any] = record["effect"] if isinstance(record.get("effect"), dict) else {}
+        notices.push(
+            self.conn,
+            self.keys,
+            "approval_settled",
+            approval_id=record["id"],
+            state=state,
+            conversation=record.get("conversation"),
+            action=record.get("action"),
+            platform=effect.get("platform"),
+            text=str(record.get("text", ""))[:500],
+            **outcome,
+        )
+
+    def _sweep(self) -> None:
+        for approval_id in self.store.expired_ids():
+            record = self.store.load(approval_id)
+            if record is None:
+                self.conn.zrem(self.keys.approvals_pending, approval_id)
+            elif self.store.decision(approval_id) is None and self.store.claim(approval_id):
+                self._close(record, "expired", Status.EXPIRED, "nobody approved it in time; it was not run")
+
+    # -- the owner's decision typed in a chat ---------------------------------------------------
+    def relay(self, envelope: CommandEnvelope) -> Reply:
+        params = envelope.params
+        try:
+            line = self.store.relay_owner_decision(
+                str(params.get("approval_id", "")),
+                str(params.get("decision", "")),
+                str(params.get("code", "")),
+                f"the owner ({envelope.conversation})",
+            )
+        except approvals.ApprovalError as exc:
+            reply = Reply(envelope.id, Status.DENIED, str(exc), error="approval_refused")
+            decision = "refused: approval_refused"
+        else:
+            reply = Reply(envelope.id, Status.OK, line, result={"message": line})
+            decision = f"owner decision: {params.get('decision')}"
+        approval_id = (
+            params.get("approval_id") if approvals.is_approval_id(params.get("approval_id")) else None
+        )
+        self.append(
+            self._entry(
+                envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, approval_id
+            )
+        )
+        self._audited = envelope.id
+        return reply
