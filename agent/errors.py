@@ -39,3 +39,17 @@ class BudgetExhausted(LLMError):
         )
         super().__init__("budget", f"the {which} budget is spent (${spent:.4f} of ${limit:.2f})",
                          f"raise {key} in agent/config.json{when}")
+
+
+class NotSavedError(StateFileError):
+    """A state file could not be written (disk full, read-only, no permission). Its new content is
+    kept in memory and written as soon as that works again."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path} was not saved: {reason}")
+
+
+class MessageNotSaved(NotSavedError):
+    """The owner's message itself could not be recorded, so the turn did not run."""

@@ -6,6 +6,7 @@ the artifact → the LLM sees them → … until it answers with no action or th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -13,12 +14,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from agent.actions import ActionContext, LocalAction
 from agent.config_sections import BrowserSettings
 from agent.cost.metered import cost_label
-from agent.errors import AgentError, BudgetExhausted, LLMError, ToolCodeError
+from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM
 from agent.prompt import PromptInputs, render_prompt
 from agent.snapshot import TurnSnapshot
@@ -108,11 +110,28 @@ class AgentLoop:
     def run_turn(self, conversation: str, user_message: str, outside_author: str | None = None) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner."""
         with self._lock, cost_label(conversation):
+            self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
-            turns = self.workspace.begin_turn(conversation, user_message, outside_author, snapshot.history)
+            try:
+                turns = self.workspace.begin_turn(
+                    conversation, user_message, outside_author, snapshot.history
+                )
+            except NotSavedError as exc:  # kept in memory; nothing is done on a message not recorded
+                raise MessageNotSaved(exc.path, exc.reason) from None
             result = self._think_act_observe(conversation, user_message, snapshot, outside_author)
-            self.workspace.finish_turn(conversation, result.reply, turns)
+            try:
+                self.workspace.finish_turn(conversation, result.reply, turns)
+            except NotSavedError as exc:
+                result.reply += (
+                    f"\n\n(This exchange is not saved yet: {exc.reason} at {exc.path}. "
+                    "I keep it in memory and write it as soon as there is room.)"
+                )
             return result
+
+    def flush_pending(self) -> list[Path]:
+        """Write what a full disk refused earlier (between turns)."""
+        with self._lock:
+            return self.workspace.pending.flush()
 
     def run_actions(
         self,
@@ -124,7 +143,11 @@ class AgentLoop:
         """Run actions the owner named with a command exactly as a model turn runs its actions
         (same `execute`, router, artifact and history); `describe` words the reply."""
         with self._lock:
-            self.workspace.begin_turn(conversation, text)
+            self.workspace.pending.flush()
+            try:
+                self.workspace.begin_turn(conversation, text)
+            except NotSavedError as exc:
+                raise MessageNotSaved(exc.path, exc.reason) from None
             results = self._execute_all(actions, conversation, set(), turn_id=uuid.uuid4().hex)
             self._save_artifact(
                 conversation, uuid.uuid4().hex, [{"step": 1, "command": text, "results": results}]
@@ -207,7 +230,9 @@ class AgentLoop:
 
     def _save_artifact(self, conversation: str, turn_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
         artifact = {"conversation": conversation, "turn": turn_id, "updated_at": time.time(), "steps": steps}
-        self.workspace.save_artifact(artifact)
+        # A refused write is kept in memory (and logged): the turn goes on, its results are in the reply.
+        with contextlib.suppress(NotSavedError):
+            self.workspace.save_artifact(artifact)
         return artifact
 
     def _execute_all(

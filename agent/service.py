@@ -12,12 +12,13 @@ from agent.actions import local_actions
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config import AgentSettings
-from agent.errors import AgentError, ConfigError
+from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
+FLUSH_EVERY = 5.0  # seconds between tries to write what a full disk refused
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -74,6 +75,8 @@ class AgentService:
             result = await asyncio.to_thread(
                 self.loop.run_turn, message.conversation, message.text, message.outside_author
             )
+        except MessageNotSaved as exc:
+            return not_saved_reply(exc)
         except AgentError as exc:
             log.error("turn failed for %s: %s", message.conversation, exc)
             return f"Sorry, something is wrong with my setup: {exc}"
@@ -129,6 +132,7 @@ class AgentService:
         }
         failed = False
         stopper = asyncio.create_task(stop.wait())
+        flusher = asyncio.create_task(self._flush_pending_writes())
         running: set[asyncio.Task[Any]] = set(tasks)
         try:
             while running and not stop.is_set():
@@ -144,10 +148,29 @@ class AgentService:
             for channel in self.channels:
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            for task in [*tasks, stopper]:
+            for task in [*tasks, stopper, flusher]:
                 task.cancel()
-            await asyncio.gather(*tasks, stopper, return_exceptions=True)
+            await asyncio.gather(*tasks, stopper, flusher, return_exceptions=True)
+            await asyncio.to_thread(self.loop.flush_pending)
+            for path in self.loop.workspace.pending.paths():
+                log.error("stopping with %s not saved: the disk refused it", path)
         return 2 if failed else 0
+
+    async def _flush_pending_writes(self) -> None:
+        """While the agent runs: write what a full disk refused as soon as there is room."""
+        while True:
+            await asyncio.sleep(FLUSH_EVERY)
+            if self.loop.workspace.pending:
+                await asyncio.to_thread(self.loop.flush_pending)
+
+
+def not_saved_reply(exc: MessageNotSaved) -> str:
+    """The honest answer when the owner's message could not be written."""
+    return (
+        f"Your message was NOT saved: {exc.reason} (writing {exc.path}). I keep it in memory and "
+        "will write it as soon as there is room; I did not act on it. Free some space, then send it "
+        "again if you need an answer."
+    )
 
 
 def enabled_channels(settings: AgentSettings) -> list[str]:

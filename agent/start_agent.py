@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from pathlib import Path
 
@@ -129,8 +130,14 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
     from agent.logs import setup_logging
     from agent.service import AgentService, build_loop, enabled_channels
 
-    settings.workspace.ensure()
+    removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line
     setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
+    if removed:
+        logging.getLogger("safeclaw.agent").warning(
+            "removed %d temp file(s) of a write killed earlier: %s",
+            len(removed),
+            ", ".join(map(str, removed)),
+        )
     service = AgentService(settings, build_loop(settings))
     return asyncio.run(service.run(args.channels or enabled_channels(settings)))
 

@@ -1,17 +1,16 @@
 """The agent's workspace: prompt templates and state, plain files a person can read and edit.
 
-Every state file is written atomically (temp file, fsync, rename). A state file that cannot
-be parsed raises `StateFileError` naming it, and is never overwritten.
+Every state file is written atomically (`agent/workspace_files.py`) through `PendingWrites`:
+one that cannot be written (disk full) is kept in memory and written when it can be. A state
+file that cannot be parsed raises `StateFileError` naming it, and is never overwritten.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
-import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,61 +18,18 @@ from typing import Any
 
 from agent.errors import StateFileError
 from agent.memory import Provenance, merged
+from agent.pending_writes import PendingWrites
+from agent.workspace_files import check_writable, remove_stale_temp_files
+from agent.workspace_files import read_json as read_json
+from agent.workspace_files import write_bytes_atomic as write_bytes_atomic
+from agent.workspace_files import write_json_atomic as write_json_atomic
+from agent.workspace_files import write_text_atomic as write_text_atomic
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_WORKSPACE = REPO_ROOT / "workspace"
 # Templates shipped with the code; a new workspace gets a copy of each one it lacks.
 TEMPLATES = ("PROMPT.md", "PROMPT_local.md", "SOUL.md", "agent_action.json", "router_actions.json")
 HISTORY_PAIRS = 10
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so a reader sees the old file or the new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    # A lone surrogate (half an emoji in a model's JSON, a surrogate escape from stdin) cannot be
-    # UTF-8: it becomes "?" rather than failing the write and the turn with it.
-    write_bytes_atomic(path, text.encode("utf-8", errors="replace"))
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
-
-def read_json(path: Path, default: Any) -> Any:
-    """The parsed file, or `default` when it does not exist. Corrupt → StateFileError."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return default
-    except OSError as exc:
-        raise StateFileError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise StateFileError(
-            f"{path} is not UTF-8 text (byte {exc.start}). "
-            "Fix it by hand or move it away; SafeClaw will not overwrite it."
-        ) from None
-    if not raw.strip():
-        return default
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise StateFileError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
-            "Fix it by hand or move it away; SafeClaw will not overwrite it."
-        ) from None
 
 
 def conversation_filename(conversation: str) -> str:
@@ -96,6 +52,7 @@ class Workspace:
         self.artifact_path = root / "artifact.json"
         self.prompt_cache_path = self.output_dir / "prompt_cache.txt"
         self.log_path = (log_dir or root) / "agent.log"
+        self.pending = PendingWrites()  # state the disk refused, kept until it can be written
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Workspace:
@@ -113,6 +70,23 @@ class Workspace:
             if not target.exists() and (SHIPPED_WORKSPACE / name).exists():
                 shutil.copyfile(SHIPPED_WORKSPACE / name, target)
 
+    def prepare(self) -> list[Path]:
+        """At start: the folders exist and are writable (else one StateFileError line), and the temp
+        files of a write killed earlier are removed (returned)."""
+        try:
+            self.ensure()
+        except OSError as exc:
+            check_writable(self.root if self.root.is_dir() else self.root.parent)
+            raise StateFileError(f"cannot prepare the workspace {self.root}: {exc.strerror or exc}") from None
+        for folder in (self.root, self.history_dir, self.output_dir):
+            check_writable(folder)
+        return remove_stale_temp_files([self.root, self.history_dir, self.output_dir])
+
+    def _state(self, path: Path, default: Any) -> Any:
+        """A state file's content: what waits to be written to it, else what is on disk."""
+        pending = self.pending.get(path)
+        return read_json(path, default) if pending is None else pending
+
     def read_template(self, name: str) -> str:
         path = self.root / name
         try:
@@ -128,7 +102,7 @@ class Workspace:
 
     # memory -----------------------------------------------------------------------------
     def load_memory(self) -> dict[str, Any]:
-        data = read_json(self.memory_path, {})
+        data = self._state(self.memory_path, {})
         if not isinstance(data, dict):
             raise StateFileError(f"{self.memory_path} must hold a JSON object")
         return data
@@ -138,7 +112,7 @@ class Workspace:
         id alone means the owner). MemoryRefused, and nothing written, when a cap would break."""
         if isinstance(provenance, str):
             provenance = Provenance(provenance)
-        write_json_atomic(self.memory_path, merged(self.load_memory(), new_memory, provenance))
+        self.pending.write(self.memory_path, merged(self.load_memory(), new_memory, provenance))
         return sorted(str(k) for k in new_memory)
 
     def forget_memory(self, keys: list[str]) -> list[str]:
@@ -148,7 +122,7 @@ class Workspace:
         if removed:
             for key in removed:
                 del memory[key]
-            write_json_atomic(self.memory_path, memory)
+            self.pending.write(self.memory_path, memory)
         return removed
 
     # history ----------------------------------------------------------------------------
@@ -156,7 +130,7 @@ class Workspace:
         return self.history_dir / conversation_filename(conversation)
 
     def load_history(self, conversation: str) -> list[dict[str, Any]]:
-        data = read_json(self.history_path(conversation), {"conversation": conversation, "turns": []})
+        data = self._state(self.history_path(conversation), {"conversation": conversation, "turns": []})
         turns = data.get("turns") if isinstance(data, dict) else None
         if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
             raise StateFileError(f"{self.history_path(conversation)} must hold {{'turns': [{{...}}, ...]}}")
@@ -164,7 +138,7 @@ class Workspace:
 
     def _save_history(self, conversation: str, turns: list[dict[str, Any]]) -> None:
         data = {"conversation": conversation, "turns": turns[-HISTORY_PAIRS:]}
-        write_json_atomic(self.history_path(conversation), data)
+        self.pending.write(self.history_path(conversation), data)
 
     def begin_turn(
         self,
@@ -199,21 +173,26 @@ class Workspace:
 
     def clear_history(self, conversation: str | None = None) -> None:
         paths = [self.history_path(conversation)] if conversation else list(self.history_dir.glob("*.json"))
+        if not conversation:
+            self.pending.forget_under(self.history_dir)
         for path in paths:
+            self.pending.forget(path)
             path.unlink(missing_ok=True)
 
     # artifact ---------------------------------------------------------------------------
     def load_artifact(self) -> dict[str, Any]:
-        data = read_json(self.artifact_path, {})
+        data = self._state(self.artifact_path, {})
         if not isinstance(data, dict):
             raise StateFileError(f"{self.artifact_path} must hold a JSON object")
         return data
 
     def save_artifact(self, artifact: dict[str, Any]) -> None:
-        write_json_atomic(self.artifact_path, artifact)
+        self.pending.write(self.artifact_path, artifact)
 
     def write_prompt_cache(self, prompt: str) -> None:
-        write_text_atomic(self.prompt_cache_path, prompt)
+        """The last prompt, for a person to read; a disk that refuses it does not stop a turn."""
+        with contextlib.suppress(OSError):
+            write_text_atomic(self.prompt_cache_path, prompt)
 
     def clear(self) -> list[str]:
         """Remove artifact, every history and the log; nothing else. Returns what was removed."""

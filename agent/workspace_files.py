@@ -1,0 +1,98 @@
+"""Files of the workspace: atomic writes, strict reads, and the leftovers of a killed write.
+
+Every state file is written atomically (temp file, fsync, rename). A write killed half-way
+leaves only its temp file (`.<name>.<random>.tmp`); `remove_stale_temp_files` clears those at
+start. `check_writable` turns a read-only or unwritable folder into one clear line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agent.errors import StateFileError
+
+STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no write still running (they take ms)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so a reader sees the old file or the new one, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    # A lone surrogate (half an emoji in a model's JSON, a surrogate escape from stdin) cannot be
+    # UTF-8: it becomes "?" rather than failing the write and the turn with it.
+    write_bytes_atomic(path, text.encode("utf-8", errors="replace"))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def read_json(path: Path, default: Any) -> Any:
+    """The parsed file, or `default` when it does not exist. Corrupt → StateFileError."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return default
+    except OSError as exc:
+        raise StateFileError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise StateFileError(
+            f"{path} is not UTF-8 text (byte {exc.start}). "
+            "Fix it by hand or move it away; SafeClaw will not overwrite it."
+        ) from None
+    if not raw.strip():
+        return default
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise StateFileError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+            "Fix it by hand or move it away; SafeClaw will not overwrite it."
+        ) from None
+
+
+def remove_stale_temp_files(folders: list[Path], now: float | None = None) -> list[Path]:
+    """Delete the temp files a killed atomic write left behind (older than STALE_TEMP_SECONDS)."""
+    now = time.time() if now is None else now
+    removed = []
+    for folder in folders:
+        for path in folder.glob(".*.tmp"):
+            try:
+                if path.is_file() and now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue  # gone already, or not ours to remove: leave it
+    return removed
+
+
+def check_writable(folder: Path) -> None:
+    """Create and remove a probe file in `folder`; StateFileError with the reason if that fails."""
+    from agent.pending_writes import write_failure_reason
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-probe.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StateFileError(
+            f"the workspace folder {folder} is not writable ({write_failure_reason(exc)}): "
+            "SafeClaw keeps its history and memory there; make it writable or set SAFECLAW_WORKSPACE"
+        ) from None
