@@ -116,8 +116,9 @@ function renderActivity(records, prepend) {
 
 function renderStats(s) {
   const rows = Object.entries(s.today).map(([kind, v]) =>
-    el("tr", { "data-kind": kind }, el("td", {}, kind + "s"), el("td", {}, String(v.count)),
-       el("td", {}, v.limit === null || v.limit === undefined ? "no limit" : `of ${v.limit}`)));
+    el("tr", { "data-kind": kind }, el("td", {}, { post: "posts", reply: "replies", like: "likes" }[kind] || kind),
+       el("td", {}, String(v.count)),
+       el("td", {}, v.limit === null || v.limit === undefined ? "(no limit)" : `of ${v.limit}`)));
   document.getElementById("stats").replaceChildren(...rows);
 }
 

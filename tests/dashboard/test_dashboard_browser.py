@@ -1,0 +1,193 @@
+"""The dashboard in a real headless Chromium: the real dashboard process, a real router (in a
+thread) on a real redis-server, and the Mastodon fake as the platform. A person's clicks:
+Approve makes the fake receive exactly one post; the kill switch makes the next CREATE_POST
+come back denied. Screenshots go to tests/artifacts/dashboard/ (git-ignored)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol import Keys
+from router.registry import discover_skills
+from scripts.stack_dashboard import DashboardPlan, wait_until_serving
+from scripts.stack_redis import free_port
+from tests.dashboard.helpers import TOKEN
+from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for, wait_until
+from tests.support.fake_mastodon import FakeMastodon
+
+pytestmark = pytest.mark.slow
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "dashboard"
+MASTO_TOKEN = "masto-" + "dashboard-token-7781"
+KEYS = Keys()
+POST_TEXT = "Hello from the approval test"
+
+
+def chromium_paths() -> tuple[str, str]:
+    found = [
+        os.environ.get("SAFECLAW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium",
+        os.environ.get("SAFECLAW_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver",
+    ]
+    if not all(os.path.isfile(p) and os.access(p, os.X_OK) for p in found):
+        pytest.skip(
+            "the browser test needs chromium and chromium-driver (scripts/install_system_packages.sh)"
+        )
+    return found[0], found[1]
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = chromium_paths()
+    options = webdriver.ChromeOptions()
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1400",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
+        options.add_argument(argument)
+    profile = Path(tempfile.mkdtemp(prefix="safeclaw-dashboard-chromium-"))
+    options.add_argument(f"--user-data-dir={profile}")
+    options.binary_location = binary
+    service = Service(executable_path=driver_path, log_output=os.devnull)
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.implicitly_wait(0)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def masto():
+    server = FakeMastodon(token=MASTO_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def dashboard(redis_urls, tmp_path):
+    port = free_port()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REDIS_URL": redis_urls.control_url,
+        "DASHBOARD_TOKEN": TOKEN,
+        "DASHBOARD_PORT": str(port),
+        "SAFECLAW_LOG_DIR": str(tmp_path / "logs"),
+        "SAFECLAW_WORKSPACE": str(tmp_path / "workspace"),
+    }
+    log = (tmp_path / "dashboard.stderr").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO_ROOT / "dashboard" / "start_dashboard.py"),
+            "--env-file",
+            "/nonexistent.env",
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    plan = DashboardPlan(env, "127.0.0.1", port, None)
+    assert wait_until_serving(plan, lambda: process.poll() is None), (
+        tmp_path / "dashboard.stderr"
+    ).read_text()
+    yield plan.address
+    process.terminate()
+    process.wait(timeout=20)
+    log.close()
+
+
+def shot(driver, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def until(driver, script: str, what: str, seconds: float = 20.0):
+    """Poll a JavaScript expression in the page until it is truthy."""
+    return wait_until(lambda: driver.execute_script(f"return {script}"), what, seconds, 0.1)
+
+
+def test_owner_sees_live_status_approves_once_and_stops_posting(
+    redis_urls, masto, dashboard, browser, tmp_path
+):
+    admin = redis_urls.admin_client()
+    admin.set(
+        KEYS.agent_heartbeat,
+        json.dumps(
+            {"ts": time.time(), "llm_provider": "scripted", "llm": {"ok": True}, "channels": ["console"]}
+        ),
+        ex=60,
+    )
+    credentials = {"MASTODON_INSTANCE": masto.url, "MASTODON_TOKEN": MASTO_TOKEN}
+    settings = settings_for(
+        redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="mastodon:post", **credentials
+    )
+    with WorkerThread(settings, discover_skills(), credentials):
+        browser.get(dashboard + f"#token={TOKEN}")
+        until(
+            browser,
+            'document.querySelector(\'[data-part="router:r1"][data-state="green"]\')',
+            "the router's green light",
+        )
+        until(browser, 'document.querySelector(\'[data-part="redis"][data-state="green"]\')', "Redis green")
+        assert TOKEN not in browser.current_url  # the token left the address bar
+        shot(browser, "1-live-status")
+
+        held = reply_of(
+            admin,
+            KEYS,
+            push(
+                admin,
+                KEYS,
+                "CREATE_POST",
+                {"platform": "mastodon", "text": POST_TEXT},
+                conversation="telegram:7",
+            ),
+        )
+        assert held["status"] == "pending_approval" and masto.posts() == []
+        approval = f'.approval[data-id="{held["approval_id"]}"]'
+        until(browser, f"document.querySelector('{approval}')", "the approval to appear live")
+        card = browser.find_element("css selector", approval)
+        assert POST_TEXT in card.text and "mastodon" in card.text
+        shot(browser, "2-pending-approval")
+        card.find_element("css selector", "button.approve").click()
+
+        wait_until(lambda: masto.posts(), "the fake to receive the post")
+        until(browser, f"!document.querySelector('{approval}')", "the approval to leave the list")
+        until(browser, "document.querySelector('#activity li[data-status=\"ok\"]')", "the post in the feed")
+        time.sleep(1.0)  # long enough for a second run to show up, if there were one
+        assert len(masto.posts()) == 1 and masto.posts()[0].form().get("status") == POST_TEXT
+        shot(browser, "3-approved-once")
+
+        browser.find_element("id", "kill-toggle").click()
+        until(browser, "!document.getElementById('kill-confirm').hidden", "the confirmation")
+        shot(browser, "4-kill-confirmation")
+        browser.find_element("id", "kill-yes").click()
+        until(browser, "document.getElementById('kill-state').dataset.on === 'true'", "the switch on")
+        denied = reply_of(
+            admin, KEYS, push(admin, KEYS, "CREATE_POST", {"platform": "mastodon", "text": "no"})
+        )
+        assert denied["status"] == "denied" and denied["error"] == "kill_switch"
+        until(
+            browser,
+            "document.querySelector('#activity li[data-status=\"denied\"]')",
+            "the denial in the feed",
+        )
+        shot(browser, "5-kill-switch-on")
+    assert len(masto.posts()) == 1
