@@ -1,12 +1,16 @@
 """The console channel: a prompt on a terminal; one message per line from a pipe.
 
 From a pipe, stdout carries nothing but replies (logs go to stderr and the log file), and the
-channel returns at end of input so the process can exit 0.
+channel returns at end of input so the process can exit 0. On a terminal, the next `you>` prompt
+appears only after the reply, and a thinking indicator runs on stderr (when stderr is a terminal
+too) while the turn works; it is erased before the reply prints on its own line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
 import sys
 import threading
@@ -16,6 +20,8 @@ from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
 from agent.commands import COMMAND_NAMES, PLATFORMS
 
 CONVERSATION = "console"
+SPINNER = "|/-\\"
+SPIN_EVERY = 0.15  # seconds per frame of the thinking indicator
 log = logging.getLogger("safeclaw.agent.console")
 # Commands whose first argument is a platform name, which Tab also completes.
 PLATFORM_FIRST = ("/post", "/notifications", "/reply", "/like", "/delete")
@@ -57,17 +63,24 @@ class ConsoleChannel(BaseChannel):
     name = "console"
 
     def __init__(
-        self, handle: MessageHandler, stdin: TextIO | None = None, stdout: TextIO | None = None
+        self,
+        handle: MessageHandler,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
     ) -> None:
         super().__init__(handle)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
         reconfigure = getattr(self.stdin, "reconfigure", None)
         if reconfigure is not None:
             # A byte that is not UTF-8 (or a C locale's surrogate escape) becomes U+FFFD instead
             # of killing the reader thread, which would leave the agent waiting forever.
             reconfigure(errors="replace")
         self.interactive = self.stdin.isatty() and self.stdout.isatty()
+        self.indicator = self.interactive and self.stderr.isatty()
+        self._answered = threading.Event()  # on a terminal: the prompt waits for the reply
         self._stopped = asyncio.Event()
 
     def _read_line(self) -> str | None:
@@ -96,9 +109,11 @@ class ConsoleChannel(BaseChannel):
                 break
             text = line.strip()
             if not text:
+                self._answered.set()
                 continue
-            reply = await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+            reply = await self._answer(text)
             await self.send(CONVERSATION, reply)
+            self._answered.set()
         if self.interactive:
             self._write("\nBye.\n")
 
@@ -110,6 +125,9 @@ class ConsoleChannel(BaseChannel):
 
         def read_all() -> None:
             while True:
+                if self.interactive:  # the next prompt only once the last line is answered
+                    self._answered.wait()
+                    self._answered.clear()
                 line = self._read_line()
                 try:
                     loop.call_soon_threadsafe(lines.put_nowait, line)
@@ -118,8 +136,32 @@ class ConsoleChannel(BaseChannel):
                 if line is None:
                     return
 
+        self._answered.set()
         threading.Thread(target=read_all, name="console-stdin", daemon=True).start()
         return lines
+
+    async def _answer(self, text: str) -> str:
+        """One turn, with the thinking indicator running on a terminal until it is done."""
+        if not self.indicator:
+            return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+        spinner = asyncio.create_task(self._spin())
+        try:
+            return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+        finally:
+            spinner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await spinner
+            self._indicate("\r\x1b[K")  # erase it: the reply starts on a clean line
+
+    async def _spin(self) -> None:
+        for frame in itertools.cycle(SPINNER):
+            self._indicate(f"\r{frame} thinking…")
+            await asyncio.sleep(SPIN_EVERY)
+
+    def _indicate(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.write(text)
+            self.stderr.flush()
 
     async def stop(self) -> None:
         self._stopped.set()
