@@ -34,8 +34,15 @@ def test_on_a_terminal_the_indicator_runs_and_the_reply_has_its_own_line(tmp_pat
         ollama.enqueue(ollama.slow(0.8))  # the model takes a while: long enough to see the indicator
         master, slave = pty.openpty()
         env = {**os.environ, "OLLAMA_HOST": ollama.url, "TERM": "dumb"}
-        agent = subprocess.Popen([sys.executable, "agent/start_agent.py"], stdin=slave, stdout=slave,
-                                 stderr=slave, cwd=REPO, env=env, close_fds=True)
+        agent = subprocess.Popen(
+            [sys.executable, "agent/start_agent.py"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=REPO,
+            env=env,
+            close_fds=True,
+        )
         os.close(slave)
         output = bytearray()
         try:
@@ -53,10 +60,10 @@ def test_on_a_terminal_the_indicator_runs_and_the_reply_has_its_own_line(tmp_pat
                 agent.wait()
             os.close(master)
     text = bytes(output).decode("utf-8", errors="replace")
-    turn = text[text.find("you> ") + len("you> "):]
+    turn = text[text.find("you> ") + len("you> ") :]
     assert "thinking…" in turn.split("safeclaw> ")[0], text  # shown while the model worked
     assert "\r\x1b[Ksafeclaw> " in turn, text  # erased, then the reply from the start of the line
-    reply_line = turn[turn.index("safeclaw> "):].split("\n", 1)[0]
+    reply_line = turn[turn.index("safeclaw> ") :].split("\n", 1)[0]
     assert "you>" not in reply_line and "thinking" not in reply_line
     assert turn.index("safeclaw> ") < turn.index("you> ")  # the next prompt comes after the reply
 
