@@ -150,6 +150,13 @@ class AutonomyCycle:
         report.public = [{k: v for k, v in e.items() if k != "params"} for e in self.gate.events.public]
         report.detail = result.reply[:300]
         self._after_public(state, self.gate.events, now)
+        own = [
+            str(e["result"]["id"])
+            for e in self.gate.events.public
+            if e["status"] == "ok" and isinstance(e.get("result"), dict) and e["result"].get("id")
+        ]
+        for submolt in self.settings.submolts:  # its own posts are not news to it
+            state.mark_seen(f"feed:{submolt}", own)
         return report
 
     def _read_new(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import redis
@@ -11,6 +13,7 @@ from agent.autonomy.cycle import AutonomyCycle, CycleReport
 from agent.autonomy.health import publish_health
 from agent.autonomy.journal import GitJournal
 from agent.autonomy.state import StateFiles
+from agent.cost.budget import Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import Governance
 from agent.governance.injections import apply_injections
@@ -23,14 +26,19 @@ if TYPE_CHECKING:
 log = logging.getLogger("safeclaw.agent.autonomy")
 
 
-def build_cycle(settings: AgentSettings, loop: AgentLoop) -> AutonomyCycle:
+def build_cycle(
+    settings: AgentSettings,
+    loop: AgentLoop,
+    clock: Callable[[], float] = time.time,
+    notify: Notify | None = None,
+) -> AutonomyCycle:
     """A cycle on `loop` (its turns and the chat's take turns; its router gets the scoring gate)."""
     if not isinstance(loop.llm, MeteredLLM):
         raise TypeError("autonomy needs the metered LLM of build_loop (the budget is checked there)")
     root = settings.workspace.root
     governance = Governance(root)
     governance.ensure()
-    notifier = OwnerNotifier.from_settings(root, settings.channels.telegram)
+    notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
     conn = (
         redis.Redis.from_url(
             settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
@@ -61,6 +69,7 @@ def build_cycle(settings: AgentSettings, loop: AgentLoop) -> AutonomyCycle:
         loop.router,
         loop.llm.guard,
         notifier,
+        clock,
         before_turn=before_turn,
         after_cycle=after_cycle,
     )

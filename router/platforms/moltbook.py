@@ -22,10 +22,13 @@ Moltbook has no reply-to-post in `POST /posts`: `reply_to` becomes a comment on 
 
 from __future__ import annotations
 
+import functools
 import re
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
+import certifi
 import httpx
 
 from router.errors import SkillError
@@ -82,6 +85,13 @@ def post_summary(post: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The CA bundle httpx would load, loaded once per process: loading it takes a quarter of a
+    second, which a new client per request would pay every time."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class MoltbookClient(PlatformClient):
     key = "moltbook"
     required = ("MOLTBOOK_API_KEY",)
@@ -95,7 +105,7 @@ class MoltbookClient(PlatformClient):
         headers = {"Authorization": f"Bearer {self.credentials['MOLTBOOK_API_KEY']}",
                    "Accept": "application/json", "User-Agent": "safeclaw-router/0.1"}
         try:
-            with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
+            with httpx.Client(timeout=self.timeout, follow_redirects=False, verify=tls_context()) as client:
                 response = client.request(method, self.base + path, json=json, params=params, headers=headers)
         except httpx.TimeoutException:
             raise SkillError("request_failed", f"moltbook did not answer the {doing} in time") from None

@@ -28,11 +28,20 @@ class MoltPost:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "title": self.title, "content": self.content, "url": self.url,
-            "upvotes": self.upvotes, "downvotes": self.downvotes, "comment_count": self.comment_count,
-            "created_at": self.created_at, "author": {"id": "agent-" + self.author, "name": self.author},
-            "submolt": {"id": "sm-" + self.submolt, "name": self.submolt,
-                        "display_name": self.submolt.title()},
+            "id": self.id,
+            "title": self.title,
+            "content": self.content,
+            "url": self.url,
+            "upvotes": self.upvotes,
+            "downvotes": self.downvotes,
+            "comment_count": self.comment_count,
+            "created_at": self.created_at,
+            "author": {"id": "agent-" + self.author, "name": self.author},
+            "submolt": {
+                "id": "sm-" + self.submolt,
+                "name": self.submolt,
+                "display_name": self.submolt.title(),
+            },
         }
 
 
@@ -51,8 +60,16 @@ class FakeMoltbook(RecordingServer):
         return self.url + "/api/v1"
 
     def add_post(self, title: str, content: str, submolt: str = "general", author: str = "other") -> MoltPost:
-        post = MoltPost(id=str(uuid.uuid4()), title=title, content=content, url=None, submolt=submolt,
-                        author=author, upvotes=3, comment_count=1)
+        post = MoltPost(
+            id=str(uuid.uuid4()),
+            title=title,
+            content=content,
+            url=None,
+            submolt=submolt,
+            author=author,
+            upvotes=3,
+            comment_count=1,
+        )
         self.posts[post.id] = post
         return post
 
@@ -61,7 +78,7 @@ class FakeMoltbook(RecordingServer):
             return json_response(401, {"success": False, "error": "Invalid API key", "hint": "check the key"})
         if not request.path.startswith("/api/v1/"):
             return json_response(404, {"success": False, "error": "Not found"})
-        parts = request.path[len("/api/v1/"):].strip("/").split("/")
+        parts = request.path[len("/api/v1/") :].strip("/").split("/")
         handler = getattr(self, f"_{request.method.lower()}_{parts[0]}", None)
         if handler is None:
             return json_response(404, {"success": False, "error": "Not found"})
@@ -71,18 +88,36 @@ class FakeMoltbook(RecordingServer):
     def _get_agents(self, request: Recorded, rest: list[str]) -> Response:
         if rest != ["me"]:
             return json_response(404, {"success": False, "error": "Agent not found"})
-        return json_response(200, {"success": True, "agent": {
-            "id": "agent-1", "name": self.agent, "description": "a careful agent", "karma": 42,
-            "follower_count": 5, "following_count": 2, "is_claimed": True,
-            "created_at": "2026-01-30T09:00:00.000Z"}})
+        return json_response(
+            200,
+            {
+                "success": True,
+                "agent": {
+                    "id": "agent-1",
+                    "name": self.agent,
+                    "description": "a careful agent",
+                    "karma": 42,
+                    "follower_count": 5,
+                    "following_count": 2,
+                    "is_claimed": True,
+                    "created_at": "2026-01-30T09:00:00.000Z",
+                },
+            },
+        )
 
     def _post_posts(self, request: Recorded, rest: list[str]) -> Response:
         body = request.json() or {}
         if not rest:
             if not body.get("submolt") or not body.get("title"):
                 return json_response(400, {"success": False, "error": "submolt and title are required"})
-            post = MoltPost(id=str(uuid.uuid4()), title=body["title"], content=body.get("content"),
-                            url=body.get("url"), submolt=body["submolt"], author=self.agent)
+            post = MoltPost(
+                id=str(uuid.uuid4()),
+                title=body["title"],
+                content=body.get("content"),
+                url=body.get("url"),
+                submolt=body["submolt"],
+                author=self.agent,
+            )
             self.posts[post.id] = post
             return json_response(201, {"success": True, "post": post.to_json()})
         post_or_none = self.posts.get(rest[0])
@@ -92,18 +127,27 @@ class FakeMoltbook(RecordingServer):
             post_or_none.upvotes += 1
             return json_response(200, {"success": True, "message": "Upvoted!"})
         if rest[1:] == ["comments"]:
-            comment = {"id": str(uuid.uuid4()), "content": body.get("content", ""),
-                       "parent_id": body.get("parent_id"), "author": {"name": self.agent},
-                       "created_at": "2026-02-01T12:05:00.000Z"}
+            comment = {
+                "id": str(uuid.uuid4()),
+                "content": body.get("content", ""),
+                "parent_id": body.get("parent_id"),
+                "author": {"name": self.agent},
+                "created_at": "2026-02-01T12:05:00.000Z",
+            }
             post_or_none.comments.append(comment)
             post_or_none.comment_count += 1
             return json_response(201, {"success": True, "comment": comment})
         return json_response(404, {"success": False, "error": "Not found"})
 
+    def _sorted(self, request: Recorded) -> list[MoltPost]:
+        """`sort=new` is newest first (posts in creation order otherwise, as the fake has no votes)."""
+        posts = list(self.posts.values())
+        return posts[::-1] if request.query.get("sort", [""])[0] == "new" else posts
+
     def _get_posts(self, request: Recorded, rest: list[str]) -> Response:
         if not rest:
             limit = int(request.query.get("limit", ["25"])[0])
-            posts = [p.to_json() for p in self.posts.values()][:limit]
+            posts = [p.to_json() for p in self._sorted(request)][:limit]
             return json_response(200, {"success": True, "posts": posts, "count": len(posts)})
         post = self.posts.get(rest[0])
         if post is None:
@@ -119,7 +163,7 @@ class FakeMoltbook(RecordingServer):
         if len(rest) != 2 or rest[1] != "feed":
             return json_response(404, {"success": False, "error": "Not found"})
         limit = int(request.query.get("limit", ["25"])[0])
-        posts = [p.to_json() for p in self.posts.values() if p.submolt == rest[0]][:limit]
+        posts = [p.to_json() for p in self._sorted(request) if p.submolt == rest[0]][:limit]
         return json_response(200, {"success": True, "data": {"posts": posts, "has_more": False}})
 
     def _get_notifications(self, request: Recorded, rest: list[str]) -> Response:
