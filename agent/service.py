@@ -19,6 +19,7 @@ from agent.loop import AgentLoop, LoopLimits, RouterPort
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
 FLUSH_EVERY = 5.0  # seconds between tries to write what a full disk refused
+NOTICE_EVERY = 1.0  # seconds between looks for the router's owner notices
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -59,7 +60,8 @@ class AgentService:
         self.settings = settings
         self.loop = loop
         self.channels: list[BaseChannel] = []
-        self.commands = CommandDispatcher(loop, self.status_lines)
+        self.desk = build_desk(settings, loop)
+        self.commands = CommandDispatcher(loop, self.status_lines, self.desk)
 
     def status_lines(self) -> list[str]:
         from agent.health import status_lines
@@ -133,6 +135,7 @@ class AgentService:
         failed = False
         stopper = asyncio.create_task(stop.wait())
         flusher = asyncio.create_task(self._flush_pending_writes())
+        notices = asyncio.create_task(self._deliver_notices())
         running: set[asyncio.Task[Any]] = set(tasks)
         try:
             while running and not stop.is_set():
@@ -148,13 +151,55 @@ class AgentService:
             for channel in self.channels:
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            for task in [*tasks, stopper, flusher]:
+            for task in [*tasks, stopper, flusher, notices]:
                 task.cancel()
-            await asyncio.gather(*tasks, stopper, flusher, return_exceptions=True)
+            await asyncio.gather(*tasks, stopper, flusher, notices, return_exceptions=True)
             await asyncio.to_thread(self.loop.flush_pending)
             for path in self.loop.workspace.pending.paths():
                 log.error("stopping with %s not saved: the disk refused it", path)
         return 2 if failed else 0
+
+    async def _deliver_notices(self) -> None:
+        """While the agent runs: the router's owner notices (approval asked, approved, denied,
+        expired) to the conversation that asked, and to the owner's Telegram when configured."""
+        from agent.approval_desk import notice_text
+        from agent.notify import OwnerNotifier
+
+        if self.desk is None:
+            return
+        desk = self.desk
+        notifier = OwnerNotifier.from_settings(self.settings.workspace.root, self.settings.channels.telegram)
+        take = desk.in_flight  # first what a previous run took and did not deliver
+        while True:
+            try:
+                for notice in await asyncio.to_thread(take):
+                    await self._deliver(notice.conversation, notice.data, notice_text(notice.data), notifier)
+                    await asyncio.to_thread(desk.delivered, notice)
+                take = desk.take
+            except Exception as exc:  # Redis down or a channel error: try again next period
+                log.warning("owner notices: %s: %s", type(exc).__name__, exc)
+            await asyncio.sleep(NOTICE_EVERY)
+
+    async def _deliver(self, conversation: str, data: dict[str, Any], text: str, notifier: Any) -> None:
+        by_name = {channel.name: channel for channel in self.channels}
+        telegram: Any = by_name.get("telegram")
+        targets: list[str] = []
+        if conversation.split(":", 1)[0] in by_name:
+            targets.append(conversation)
+        if telegram is not None:
+            owners = [f"telegram:{uid}" for uid in sorted(telegram.allowed)]
+            targets += [target for target in owners if target not in targets]
+        for target in targets:
+            channel: Any = by_name[target.split(":", 1)[0]]
+            try:
+                if channel is telegram:
+                    await telegram.send_notice(target, data, text)
+                else:
+                    await channel.send(target, text)
+            except Exception as exc:
+                log.warning("could not tell the owner in %s: %s", target, exc)
+        if telegram is None:
+            await asyncio.to_thread(notifier.notify, "approval", text)
 
     async def _flush_pending_writes(self) -> None:
         """While the agent runs: write what a full disk refused as soon as there is room."""
@@ -171,6 +216,15 @@ def not_saved_reply(exc: MessageNotSaved) -> str:
         "will write it as soon as there is room; I did not act on it. Free some space, then send it "
         "again if you need an answer."
     )
+
+
+def build_desk(settings: AgentSettings, loop: AgentLoop) -> Any:
+    """The approval desk (owner notices, decisions typed in a chat), or None without Redis."""
+    if not settings.redis_url:
+        return None
+    from agent.approval_desk import ApprovalDesk
+
+    return ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
 
 
 def enabled_channels(settings: AgentSettings) -> list[str]:

@@ -27,6 +27,7 @@ from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, Ret
 from telegram.ext import (
     Application,
     ApplicationHandlerStop,
+    CallbackQueryHandler,
     ContextTypes,
     MessageHandler,
     TypeHandler,
@@ -108,6 +109,7 @@ class TelegramChannel(BaseChannel):
             builder = builder.base_url(self._urls[0]).base_file_url(self._urls[1])
         app = builder.build()
         app.add_handler(TypeHandler(Update, self.on_any_update), group=-1)
+        app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.on_text))
         app.add_handler(MessageHandler(filters.COMMAND, self.on_command))
         app.add_handler(MessageHandler(~filters.TEXT, self.on_not_text))
@@ -262,6 +264,20 @@ class TelegramChannel(BaseChannel):
                 await context.bot.send_message(update.effective_chat.id, "Sorry, that failed on my side.")
 
     # --- sending --------------------------------------------------------------------------
+    async def on_button(self, update: Update, context: Context) -> None:
+        """An Approve or Deny button of an approval request (see telegram_approvals)."""
+        from agent.channels.telegram_approvals import on_approval_button
+
+        await on_approval_button(self, update, getattr(self.service, "desk", None))
+
+    async def send_notice(self, conversation: str, data: dict[str, Any], text: str) -> None:
+        """An owner notice (approval asked or settled); buttons in the owner's private chat."""
+        from agent.channels.telegram_approvals import send_notice
+
+        if self.application is None or not self._running:
+            raise RuntimeError("the Telegram channel is not running")
+        await send_notice(self, chat_id_of(conversation), data, text)
+
     async def send(self, conversation: str, text: str) -> None:
         if self.application is None or not self._running:
             raise RuntimeError("the Telegram channel is not running")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.commands.describe import describe_results
 from agent.commands.parse import (
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_NAMES", "PLATFORMS", "CommandDispatcher", "CommandUsageError", "command_specs"]
 
 StatusLines = Callable[[], list[str]]
+NO_APPROVALS = "Approvals need the router (REDIS_URL); use the dashboard or ./safeclaw approvals."
 
 
 def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
@@ -45,6 +46,9 @@ def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
         CommandSpec("forget", "<key>", "forget a remembered fact", b.forget if b else None),
         CommandSpec("memory", "", "show what I remember"),
         CommandSpec("browse", "<url>", "open a web page and summarise it", b.browse if b else None),
+        CommandSpec("approvals", "", "the router's commands waiting for your decision"),
+        CommandSpec("approve", "<id>", "run a held command (once)"),
+        CommandSpec("deny", "<id>", "never run a held command"),
         CommandSpec("status", "", "LLM, Redis and router status"),
         CommandSpec("clear", "", "forget this conversation's history"),
         CommandSpec("help", "", "list the commands"),
@@ -57,9 +61,10 @@ COMMAND_NAMES: tuple[str, ...] = tuple(spec.name for spec in command_specs())
 class CommandDispatcher:
     """Answers slash commands for one agent loop; `handle()` returns None for anything else."""
 
-    def __init__(self, loop: AgentLoop, status_lines: StatusLines | None = None) -> None:
+    def __init__(self, loop: AgentLoop, status_lines: StatusLines | None = None, desk: Any = None) -> None:
         self.loop = loop
         self.status_lines = status_lines
+        self.desk = desk  # the ApprovalDesk (agent.approval_desk); None without Redis
 
     def specs(self) -> dict[str, CommandSpec]:
         # Built per command: the catalogues are workspace files the owner may edit while it runs.
@@ -81,6 +86,8 @@ class CommandDispatcher:
             if spec.build is not None:
                 actions = spec.build(args)
                 return self.loop.run_actions(conversation, text.strip(), actions, describe_results)
+            if spec.name in ("approve", "deny"):
+                return self.decide(spec, args, conversation)
             return self.view(spec, args, conversation, specs)
         except CommandUsageError as exc:
             return str(exc)
@@ -96,10 +103,20 @@ class CommandDispatcher:
             return "Done: I forgot this chat's history."
         if spec.name == "memory":
             return self.memory_text()
+        if spec.name == "approvals":
+            return "\n".join(self.desk.pending_lines()) if self.desk else NO_APPROVALS
         if spec.name == "status":
             lines = self.status_lines() if self.status_lines else ["status is not available here"]
             return "\n".join(lines)
         raise AssertionError(f"no view for /{spec.name}")
+
+    def decide(self, spec: CommandSpec, args: str, conversation: str) -> str:
+        """The owner's decision, relayed with the router's one-time code (never by the model)."""
+        if len(args.split()) != 1:
+            raise CommandUsageError(f"Usage: {spec.usage} (the id /approvals shows)")
+        if self.desk is None:
+            return NO_APPROVALS
+        return str(self.desk.decide(args.strip(), spec.name, conversation))
 
     def memory_text(self) -> str:
         memory = self.loop.workspace.load_memory()

@@ -227,6 +227,23 @@ class FakeTelegram:
             self._cond.notify_all()
         return update_id
 
+    def push_callback(self, user_id: int, chat_id: int, data: str, chat_type: str = "private") -> int:
+        """Queue a press on an inline button (a `callback_query` update); returns its update_id."""
+        with self._cond:
+            self._next_update_id += 1
+            update_id = self._next_update_id
+            chat = {"id": chat_id, "type": chat_type, "first_name": f"Chat{chat_id}"}
+            if chat_type != "private":
+                chat = {"id": chat_id, "type": chat_type, "title": f"Group{chat_id}"}
+            self.updates.append({"update_id": update_id, "callback_query": {
+                "id": f"cb{update_id}", "chat_instance": f"ci{chat_id}", "data": data,
+                "from": {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"},
+                "message": {"message_id": self._new_message_id(), "date": int(time.time()), "chat": chat,
+                            "from": self._bot_user(), "text": "Approval needed"},
+            }})
+            self._cond.notify_all()
+        return update_id
+
     def fail_next(self, method: str, *failures: Failure) -> None:
         """Serve these failures to the next calls of `method`, in order."""
         with self._cond:
@@ -282,6 +299,7 @@ class FakeTelegram:
         simple: dict[str, Any] = {
             "getMe": self._bot_user(), "deleteWebhook": True, "setMyCommands": True,
             "deleteMyCommands": True, "sendChatAction": True, "close": True, "logOut": True,
+            "answerCallbackQuery": True, "editMessageReplyMarkup": True,
             "getWebhookInfo": {"url": "", "has_custom_certificate": False,
                                "pending_update_count": len(self._pending(self.confirmed + 1))},
         }

@@ -1,0 +1,161 @@
+"""The agent's side of approvals: it delivers the router's owner notices and relays the owner's
+decisions typed in a chat. It can never decide by itself.
+
+The router pushes notices on `Keys.owner_notices`; the desk moves each into its in-flight list,
+hands it to `deliver`, then drops it (a notice in flight when the agent died is delivered at the
+next start). An `approval_requested` notice carries the one-time code the router will ask for:
+the desk keeps it under the agent's own key (`safeclaw:agent:approvals`), never in a prompt,
+history or workspace file. `/approve ID` (or a Telegram button) sends `APPROVAL_DECISION` with
+that code; the router checks it. Notices reach the owner through channels only, never the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from protocol import Keys
+
+log = logging.getLogger("safeclaw.agent.approvals")
+APPROVAL_DECISION = "APPROVAL_DECISION"
+MAX_TAKEN = 50
+
+
+@dataclass(frozen=True)
+class Notice:
+    raw: str  # as it sits in the in-flight list (to drop it once delivered)
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", ""))
+
+    @property
+    def conversation(self) -> str:
+        return str(self.data.get("conversation") or "")
+
+
+def notice_text(data: dict[str, Any]) -> str:
+    """What the owner reads: never the code."""
+    what = f"{data.get('action')} on {data.get('platform') or '?'}"
+    text = str(data.get("text") or "")[:300]
+    ident = data.get("approval_id")
+    if data.get("type") == "approval_requested":
+        return (
+            f"Approval needed: {what}\n{text}\nApprove with /approve {ident} or deny with /deny {ident} "
+            "(or on the dashboard)."
+        )
+    state = data.get("state")
+    if state == "approved":
+        outcome = f"{data.get('status')}: {data.get('message') or ''}".strip()
+        url = f"\n{data['url']}" if data.get("url") else ""
+        return f"Approved: {what} ran ({outcome}).{url}"
+    return f"{str(state).capitalize()}: {what} was not run ({data.get('message') or ''})."
+
+
+class ApprovalDesk:
+    def __init__(self, conn: redis.Redis, keys: Keys, router: Any) -> None:
+        self.conn = conn
+        self.keys = keys
+        self.router = router  # the agent's RouterPort: call(action, params, conversation)
+        self.codes_key = f"{keys.agent_prefix}approvals"
+
+    @classmethod
+    def connect(cls, redis_url: str, keys: Keys, router: Any) -> ApprovalDesk:
+        conn = redis.Redis.from_url(
+            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
+        )
+        return cls(conn, keys, router)
+
+    # -- notices --------------------------------------------------------------------------------
+    def in_flight(self) -> list[Notice]:
+        """Notices taken earlier and not delivered (after a crash), oldest first."""
+        return [
+            n
+            for raw in reversed(self.conn.lrange(self.keys.owner_notices_inflight, 0, -1))
+            if (n := self._notice(str(raw))) is not None
+        ]
+
+    def take(self) -> list[Notice]:
+        """Move waiting notices into the in-flight list, oldest first; keep each request's code."""
+        taken = []
+        for _ in range(MAX_TAKEN):
+            raw = self.conn.lmove(self.keys.owner_notices, self.keys.owner_notices_inflight, "RIGHT", "LEFT")
+            if raw is None:
+                break
+            notice = self._notice(str(raw))
+            if notice is not None:
+                taken.append(notice)
+        return taken
+
+    def _notice(self, raw: str) -> Notice | None:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            log.warning("dropping an unreadable owner notice")
+            self.conn.lrem(self.keys.owner_notices_inflight, 1, raw)
+            return None
+        self._keep(data)
+        return Notice(raw, data)
+
+    def delivered(self, notice: Notice) -> None:
+        self.conn.lrem(self.keys.owner_notices_inflight, 1, notice.raw)
+
+    # -- codes, kept out of every prompt --------------------------------------------------------
+    def _load(self) -> dict[str, dict[str, Any]]:
+        try:
+            value = json.loads(self.conn.get(self.codes_key) or "{}")
+        except json.JSONDecodeError:
+            value = {}
+        now = time.time()
+        return {k: v for k, v in value.items() if isinstance(v, dict) and float(v.get("expires_at", 0)) > now}
+
+    def _save(self, pending: dict[str, dict[str, Any]]) -> None:
+        self.conn.set(self.codes_key, json.dumps(pending), ex=8 * 24 * 3600)
+
+    def _keep(self, data: dict[str, Any]) -> None:
+        ident = str(data.get("approval_id", ""))
+        if not ident:
+            return
+        pending = self._load()
+        if data.get("type") == "approval_requested" and data.get("owner_code"):
+            pending[ident] = {
+                "code": data["owner_code"],
+                "expires_at": data.get("expires_at", 0),
+                "summary": notice_text({**data, "type": "summary"}).split("\n")[0],
+                "action": data.get("action"),
+                "platform": data.get("platform"),
+                "text": str(data.get("text") or "")[:200],
+            }
+        elif data.get("type") == "approval_settled":
+            pending.pop(ident, None)
+        else:
+            return
+        self._save(pending)
+
+    def pending_lines(self) -> list[str]:
+        pending = self._load()
+        if not pending:
+            return ["No approval is waiting for you."]
+        return [
+            f"{ident}: {p.get('action')} on {p.get('platform')}: {p.get('text', '')}"
+            for ident, p in pending.items()
+        ]
+
+    def decide(self, approval_id: str, decision: str, conversation: str) -> str:
+        """Relay the owner's decision; returns the line to answer them with."""
+        entry = self._load().get(approval_id.strip())
+        if entry is None:
+            return f"No approval {approval_id!r} is waiting here (see /approvals)."
+        params = {"approval_id": approval_id.strip(), "decision": decision, "code": entry["code"]}
+        result = self.router.call(APPROVAL_DECISION, params, conversation)
+        if result.get("status") == "ok":
+            return f"Done: {result.get('message') or decision}."
+        return f"The router refused it: {result.get('message') or result.get('error')}"

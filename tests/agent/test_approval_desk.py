@@ -1,0 +1,130 @@
+"""Approvals from a chat: the agent delivers the router's notices and relays the owner's decision
+with the router's one-time code; the model never sees the code, and a decision without it is
+refused. Real redis-server, a real router (thread), the real router client, the real Telegram
+client against the fake Bot API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from agent.actions import local_actions
+from agent.approval_desk import ApprovalDesk, notice_text
+from agent.commands import CommandDispatcher
+from agent.llm.scripted.llm import ScriptedLLM
+from agent.loop import AgentLoop
+from agent.router_client import RouterClient
+from tests.agent.channels.telegram_helpers import OWNER, STRANGER, make_channel, running, wait_for
+from tests.router.router_helpers import WorkerThread, note_lines, settings_for, wait_until
+from tests.support.fake_telegram import FakeTelegram
+
+
+@pytest.fixture
+def stack(redis_urls, tmp_path):
+    settings = settings_for(redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE")
+    (tmp_path / "router").mkdir()
+    client = RouterClient(redis_urls.agent_url, redis_urls.keys, 10)
+    with WorkerThread(settings):
+        yield client, ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client), tmp_path / "router"
+    client.close()
+
+
+def held(client, conversation=f"telegram:{OWNER}"):
+    observation = client.call("NOTE", {"text": "a held note"}, conversation)
+    assert observation["status"] == "pending_approval", observation
+    return observation["approval_id"]
+
+
+def test_owner_approves_with_a_slash_command_and_it_runs_once(stack, workspace):
+    client, desk, data = stack
+    approval_id = held(client)
+    [notice] = wait_until(desk.take, "the request notice")
+    assert notice.type == "approval_requested" and notice.conversation == f"telegram:{OWNER}"
+    assert notice.data["owner_code"] not in notice_text(notice.data)  # the owner reads no code
+    desk.delivered(notice)
+    loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
+    commands = CommandDispatcher(loop, None, desk)
+    assert approval_id in commands.handle("console", "/approvals")
+    assert commands.handle("console", "/approve").startswith("Usage: /approve <id>")
+    assert commands.handle("console", f"/approve {approval_id}").startswith("Done")
+    wait_until(lambda: note_lines(data), "the approved note")
+    [settled] = wait_until(desk.take, "the outcome notice")
+    assert settled.data["state"] == "approved" and "ran (ok" in notice_text(settled.data)
+    assert "No approval" in commands.handle("console", "/approvals")
+    assert "No approval" in commands.handle("console", f"/approve {approval_id}")
+    assert len(note_lines(data)) == 1
+    # Nothing of the code reached the workspace (prompts, history, artifact).
+    code = notice.data["owner_code"]
+    assert all(code not in p.read_text(errors="replace") for p in workspace.root.rglob("*") if p.is_file())
+
+
+def test_a_decision_without_the_code_is_refused(stack):
+    client, _desk, data = stack
+    approval_id = held(client)
+    for code in ("", "guessed-code", None):
+        params = {
+            "approval_id": approval_id,
+            "decision": "approve",
+            **({"code": code} if code is not None else {}),
+        }
+        answer = client.call("APPROVAL_DECISION", params, "console")
+        assert answer["status"] == "denied"
+    assert note_lines(data) == []
+
+
+def test_deny_with_a_slash_command(stack, workspace):
+    client, desk, data = stack
+    approval_id = held(client)
+    wait_until(desk.take, "the request notice")
+    commands = CommandDispatcher(AgentLoop(workspace, ScriptedLLM([]), local_actions(), client), None, desk)
+    assert commands.handle("console", f"/deny {approval_id}").startswith("Done")
+    [settled] = wait_until(desk.take, "the outcome notice")
+    assert settled.data["state"] == "denied" and note_lines(data) == []
+
+
+def test_a_notice_in_flight_is_delivered_after_a_restart(stack, redis_urls):
+    client, desk, _data = stack
+    held(client)
+    taken = wait_until(desk.take, "the request notice")
+    again = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client)  # a new agent process
+    assert [n.raw for n in again.in_flight()] == [n.raw for n in taken]
+    again.delivered(taken[0])
+    assert again.in_flight() == []
+
+
+def test_telegram_buttons_in_the_owners_private_chat_only(stack, tmp_path):
+    client, desk, data = stack
+
+    class Service:
+        pass
+
+    service = Service()
+    service.desk = desk
+    with FakeTelegram() as fake:
+        channel = make_channel(fake, tmp_path, service=service)
+        approval_id = held(client)
+        [notice] = wait_until(desk.take, "the request notice")
+
+        async def scenario():
+            async with running(channel, fake):
+                await channel.send_notice(f"telegram:{OWNER}", notice.data, notice_text(notice.data))
+                fake.push_callback(STRANGER, STRANGER, f"approval:approve:{approval_id}")
+                fake.push_callback(OWNER, -500, f"approval:approve:{approval_id}", chat_type="group")
+                await wait_for(fake, lambda: fake.sent_texts(STRANGER))  # refused, and nothing ran
+                assert note_lines(data) == [] and fake.calls_of("answerCallbackQuery") == []
+                fake.push_callback(OWNER, OWNER, f"approval:approve:{approval_id}")
+                await wait_for(fake, lambda: note_lines(data))
+                fake.push_callback(OWNER, OWNER, f"approval:approve:{approval_id}")  # pressed twice
+                await wait_for(fake, lambda: len(fake.calls_of("answerCallbackQuery")) >= 2)
+
+        asyncio.run(scenario())
+        [request] = [m for m in fake.sent_messages(OWNER) if m.get("reply_markup")]
+        buttons = request["reply_markup"]["inline_keyboard"][0]
+        assert [b["text"] for b in buttons] == ["Approve", "Deny"]
+        assert buttons[0]["callback_data"] == f"approval:approve:{approval_id}"
+        assert notice.data["owner_code"] not in json.dumps(fake.sent_messages())
+        answers = [c.params.get("text", "") for c in fake.calls_of("answerCallbackQuery")]
+        assert answers[-1].startswith("No approval") or "refused" in answers[-1]
+    assert len(note_lines(data)) == 1
