@@ -292,8 +292,10 @@ class AgentHeartbeat:
     """Keeps `Keys.agent_heartbeat` set (JSON, with a TTL) while the agent runs; a no-op without Redis."""
 
     def __init__(
-        self, redis_url: str | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL
+        self, redis_url: str | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL,
+        llm: Any = None,
     ) -> None:
+        self.llm = llm  # its `health` ({ok, error, ts} of the last call) goes into each beat
         self.redis_url = redis_url
         self.key = keys.agent_heartbeat
         self.info = dict(info)
@@ -303,12 +305,15 @@ class AgentHeartbeat:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings, channels: list[str]) -> AgentHeartbeat:
+    def from_settings(cls, settings: AgentSettings, channels: list[str], llm: Any = None) -> AgentHeartbeat:
         info = {"llm_provider": settings.llm.provider, "llm_model": settings.llm.model, "channels": channels}
-        return cls(settings.redis_url, settings.keys, info)
+        return cls(settings.redis_url, settings.keys, info, llm=llm)
 
     def value(self) -> str:
-        return json.dumps({"pid": os.getpid(), "started_at": self.started_at, "ts": time.time(), **self.info})
+        health = getattr(self.llm, "health", None)
+        extra = {"llm": health} if isinstance(health, dict) else {}
+        return json.dumps({"pid": os.getpid(), "started_at": self.started_at, "ts": time.time(), **self.info,
+                           **extra})
 
     def beat(self, conn: redis.Redis) -> bool:
         try:

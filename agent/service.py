@@ -116,7 +116,7 @@ class AgentService:
         """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
         from agent.health import AgentHeartbeat
 
-        with AgentHeartbeat.from_settings(self.settings, channel_names):
+        with AgentHeartbeat.from_settings(self.settings, channel_names, self.loop.llm):
             return await self._run_channels(channel_names)
 
     async def _run_channels(self, channel_names: list[str]) -> int:

@@ -5,8 +5,10 @@ and written to the ledger."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from agent.cost.budget import BudgetGuard
 from agent.cost.prices import price_of
@@ -37,6 +39,8 @@ class MeteredLLM(BaseLLM):
         self.calls = 0  # calls actually sent to the provider by this wrapper
         self.tokens = 0  # their tokens, in and out
         self.usd = 0.0  # and what they cost
+        # The last call's outcome, for the agent's heartbeat (the dashboard's LLM light).
+        self.health: dict[str, Any] | None = None
 
     def chat(self, prompt: str) -> str:
         price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
@@ -45,12 +49,14 @@ class MeteredLLM(BaseLLM):
         self.inner.last_usage = None
         try:
             text = self.inner.chat(prompt)
-        except Exception:
+        except Exception as exc:
+            self.health = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:200], "ts": time.time()}
             # The provider may have billed the prompt before failing (a timeout mid-reply): count
             # it, estimated. Counting high is the safe side of a budget.
             failed = estimated_usage(prompt, "")
             self.guard.record(self.inner.name, self.inner.model, price, failed, _label.get() + ":failed")
             raise
+        self.health = {"ok": True, "ts": time.time()}
         usage = self.inner.last_usage or estimated_usage(prompt, text)
         self.last_usage = usage
         self.tokens += usage.total

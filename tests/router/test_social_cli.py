@@ -146,3 +146,13 @@ def test_the_cli_refuses_to_publish_a_secret(tmp_path, fake_x):
     code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
     assert (code, answer["error"]) == (1, "secret_in_text")
     assert fake_x.tweets == {}
+
+
+def test_the_cli_obeys_the_live_kill_switch(tmp_path, fake_x, redis_urls):
+    admin = redis_urls.admin_client()
+    admin.set(redis_urls.keys.kill_switch, json.dumps({"on": True, "by": "dashboard"}))
+    request = {"command": "post", "platform": "x", "text": "stopped from the dashboard"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, REDIS_URL=redis_urls.router_url,
+                              **X_CREDS)
+    assert (code, answer["error"]) == (1, "kill_switch") and "dashboard" in answer["message"]
+    assert fake_x.tweets == {}
