@@ -28,6 +28,7 @@ bench: install
 	$(PY) bench/browser_vision.py
 	$(PY) bench/jetstream_filter.py
 	$(PY) bench/llm_local.py
+	$(PY) bench/control_plane.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,186 @@
+"""Benchmark: the control plane's costs.
+
+- audit log: lines appended per second, and lines verified per second (`router.audit`);
+- dashboard: latency of GET /api/status and /api/activity?limit=50 on the real dashboard
+  process (uvicorn), with 1,000 audit lines in the stream;
+- kill switch: time from the owner's flip to the first command a real router denies.
+
+Starts its own redis-server (ACL users) and processes. Prints the figures and writes
+bench/results/control_plane.json.
+
+Usage: .venv/bin/python bench/control_plane.py [--lines 20000] [--requests 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from protocol import CommandEnvelope, Keys  # noqa: E402
+from router import kill_switch  # noqa: E402
+from router.audit import AuditLog, canonical, verify_directory  # noqa: E402
+from scripts.stack_dashboard import DashboardPlan, wait_until_serving  # noqa: E402
+from scripts.stack_redis import free_port  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
+
+RESULTS = REPO_ROOT / "bench" / "results" / "control_plane.json"
+TOKEN = "bench-" + "dashboard-token-000000"
+
+
+def audit_figures(lines: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        log = AuditLog(Path(folder), "bench", max_bytes=4 * 1024 * 1024)
+        entry = {
+            "command_id": "c",
+            "action": "CREATE_POST",
+            "decision": "allowed",
+            "status": "ok",
+            "effect": {"platform": "bsky", "kind": "post", "target": None},
+            "text": "x" * 200,
+        }
+        start = time.perf_counter()
+        for i in range(lines):
+            log.append({**entry, "command_id": f"c{i}"})
+        appended = time.perf_counter() - start
+        start = time.perf_counter()
+        verdict = verify_directory(Path(folder))
+        verified = time.perf_counter() - start
+        assert verdict.ok and verdict.lines == lines
+        files = len(list(Path(folder).glob("*.jsonl")))
+    return {
+        "lines": lines,
+        "files_after_rotation": files,
+        "append_lines_per_s": round(lines / appended),
+        "verify_lines_per_s": round(lines / verified),
+    }
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+    }
+
+
+def dashboard_figures(server: RedisServer, requests: int, folder: Path) -> dict[str, Any]:
+    admin = server.admin_client()
+    keys = Keys()
+    for i in range(1000):
+        admin.xadd(keys.audit_stream, {"line": canonical({"seq": i, "status": "ok", "action": "PING"})})
+    port = free_port()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "REDIS_URL": server.control_url,
+        "DASHBOARD_TOKEN": TOKEN,
+        "DASHBOARD_PORT": str(port),
+        "SAFECLAW_LOG_DIR": str(folder),
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO_ROOT / "dashboard" / "start_dashboard.py"),
+            "--env-file",
+            "/nonexistent.env",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        started = time.perf_counter()
+        assert wait_until_serving(DashboardPlan(env, "127.0.0.1", port, None), lambda: process.poll() is None)
+        start_s = time.perf_counter() - started
+        figures: dict[str, Any] = {"start_s": round(start_s, 2)}
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as c:
+            for path in ("/api/status", "/api/activity?limit=50"):
+                samples = []
+                for _ in range(requests):
+                    begin = time.perf_counter()
+                    assert c.get(path).status_code == 200
+                    samples.append(time.perf_counter() - begin)
+                figures[path] = percentiles(samples)
+        return figures
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def kill_switch_figures(server: RedisServer, folder: Path, flips: int = 20) -> dict[str, Any]:
+    keys = Keys()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "REDIS_URL": server.router_url,
+        "ROUTER_ID": "bench",
+        "ROUTER_DATA_DIR": str(folder),
+        "ROUTER_LOG_FILE": str(folder / "router.log"),
+    }
+    router = subprocess.Popen(
+        [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    admin = server.admin_client()
+    control = redis.Redis.from_url(server.control_url, decode_responses=True)
+    try:
+        while admin.get(keys.router_heartbeat("bench")) is None:
+            time.sleep(0.05)
+        samples = []
+        for _ in range(flips):
+            kill_switch.flip(control, keys, False, "bench")
+            flipped = time.perf_counter()
+            kill_switch.flip(control, keys, True, "bench")
+            envelope = CommandEnvelope.new("NOTE", {"text": "x"}, "bench", ttl_seconds=30)
+            admin.lpush(keys.command_queue, envelope.to_json())
+            reply = json.loads(admin.blpop([keys.response(envelope.id)], timeout=30)[1])
+            assert reply["error"] == "kill_switch", reply
+            samples.append(time.perf_counter() - flipped)
+        return {"flip_to_denied_reply": percentiles(samples), "flips": flips}
+    finally:
+        router.terminate()
+        router.wait(timeout=30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=20000)
+    parser.add_argument("--requests", type=int, default=300)
+    args = parser.parse_args()
+    results: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "audit": audit_figures(args.lines),
+    }
+    server = RedisServer(persistent=False)
+    server.start()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            results["dashboard"] = dashboard_figures(server, args.requests, Path(folder))
+            results["kill_switch"] = kill_switch_figures(server, Path(folder))
+    finally:
+        server.cleanup()
+    print(json.dumps(results, indent=2))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
