@@ -150,7 +150,8 @@ def kill_switch_figures(server: RedisServer, folder: Path, flips: int = 20) -> d
             kill_switch.flip(control, keys, True, "bench")
             envelope = CommandEnvelope.new("NOTE", {"text": "x"}, "bench", ttl_seconds=30)
             admin.lpush(keys.command_queue, envelope.to_json())
-            reply = json.loads(admin.blpop([keys.response(envelope.id)], timeout=30)[1])
+            popped: Any = admin.blpop([keys.response(envelope.id)], timeout=30)
+            reply = json.loads(popped[1])
             assert reply["error"] == "kill_switch", reply
             samples.append(time.perf_counter() - flipped)
         return {"flip_to_denied_reply": percentiles(samples), "flips": flips}
