@@ -128,6 +128,10 @@ class AgentLoop:
                 )
             return result
 
+    def add_notice(self, conversation: str, text: str) -> None:
+        with self._lock:
+            self.workspace.add_notice(conversation, text)
+
     def flush_pending(self) -> list[Path]:
         """Write what a full disk refused earlier (between turns)."""
         with self._lock:

@@ -12,13 +12,17 @@ import contextlib
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from agent.errors import NotSavedError
 from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
+
+if TYPE_CHECKING:
+    from agent.pending_commands import PendingCommands
 
 log = logging.getLogger("safeclaw.agent.router")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
@@ -29,11 +33,15 @@ Observation = dict[str, Any]
 
 
 class RouterClient:
-    def __init__(self, redis_url: str, keys: Keys, timeout: float) -> None:
+    def __init__(
+        self, redis_url: str, keys: Keys, timeout: float, outbox: PendingCommands | None = None
+    ) -> None:
         if timeout <= 0:
             raise ValueError("the router timeout must be positive")
         self.keys = keys
         self.timeout = timeout
+        self.outbox = outbox  # commands recorded before sending, so a restart learns their outcome
+        self.in_flight: set[str] = set()  # ids a call is waiting on now
         self.conn = redis.Redis.from_url(
             redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=timeout + 5,
             retry=Retry(NoBackoff(), 0),
@@ -46,6 +54,23 @@ class RouterClient:
         request from the first one's record instead of acting twice."""
         envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout, intent=intent)
         deadline = time.monotonic() + self.timeout
+        if self.outbox is not None:
+            try:
+                self.outbox.add(envelope)
+            except NotSavedError as exc:  # unrecorded, a restart could not learn its outcome: not sent
+                return {"status": "error", "error": "not_recorded",
+                        "message": f"not sent: the agent cannot record it first ({exc.reason}, {exc.path})"}
+        self.in_flight.add(envelope.id)
+        try:
+            result = self._send_and_wait(envelope, deadline)
+        finally:
+            self.in_flight.discard(envelope.id)
+        if self.outbox is not None and result.get("status") != "unknown":
+            with contextlib.suppress(NotSavedError):  # kept in memory; the collector finds no reply
+                self.outbox.remove(envelope.id)
+        return result
+
+    def _send_and_wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
         try:
             if not self._send(envelope):
                 return {"status": "error", "error": "router_unreachable",
@@ -61,6 +86,15 @@ class RouterClient:
             log.error("Redis refused to hand over the router's reply: %s", exc)
             return {"status": "unknown", "message": f"the command was sent but Redis refused to hand over "
                     f"the reply ({exc}); outcome unknown. Check RESPONSE_PREFIX against the router's"}
+
+    def collect_reply(self, command_id: str) -> Observation | None:
+        """The reply to a command no call waits on any more (sent before a restart, or timed out),
+        if the router has answered it; None while it has not. Redis trouble raises."""
+        raw = self.conn.lpop(self.keys.response(command_id))
+        if raw is None:
+            return None
+        self._discard(self.keys.response(command_id))
+        return reply_observation(command_id, str(raw))
 
     def _send(self, envelope: CommandEnvelope) -> bool:
         for attempt in range(SEND_ATTEMPTS):
@@ -149,12 +183,16 @@ class NoRouter:
 
 def observation(envelope: CommandEnvelope, raw: str) -> Observation:
     """The reply as the loop shows it to the LLM."""
+    return reply_observation(envelope.id, raw)
+
+
+def reply_observation(command_id: str, raw: str) -> Observation:
     try:
         reply = Reply.from_json(raw)
     except ProtocolError as exc:
         return {"status": "error", "error": "bad_reply",
                 "message": f"the router's reply was unreadable: {exc}"}
-    if reply.id != envelope.id:
+    if reply.id != command_id:
         return {"status": "error", "error": "bad_reply", "message": "the router answered a different command"}
     if reply.status is Status.OK:
         result: Observation = {"status": "ok", "result": reply.result or {}}

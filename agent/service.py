@@ -15,6 +15,8 @@ from agent.config import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
+from agent.pending_commands import ReplyCollector
+from agent.router_client import RouterClient
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
@@ -33,7 +35,10 @@ def build_router(settings: AgentSettings) -> RouterPort:
 
     if not settings.redis_url:
         return NoRouter()
-    return RouterClient(settings.redis_url, settings.keys, settings.timeout)
+    from agent.pending_commands import PendingCommands
+
+    outbox = PendingCommands(settings.workspace)
+    return RouterClient(settings.redis_url, settings.keys, settings.timeout, outbox)
 
 
 def build_loop(
@@ -136,6 +141,10 @@ class AgentService:
         stopper = asyncio.create_task(stop.wait())
         flusher = asyncio.create_task(self._flush_pending_writes())
         notices = asyncio.create_task(self._deliver_notices())
+        collector = self.reply_collector()
+        if collector is not None:  # replies to commands sent before a restart: told first
+            await self._collect(collector)
+        collecting = asyncio.create_task(collector.run() if collector else asyncio.sleep(0))
         running: set[asyncio.Task[Any]] = set(tasks)
         try:
             while running and not stop.is_set():
@@ -151,9 +160,9 @@ class AgentService:
             for channel in self.channels:
                 with contextlib.suppress(Exception):
                     await channel.stop()
-            for task in [*tasks, stopper, flusher, notices]:
+            for task in [*tasks, stopper, flusher, notices, collecting]:
                 task.cancel()
-            await asyncio.gather(*tasks, stopper, flusher, notices, return_exceptions=True)
+            await asyncio.gather(*tasks, stopper, flusher, notices, collecting, return_exceptions=True)
             await asyncio.to_thread(self.loop.flush_pending)
             for path in self.loop.workspace.pending.paths():
                 log.error("stopping with %s not saved: the disk refused it", path)
@@ -200,6 +209,34 @@ class AgentService:
                 log.warning("could not tell the owner in %s: %s", target, exc)
         if telegram is None:
             await asyncio.to_thread(notifier.notify, "approval", text)
+
+    def reply_collector(self) -> ReplyCollector | None:
+        router = self.loop.router
+        if not isinstance(router, RouterClient) or router.outbox is None:
+            return None
+        return ReplyCollector(router.outbox, router, self.tell_owner)
+
+    @staticmethod
+    async def _collect(collector: ReplyCollector) -> None:
+        try:
+            await collector.collect_once()
+        except Exception:  # Redis down at start: the running collector tries again
+            log.warning("cannot collect the replies of commands sent before the restart yet", exc_info=True)
+
+    async def tell_owner(self, conversation: str, text: str) -> None:
+        """A message of the agent's own in `conversation`: kept in its history, sent on its channel."""
+        try:
+            await asyncio.to_thread(self.loop.add_notice, conversation, text)
+        except AgentError as exc:
+            log.error("could not record a notice for %s: %s", conversation, exc)
+        channel = next((c for c in self.channels if c.name == conversation.split(":", 1)[0]), None)
+        if channel is None:
+            log.warning("no running channel for %s; the notice is in its history: %s", conversation, text)
+            return
+        try:
+            await channel.send(conversation, text)
+        except Exception as exc:
+            log.warning("could not send a notice to %s (%s); it is in its history", conversation, exc)
 
     async def _flush_pending_writes(self) -> None:
         """While the agent runs: write what a full disk refused as soon as there is room."""

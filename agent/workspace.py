@@ -82,7 +82,7 @@ class Workspace:
             check_writable(folder)
         return remove_stale_temp_files([self.root, self.history_dir, self.output_dir])
 
-    def _state(self, path: Path, default: Any) -> Any:
+    def state_file(self, path: Path, default: Any) -> Any:
         """A state file's content: what waits to be written to it, else what is on disk."""
         pending = self.pending.get(path)
         return read_json(path, default) if pending is None else pending
@@ -102,7 +102,7 @@ class Workspace:
 
     # memory -----------------------------------------------------------------------------
     def load_memory(self) -> dict[str, Any]:
-        data = self._state(self.memory_path, {})
+        data = self.state_file(self.memory_path, {})
         if not isinstance(data, dict):
             raise StateFileError(f"{self.memory_path} must hold a JSON object")
         return data
@@ -130,7 +130,7 @@ class Workspace:
         return self.history_dir / conversation_filename(conversation)
 
     def load_history(self, conversation: str) -> list[dict[str, Any]]:
-        data = self._state(self.history_path(conversation), {"conversation": conversation, "turns": []})
+        data = self.state_file(self.history_path(conversation), {"conversation": conversation, "turns": []})
         turns = data.get("turns") if isinstance(data, dict) else None
         if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
             raise StateFileError(f"{self.history_path(conversation)} must hold {{'turns': [{{...}}, ...]}}")
@@ -171,6 +171,12 @@ class Workspace:
             turns.append({"user": "", "response": response, "at": time.time()})
         self._save_history(conversation, turns)
 
+    def add_notice(self, conversation: str, text: str) -> None:
+        """A message of the agent's own (not an answer to a turn), kept in the conversation's history."""
+        turns = self.load_history(conversation)
+        turns.append({"user": "", "response": text, "at": time.time(), "notice": True})
+        self._save_history(conversation, turns)
+
     def clear_history(self, conversation: str | None = None) -> None:
         paths = [self.history_path(conversation)] if conversation else list(self.history_dir.glob("*.json"))
         if not conversation:
@@ -181,7 +187,7 @@ class Workspace:
 
     # artifact ---------------------------------------------------------------------------
     def load_artifact(self) -> dict[str, Any]:
-        data = self._state(self.artifact_path, {})
+        data = self.state_file(self.artifact_path, {})
         if not isinstance(data, dict):
             raise StateFileError(f"{self.artifact_path} must hold a JSON object")
         return data

@@ -1,0 +1,126 @@
+"""Router commands in flight survive a restart: recorded before sending, answered after.
+
+`PendingCommands` keeps `workspace/pending_commands.json` (written atomically, before the
+command is pushed): the id, action, params, conversation and expiry of every command sent and
+not yet answered. An answered one is removed. `ReplyCollector` runs in the agent: at start (and
+every few seconds) it picks up the replies of commands no call is waiting on any more (the agent
+was killed, or the call timed out as `unknown`) and tells the owner in the conversation that
+asked: "The post you asked for before the restart: sent, https://…".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from agent.workspace import Workspace
+from protocol import CommandEnvelope
+from protocol.untrusted import sanitise_text
+
+log = logging.getLogger("safeclaw.agent.pending")
+STORE_FILE = "pending_commands.json"
+GIVE_UP_AFTER = 600.0  # seconds past a command's expiry without a reply: its outcome stays unknown
+COLLECT_EVERY = 2.0  # seconds between passes while the agent runs
+WHAT = {
+    "CREATE_POST": "post",
+    "REPLY": "reply",
+    "LIKE": "like",
+    "DELETE_POST": "deletion",
+    "FOLLOW": "follow",
+}
+
+
+class PendingCommands:
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.path = workspace.root / STORE_FILE
+        self._lock = threading.Lock()
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        data = self.workspace.state_file(self.path, {})
+        return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+    def add(self, envelope: CommandEnvelope) -> None:
+        """Record the command before it is sent; NotSavedError (and it is not sent) if that fails."""
+        with self._lock:
+            data = self.entries()
+            data[envelope.id] = {
+                "action": envelope.action,
+                "params": envelope.params,
+                "conversation": envelope.conversation,
+                "created_at": envelope.created_at,
+                "expires_at": envelope.expires_at,
+            }
+            self.workspace.pending.write(self.path, data)
+
+    def remove(self, command_id: str) -> None:
+        with self._lock:
+            data = self.entries()
+            if data.pop(command_id, None) is not None:
+                self.workspace.pending.write(self.path, data)
+
+
+class ReplySource(Protocol):
+    in_flight: set[str]  # ids a call is waiting on right now: their replies are the call's
+
+    def collect_reply(self, command_id: str) -> dict[str, Any] | None: ...
+
+
+def outcome(entry: dict[str, Any], reply: dict[str, Any] | None, restarted: bool) -> str:
+    """One line for the owner about a command whose answer came late (or never)."""
+    what = WHAT.get(str(entry.get("action")), str(entry.get("action")))
+    when = "before the restart" if restarted else "earlier"
+    head = f"The {what} you asked for {when}"
+    if reply is None:
+        return f"{head}: no answer from the router in time; outcome unknown (check the platform)."
+    status = str(reply.get("status"))
+    if status == "ok":
+        result = reply.get("result")
+        url = (result.get("url") or result.get("uri") or "") if isinstance(result, dict) else ""
+        return f"{head}: sent" + (f", {sanitise_text(str(url), 500).text}" if url else "") + "."
+    message = sanitise_text(str(reply.get("message") or reply.get("error") or ""), 300).text
+    return f"{head}: {status}" + (f" ({message})" if message else "") + "."
+
+
+class ReplyCollector:
+    def __init__(
+        self,
+        store: PendingCommands,
+        source: ReplySource,
+        tell: Callable[[str, str], Awaitable[None]],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.source = source
+        self.tell = tell
+        self.clock = clock
+        self.before_restart = set(store.entries())  # what was out when this agent started
+
+    async def collect_once(self) -> int:
+        """Tell the owner about every pending command whose reply is here (or never will be)."""
+        told = 0
+        for command_id, entry in self.store.entries().items():
+            if command_id in self.source.in_flight:
+                continue
+            reply = await asyncio.to_thread(self.source.collect_reply, command_id)
+            if reply is None and self.clock() < float(entry.get("expires_at") or 0) + GIVE_UP_AFTER:
+                continue  # the router may still answer
+            self.store.remove(command_id)
+            await self.tell(
+                str(entry.get("conversation") or "console"),
+                outcome(entry, reply, command_id in self.before_restart),
+            )
+            told += 1
+        return told
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(COLLECT_EVERY)
+            try:
+                await self.collect_once()
+            except Exception:  # Redis down, a disk error: try again next pass
+                log.warning("collecting late router replies failed; trying again", exc_info=True)

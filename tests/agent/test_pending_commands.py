@@ -1,0 +1,97 @@
+"""Commands in flight are recorded before sending and answered after: RouterClient with its outbox
+against a real redis-server and an in-process router worker."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+
+import pytest
+
+from agent import pending_writes
+from agent.pending_commands import PendingCommands, ReplyCollector, outcome
+from agent.router_client import RouterClient
+from protocol import Reply, Status
+from tests.router.router_helpers import WorkerThread, settings_for
+
+
+@pytest.fixture
+def outbox(workspace):
+    return PendingCommands(workspace)
+
+
+@pytest.fixture
+def client(redis_urls, outbox):
+    made = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=1.0, outbox=outbox)
+    yield made
+    made.close()
+
+
+def test_the_command_is_on_disk_before_it_is_pushed_and_gone_once_answered(
+    redis_urls, client, outbox, tmp_path
+):
+    seen_at_push = []
+    real_lpush = client.conn.lpush
+
+    def lpush(queue, raw):
+        command_id = json.loads(raw)["id"]
+        on_disk = json.loads(outbox.path.read_text())
+        seen_at_push.append(on_disk[command_id]["action"])
+        return real_lpush(queue, raw)
+
+    client.conn.lpush = lpush
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        observation = client.call("NOTE", {"text": "hi"}, "telegram:7")
+    assert observation["status"] == "ok"
+    assert seen_at_push == ["NOTE"]
+    assert outbox.entries() == {}
+
+
+def test_a_command_that_cannot_be_recorded_is_not_sent(redis_urls, client, monkeypatch):
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", full)
+    observation = client.call("NOTE", {"text": "hi"}, "console")
+    assert observation["status"] == "error" and observation["error"] == "not_recorded"
+    assert "the disk is full" in observation["message"]
+    admin = redis_urls.admin_client()
+    assert admin.llen(redis_urls.keys.command_queue) == 0
+    admin.close()
+
+
+def test_a_late_reply_is_told_to_the_owner_in_the_conversation_that_asked(redis_urls, client, outbox):
+    told = []
+
+    async def tell(conversation, text):
+        told.append((conversation, text))
+
+    collector = ReplyCollector(outbox, client, tell)  # the agent runs: nothing was out at its start
+    observation = client.call("CREATE_POST", {"platform": "bsky", "text": "hi"}, "telegram:42")
+    assert observation["status"] == "unknown"  # no router: the call gives up, the record stays
+    [command_id] = outbox.entries()
+    assert asyncio.run(collector.collect_once()) == 0  # nothing yet: keep waiting
+    admin = redis_urls.admin_client()
+    reply = Reply(command_id, Status.OK, "posted", result={"url": "https://bsky.app/profile/x/post/3k"})
+    admin.rpush(redis_urls.keys.response(command_id), reply.to_json())
+    admin.close()
+    assert asyncio.run(collector.collect_once()) == 1
+    assert told == [
+        ("telegram:42", "The post you asked for earlier: sent, https://bsky.app/profile/x/post/3k.")
+    ]
+    assert outbox.entries() == {}
+
+
+def test_outcome_lines():
+    entry = {"action": "CREATE_POST"}
+    assert outcome(entry, {"status": "ok", "result": {"uri": "at://x"}}, True) == (
+        "The post you asked for before the restart: sent, at://x."
+    )
+    assert outcome(entry, None, True).endswith(
+        "no answer from the router in time; outcome unknown (check the platform)."
+    )
+    assert outcome({"action": "LIKE"}, {"status": "denied", "message": "kill switch"}, False) == (
+        "The like you asked for earlier: denied (kill switch)."
+    )
