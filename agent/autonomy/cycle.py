@@ -95,7 +95,7 @@ class AutonomyCycle:
             if pause.until is not None and now < pause.until:
                 return CycleReport(state.cycle_count, f"paused:{pause.reason}", detail=pause.detail)
             self._resume(state, f"the {pause.reason.replace('_', ' ')} pause is over; trying again")
-        spent = self.guard.status().exhausted()
+        spent = self.guard.status().exhausted() or self._unaffordable(state)
         if spent is not None:
             detail = f"the {spent} LLM budget is spent; raise budget.{spent}_usd in agent/config.json"
             if state.pause is None or state.pause.reason != "budget":
@@ -105,6 +105,14 @@ class AutonomyCycle:
         if state.pause is not None and state.pause.reason == "budget":
             self._resume(state, "the LLM budget allows calls again")
         return None
+
+    def _unaffordable(self, state: AutonomyState) -> str | None:
+        """The budget that would refuse even the smallest call of the last turn: then the cycle
+        pauses instead of reading and being refused at its first call."""
+        llm = self.loop.llm
+        if not isinstance(llm, MeteredLLM) or not state.smallest_prompt:
+            return None
+        return llm.refusal(state.smallest_prompt)
 
     def _resume(self, state: AutonomyState, why: str) -> None:
         state.pause = None
@@ -142,7 +150,11 @@ class AutonomyCycle:
         llm = self.loop.llm
         calls, tokens, usd = _meter(llm)
         self.gate.events = CycleEvents()
+        if isinstance(llm, MeteredLLM):
+            llm.smallest_prompt = None
         result = self.loop.run_turn(CONVERSATION, message_for(items), outside_author=AUTHOR)
+        if isinstance(llm, MeteredLLM) and llm.smallest_prompt:
+            state.smallest_prompt = llm.smallest_prompt
         after = _meter(llm)
         report.llm_calls, report.tokens, report.usd = after[0] - calls, after[1] - tokens, after[2] - usd
         report.outcome = "acted"

@@ -49,6 +49,7 @@ class AutonomyState:
     last_cycle_at: float | None = None
     seen: dict[str, list[str]] = field(default_factory=dict)  # source -> ids already read
     pause: Pause | None = None
+    smallest_prompt: int = 0  # input tokens of the last turn's smallest LLM call (the budget's pause)
 
     def unseen(self, source: str, ids: list[str]) -> list[str]:
         known = set(self.seen.get(source, []))

@@ -134,8 +134,8 @@ class BudgetGuard:
             today.tokens,
         )
 
-    def check(self, price: Price, projected_input_tokens: int) -> None:
-        """Raise BudgetExhausted when the budget is spent, or the prompt alone would overspend it."""
+    def refusal(self, price: Price, projected_input_tokens: int) -> tuple[str, float, float] | None:
+        """(which budget, spent, limit) when a prompt of that size may not be sent, else None."""
         status = self.status()
         projected = price.usd(projected_input_tokens, 0)
         for which, spent, limit in (
@@ -143,13 +143,21 @@ class BudgetGuard:
             ("daily", status.today_usd, status.daily_budget_usd),
         ):
             if spent >= limit or spent + projected > limit:
-                self._alert_once(
-                    which,
-                    "spent",
-                    f"LLM budget: the {which} budget is spent "
-                    f"(${spent:.4f} of ${limit:.2f}); autonomy pauses and chat makes no LLM call.",
-                )
-                raise BudgetExhausted(which, spent, limit)
+                return which, spent, limit
+        return None
+
+    def check(self, price: Price, projected_input_tokens: int) -> None:
+        """Raise BudgetExhausted when the budget is spent, or the prompt alone would overspend it."""
+        refused = self.refusal(price, projected_input_tokens)
+        if refused is not None:
+            which, spent, limit = refused
+            self._alert_once(
+                which,
+                "spent",
+                f"LLM budget: the {which} budget is spent "
+                f"(${spent:.4f} of ${limit:.2f}); autonomy pauses and chat makes no LLM call.",
+            )
+            raise BudgetExhausted(which, spent, limit)
 
     def record(self, provider: str, model: str, price: Price, usage: Usage, label: str = "") -> BudgetStatus:
         usd = price.usd(usage.input_tokens, usage.output_tokens)

@@ -41,6 +41,7 @@ class MeteredLLM(BaseLLM):
         self.usd = 0.0  # and what they cost
         # The last call's outcome, for the agent's heartbeat (the dashboard's LLM light).
         self.health: dict[str, Any] | None = None
+        self.smallest_prompt: int | None = None  # input tokens of the smallest call sent (autonomy's pause)
 
     def chat(self, prompt: str) -> str:
         price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
@@ -60,9 +61,16 @@ class MeteredLLM(BaseLLM):
         usage = self.inner.last_usage or estimated_usage(prompt, text)
         self.last_usage = usage
         self.tokens += usage.total
+        self.smallest_prompt = min(self.smallest_prompt or usage.input_tokens, usage.input_tokens)
         self.usd += price.usd(usage.input_tokens, usage.output_tokens)
         self.guard.record(self.inner.name, self.inner.model, price, usage, _label.get())
         return text
+
+    def refusal(self, input_tokens: int) -> str | None:
+        """Which budget ("daily" or "total") a call with a prompt of that size would be refused by."""
+        price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
+        refused = self.guard.refusal(price, input_tokens)
+        return refused[0] if refused else None
 
     def estimate_input_tokens(self, prompt: str) -> int:
         return self.inner.estimate_input_tokens(prompt)

@@ -29,6 +29,7 @@ from router.settings import RouterSettings
 from router.worker import Worker
 from tests.support.eager_poster import EagerPoster
 from tests.support.fake_moltbook import FakeMoltbook
+from tests.support.recording_server import Recorded, Response, json_response
 from tests.support.redis_server import RedisServer
 
 DAY = 86_400.0
@@ -49,10 +50,21 @@ class Clock:
             self.now += seconds
 
 
+class SimMoltbook(FakeMoltbook):
+    """The Moltbook fake, whose writes alone can be made to fail (reads keep working)."""
+
+    fail_writes = False
+
+    def failure(self, request: Recorded) -> Response | None:
+        if self.fail_writes and request.method == "POST":
+            return json_response(500, {"success": False, "error": "internal server error"})
+        return super().failure(request)
+
+
 @dataclass
 class AutonomyStack:
     redis: RedisServer
-    moltbook: FakeMoltbook
+    moltbook: SimMoltbook
     worker: Worker
     cycle: AutonomyCycle
     llm: EagerPoster
@@ -93,7 +105,7 @@ def autonomy_stack(
     redis = RedisServer(persistent=False)
     redis.start()
     key = "moltbook_sk_" + uuid.uuid4().hex
-    moltbook = FakeMoltbook(api_key=key)
+    moltbook = SimMoltbook(api_key=key)
     moltbook.start()
     try:
         env = {
@@ -121,7 +133,7 @@ def autonomy_stack(
 def _agent_side(
     tmp: Path,
     redis: RedisServer,
-    moltbook: FakeMoltbook,
+    moltbook: SimMoltbook,
     worker: Worker,
     llm: EagerPoster,
     clock: Clock,

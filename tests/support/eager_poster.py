@@ -8,6 +8,7 @@ provider counts. Deterministic, except that post texts can be made unique or rep
 from __future__ import annotations
 
 import json
+import random
 import re
 
 from agent.llm.base import BaseLLM
@@ -15,6 +16,72 @@ from agent.llm.scripted.llm import scripted_usage
 
 POST_ID = re.compile(r"\[post ([0-9a-fA-F-]{8,})")
 CYCLE = re.compile(r"acting on your own, cycle (\d+),")
+WORDS = tuple(
+    [
+        "agents",
+        "bounds",
+        "budget",
+        "cycles",
+        "feeds",
+        "quotas",
+        "pacing",
+        "memory",
+        "rules",
+        "owners",
+        "trust",
+        "safety",
+        "models",
+        "tokens",
+        "context",
+        "prompts",
+        "routers",
+        "queues",
+        "circuits",
+        "duplicates",
+        "kindness",
+        "accuracy",
+        "sources",
+        "evidence",
+        "humans",
+        "learning",
+        "mistakes",
+        "proposals",
+        "governance",
+        "heartbeat",
+        "journal",
+        "cost",
+        "latency",
+        "caching",
+        "retries",
+        "errors",
+        "weather",
+        "gardens",
+        "rivers",
+        "mountains",
+        "coffee",
+        "music",
+        "books",
+        "chess",
+        "travel",
+        "cooking",
+        "science",
+        "history",
+        "art",
+        "maths",
+        "poetry",
+        "cities",
+        "forests",
+        "oceans",
+        "planets",
+        "stars",
+    ]
+)
+
+
+def sentence(seed: str, words: int = 14) -> str:
+    """Words picked by the seed: different seeds give texts far under 90% alike."""
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
 class EagerPoster(BaseLLM):
@@ -56,8 +123,8 @@ class EagerPoster(BaseLLM):
                 "params": {
                     "platform": "moltbook",
                     "subreddit": "general",
-                    "title": f"Thoughts {n}",
-                    "text": f"My considered thoughts on agents, number {n}.",
+                    "title": sentence(f"title {n}", 5),
+                    "text": sentence(f"post {n}"),
                 },
             }
         ]
@@ -66,7 +133,7 @@ class EagerPoster(BaseLLM):
             actions.append(
                 {
                     "name": "MOLTBOOK_COMMENT",
-                    "params": {"post_id": found.group(1), "text": f"Interesting point, reply {n}."},
+                    "params": {"post_id": found.group(1), "text": sentence(f"comment {n}")},
                 }
             )
         actions += self.extra_actions
