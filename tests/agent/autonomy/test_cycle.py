@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from agent.autonomy.gate import parse_score
 from agent.llm.scripted.llm import ScriptedLLM
@@ -143,3 +144,21 @@ def test_the_heartbeat_has_the_seeds_fields(workspace):
     assert beat["current_action"] == "idle" and beat["cycle_count"] == 1
     assert beat["timestamp"] == clock.now and beat["cycle_interval"] == 60
     assert {"action_started_at", "last_cycle_at", "pid"} <= set(beat)
+
+
+def test_a_budget_too_small_for_its_smallest_call_pauses_before_reading(workspace):
+    router = StandInRouter()
+    router.add_post()
+    llm = EagerPoster(model="eager-poster")
+    cycle, notices, clock = make_cycle(workspace, llm, router, daily=1.0, usd_per_million=1.0)
+    assert cycle.run_once().outcome == "acted"
+    smallest = cycle.files.load().smallest_prompt
+    spent = cycle.guard.status().today_usd
+    # Leave room for less than the smallest prompt the last turn sent: the next cycle cannot afford it.
+    cycle.guard.settings = replace(cycle.guard.settings, daily_usd=spent + (smallest - 1) / 1_000_000)
+    reads = len(router.calls)
+    router.add_post()
+    clock.now += 60
+    assert cycle.run_once().outcome == "paused:budget"
+    assert len(router.calls) == reads  # not even a read: it could not think about what it read
+    assert notices[-1][1].startswith("autonomy paused: the daily LLM budget is spent")
