@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent.channels.jetstream import DEFAULT_JETSTREAM_URL, JETSTREAM_URL_VARIABLE, is_did
 from agent.config_reader import Env, Section, env_text
@@ -117,20 +118,59 @@ class BrowserSettings:
     remote_server: str = ""  # REMOTE_BROWSER_SERVER: a Selenium Grid / chromedriver URL
     chromium: str = ""  # SAFECLAW_CHROMIUM: path of the browser binary ("" = the default path)
     chromedriver: str = ""  # SAFECLAW_CHROMEDRIVER
+    proxy_listen: str = "127.0.0.1"  # BROWSER_PROXY_LISTEN: where the request guard listens
+    proxy_address: str = "127.0.0.1"  # BROWSER_PROXY_ADDRESS: the guard's host as the browser sees it
+    # SAFECLAW_TEST_BROWSER_HOSTS (tests only): name.test → (loopback address, port) the guard allows
+    test_hosts: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     KEYS = ("allow_private_addresses", "page_load_timeout", "total_timeout")
 
     @classmethod
     def parse(cls, section: Section, env: Env) -> BrowserSettings:
         section.refuse_unknown(cls.KEYS)
+        remote = env_text(env, "REMOTE_BROWSER_SERVER")
+        listen = env_text(env, "BROWSER_PROXY_LISTEN") or "127.0.0.1"
+        address = env_text(env, "BROWSER_PROXY_ADDRESS") or listen
+        remote_host = urlsplit(remote).hostname if remote.startswith(("http://", "https://")) else None
+        if remote_host and remote_host not in LOOPBACK_NAMES and address in ("127.0.0.1", "0.0.0.0"):
+            raise ConfigError(
+                f"REMOTE_BROWSER_SERVER is at {remote_host}, which cannot reach the browser's request guard "
+                "on this machine's loopback: set BROWSER_PROXY_LISTEN=0.0.0.0 and "
+                "BROWSER_PROXY_ADDRESS=<the agent host name the browser resolves> (compose: agent)"
+            )
         return cls(
             allow_private_addresses=section.flag("allow_private_addresses", False),
             page_load_timeout=section.number("page_load_timeout", 20, 1, 600),
             total_timeout=section.number("total_timeout", 45, 1, 3600),
-            remote_server=env_text(env, "REMOTE_BROWSER_SERVER"),
+            remote_server=remote,
             chromium=env_text(env, "SAFECLAW_CHROMIUM"),
             chromedriver=env_text(env, "SAFECLAW_CHROMEDRIVER"),
+            proxy_listen=listen,
+            proxy_address=address,
+            test_hosts=browser_test_hosts(env),
         )
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+TEST_BROWSER_HOSTS = "SAFECLAW_TEST_BROWSER_HOSTS"
+
+
+def browser_test_hosts(env: Env) -> dict[str, tuple[str, int]]:
+    """Tests only: `attacker.test=127.0.0.1:8123,…` maps names under the reserved .test domain to
+    one loopback port each, for the browser guard; refused unless SAFECLAW_TEST_HOOKS=1."""
+    spec = env_text(env, TEST_BROWSER_HOSTS)
+    if not spec:
+        return {}
+    if env_text(env, "SAFECLAW_TEST_HOOKS") != "1":
+        raise ConfigError(f"{TEST_BROWSER_HOSTS} is for tests only (with SAFECLAW_TEST_HOOKS=1); remove it")
+    hosts: dict[str, tuple[str, int]] = {}
+    for item in spec.split(","):
+        name, _, target = item.strip().partition("=")
+        address, _, port = target.rpartition(":")
+        if not name.endswith(".test") or address not in ("127.0.0.1", "::1") or not port.isdigit():
+            raise ConfigError(f"{TEST_BROWSER_HOSTS}: {item!r} is not <name>.test=127.0.0.1:<port>")
+        hosts[name.lower()] = (address, int(port))
+    return hosts
 
 
 @dataclass(frozen=True)

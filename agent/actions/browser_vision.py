@@ -3,6 +3,9 @@
 The page is opened through Selenium: a remote WebDriver at REMOTE_BROWSER_SERVER (a Selenium
 Grid or a standalone chromedriver) when set, else a local Chromium driven by its chromedriver,
 both binaries given by path so Selenium Manager never tries to download anything.
+Every request the browser makes goes through `GuardProxy` (agent/actions/guard_proxy.py),
+which checks it against the URL guard before it leaves; the page's address is checked again
+right before and right after the capture, and nothing is saved if it moved somewhere refused.
 It saves the HTML, a screenshot and the visible text under output/, and summarises the text
 itself (`llm_summary`, in the same turn). The page text is untrusted: the result carries none of
 it (only a sanitised title, the sanitiser's flags and the summary, made from the text sanitised
@@ -25,7 +28,8 @@ from typing import Any
 
 from agent.actions import ActionContext, ActionError
 from agent.actions.consent import dismiss_consent_banners
-from agent.actions.url_guard import CheckedURL, check_url, parse_ip_literal
+from agent.actions.guard_proxy import GuardProxy
+from agent.actions.url_guard import CheckedURL
 from agent.config_sections import BrowserSettings
 from agent.workspace import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
@@ -39,6 +43,11 @@ CHROME_ARGS = (
     "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-extensions",
     "--disable-default-apps", "--mute-audio", "--window-size=1280,1024",
+    # Chromium's own services (updates, sign-in, safe browsing, translation…) would only be refused.
+    "--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
+    "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,"
+    "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,SafeBrowsing",
+    "--safebrowsing-disable-auto-update", "--disable-search-engine-choice-screen",
 )
 SCRIPT_TIMEOUT = 10.0
 MAX_TEXT_CHARS = 500_000
@@ -116,28 +125,25 @@ def find_binary(configured: str, variable: str, default: str, package: str) -> s
     )
 
 
-def chrome_options(profile_dir: Path | None, binary: str | None, pin: CheckedURL | None) -> Any:
+def chrome_options(profile_dir: Path | None, binary: str | None, proxy: str) -> Any:
+    """Options whose every request goes through the guard proxy at `proxy` (host:port), loopback too."""
     from selenium.webdriver import ChromeOptions
 
     options = ChromeOptions()
     for argument in CHROME_ARGS:
         options.add_argument(argument)
+    options.add_argument(f"--proxy-server=http://{proxy}")
+    options.add_argument("--proxy-bypass-list=<-loopback>")  # no implicit bypass for localhost
+    options.add_argument("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
     if profile_dir is not None:
         options.add_argument(f"--user-data-dir={profile_dir}")
     if binary is not None:
         options.binary_location = binary
-    if pin is not None and pin.addresses and parse_ip_literal(pin.host) is None:
-        # Pin the checked address so the name cannot re-resolve elsewhere (DNS rebinding).
-        address = pin.addresses[0]
-        target = f"[{address}]" if ":" in address else address
-        options.add_argument(f"--host-resolver-rules=MAP {pin.host} {target}")
     options.page_load_strategy = "normal"
     return options
 
 
-def open_driver(
-    browser: BrowserSettings, deadline: Deadline, pin: CheckedURL | None = None
-) -> BrowserSession:
+def open_driver(browser: BrowserSettings, deadline: Deadline, proxy: str) -> BrowserSession:
     """Start a WebDriver session: remote at REMOTE_BROWSER_SERVER, else local Chromium."""
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
@@ -152,13 +158,13 @@ def open_driver(
             if not remote.startswith(("http://", "https://")):
                 raise ActionError(f"REMOTE_BROWSER_SERVER must be an http(s) URL, not {remote!r}")
             address = remote
-            options = chrome_options(None, None, None)
+            options = chrome_options(None, None, proxy)
         else:
             binary = find_binary(browser.chromium, "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium")
             driver_path = find_binary(
                 browser.chromedriver, "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver")
             session.profile_dir = Path(tempfile.mkdtemp(prefix="safeclaw-chromium-"))
-            options = chrome_options(session.profile_dir, binary, pin)
+            options = chrome_options(session.profile_dir, binary, proxy)
             session.service = Service(executable_path=driver_path, log_output=os.devnull)
             session.service.start()
             address = session.service.service_url
@@ -259,29 +265,39 @@ def wait_until_complete(driver: Any, deadline: Deadline) -> None:
         log.info("page never reached readyState complete; capturing it as it is")
 
 
+def check_page_address(driver: Any, proxy: GuardProxy) -> str:
+    """The page's current address, if the guard allows it; else ActionError (nothing is saved)."""
+    address = str(driver.current_url)
+    try:
+        proxy.check_page_url(address)
+    except ActionError as exc:
+        raise ActionError(f"the page moved to a refused address; no page saved ({exc})") from None
+    return address
+
+
 def capture_page(session: BrowserSession, checked: CheckedURL, browser: BrowserSettings,
-                 deadline: Deadline) -> PageCapture:
+                 deadline: Deadline, proxy: GuardProxy) -> PageCapture:
     driver = session.driver
     navigate(driver, checked.url, browser.page_load_timeout, deadline)
-    final_url = str(driver.current_url)
-    if final_url != checked.url:
-        try:
-            check_url(final_url, browser.allow_private_addresses)
-        except ActionError as exc:
-            raise ActionError(f"the page redirected to a refused address; no page saved ({exc})") from None
+    check_page_address(driver, proxy)
     wait_until_complete(driver, deadline)
     clicked = dismiss_consent_banners(driver)
     deadline.remaining()
     wait_until_complete(driver, deadline)
+    # Checked just before and just after: a page that moves in between is not saved either.
+    before = check_page_address(driver, proxy)
     text = driver.execute_script("return document.body ? document.body.innerText : ''") or ""
-    return PageCapture(
-        final_url=str(driver.current_url),
+    capture = PageCapture(
+        final_url=before,
         title=str(driver.title or ""),
         html=str(driver.page_source or "")[:MAX_HTML_CHARS],
         text=str(text)[:MAX_TEXT_CHARS],
         png=driver.get_screenshot_as_png(),
         consent_clicked=clicked,
     )
+    if check_page_address(driver, proxy) != before:
+        raise ActionError("the page moved while it was being captured; no page saved")
+    return capture
 
 
 def save_capture(output_dir: Path, capture: PageCapture) -> dict[str, str]:
@@ -296,18 +312,24 @@ def save_capture(output_dir: Path, capture: PageCapture) -> dict[str, str]:
 
 def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     browser = ctx.browser
-    checked = check_url(params.get("url"), browser.allow_private_addresses)
+    proxy = GuardProxy(browser.allow_private_addresses, browser.test_hosts, browser.proxy_listen)
+    checked = proxy.check_page_url(params.get("url"))
     deadline = Deadline(browser.total_timeout)
-    session = open_driver(browser, deadline, pin=checked)
     from selenium.common.exceptions import WebDriverException
 
-    try:
-        capture = capture_page(session, checked, browser, deadline)
-    except WebDriverException as exc:
-        detail = first_line(exc.msg or type(exc).__name__)
-        raise ActionError(f"the browser failed while reading {checked.url}: {detail}") from None
-    finally:
-        close_session(session)
+    with proxy:
+        session = open_driver(browser, deadline, f"{browser.proxy_address}:{proxy.port}")
+        try:
+            capture = capture_page(session, checked, browser, deadline, proxy)
+        except WebDriverException as exc:
+            detail = first_line(exc.msg or type(exc).__name__)
+            raise ActionError(f"the browser failed while reading {checked.url}: {detail}") from None
+        except ActionError as exc:
+            if proxy.log.unreachable and not proxy.refused_summary():
+                raise ActionError(describe_net_error(checked.url, proxy.log.unreachable[0][1])) from None
+            raise ActionError(f"{exc}{proxy.refusals_note()}") from None
+        finally:
+            close_session(session)
     files = save_capture(ctx.workspace.output_dir, capture)
     title = sanitise_text(capture.title, 300)
     page = sanitise_text(capture.text, MAX_TEXT_CHARS)
@@ -321,6 +343,7 @@ def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
         "consent_dismissed": len(capture.consent_clicked),
         "flagged": bool(reasons),
         "flag_reasons": reasons,
+        "blocked_requests": proxy.refused_summary(),
         **summarise(files["txt"], ctx),
     }
 

@@ -115,9 +115,9 @@ def test_dead_url_is_a_clear_action_error(chromium, make_ctx, browser_sessions):
     assert_all_quit(browser_sessions[0])
 
 
-def test_a_redirect_is_checked_again_and_a_refused_target_saves_nothing(
+def test_a_redirect_is_checked_before_it_leaves_and_a_refused_target_saves_nothing(
         chromium, pages, make_ctx, workspace, monkeypatch):
-    from agent.actions import browser_vision as module
+    from agent.actions import guard_proxy
     from agent.actions.url_guard import check_url
 
     def guard_refusing_localhost(url, allow_private=False):
@@ -125,12 +125,12 @@ def test_a_redirect_is_checked_again_and_a_refused_target_saves_nothing(
             raise ActionError("refused: localhost stands in for a private address here")
         return check_url(url, allow_private)
 
-    monkeypatch.setattr(module, "check_url", guard_refusing_localhost)
+    monkeypatch.setattr(guard_proxy, "check_url", guard_refusing_localhost)
     target = pages.url("/normal").replace("127.0.0.1", "localhost")
 
-    with pytest.raises(ActionError, match=r"redirected to a refused address.*localhost stands in"):
+    with pytest.raises(ActionError, match=r"the guard refused requests to localhost:"):
         browser_vision({"url": pages.url(f"/redirect?to={target}")}, make_ctx())
-    assert "/normal" in pages.requests  # (the browser did follow it: the check comes after the load)
+    assert "/normal" not in pages.requests  # refused before it left
     assert list(workspace.output_dir.glob("browser_vision-*")) == []
 
 
