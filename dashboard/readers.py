@@ -53,6 +53,35 @@ def heartbeats(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[
     return {"agent": agent, "routers": routers, "ts": now}
 
 
+def autonomy(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[str, Any]:
+    """Autonomy's last heartbeat: red when stuck (no heartbeat for 3 intervals, or one step over
+    10 minutes, the agent's own rule), yellow while paused, green otherwise."""
+    from agent.autonomy.health import stuck_reason
+    from agent.autonomy.state import Heartbeat
+
+    data = _json(conn.get(keys.agent_autonomy))
+    beat = (
+        Heartbeat.from_dict({k: v for k, v in data.items() if k in Heartbeat.__dataclass_fields__})
+        if data
+        else None
+    )
+    if beat is None:
+        return {"available": False}
+    now = time.time() if now is None else now
+    reason = stuck_reason(beat, now)
+    state = "red" if reason else ("yellow" if data and data.get("paused") else "green")
+    return {
+        "available": True,
+        "state": state,
+        "stuck": reason is not None,
+        "reason": reason or "",
+        "cycle": beat.cycle_count,
+        "action": beat.current_action,
+        "paused": (data or {}).get("paused") or "",
+        "age": round(max(0.0, now - beat.timestamp), 1),
+    }
+
+
 def kill_switch_state(conn: redis.Redis, keys: Keys, routers: list[dict[str, Any]]) -> dict[str, Any]:
     from router import kill_switch
 
@@ -103,6 +132,7 @@ def status(conn: redis.Redis | None, keys: Keys, now: float | None = None) -> di
         "llm": llm,
         "kill_switch": kill_switch_state(conn, keys, beats["routers"]),
         "pending_approvals": int(conn.zcard(keys.approvals_pending)),
+        "autonomy": autonomy(conn, keys, now),
         "ts": beats["ts"],
     }
 

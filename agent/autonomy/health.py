@@ -36,15 +36,20 @@ def stuck_reason(beat: Heartbeat | None, now: float) -> str | None:
     return None
 
 
-def health_summary(beat: Heartbeat | None, now: float) -> dict[str, object]:
-    """What the dashboard reads from `Keys.agent_autonomy`."""
+def health_summary(beat: Heartbeat | None, now: float, paused: str = "") -> dict[str, object]:
+    """What the dashboard reads from `Keys.agent_autonomy` (it judges `stuck` again by its own clock)."""
     reason = stuck_reason(beat, now)
-    return {**(beat.__dict__ if beat else {}), "stuck": reason is not None, "stuck_reason": reason or ""}
+    return {
+        **(beat.__dict__ if beat else {}),
+        "stuck": reason is not None,
+        "stuck_reason": reason or "",
+        "paused": paused,
+    }
 
 
-def publish_health(conn: redis.Redis, key: str, beat: Heartbeat | None, now: float) -> None:
+def publish_health(conn: redis.Redis, key: str, beat: Heartbeat | None, now: float, paused: str = "") -> None:
     try:
-        conn.set(key, json.dumps(health_summary(beat, now)), ex=7 * 24 * 3600)
+        conn.set(key, json.dumps(health_summary(beat, now, paused)), ex=7 * 24 * 3600)
     except redis.RedisError as exc:
         log.warning("cannot store autonomy's heartbeat in Redis: %s", exc)
 

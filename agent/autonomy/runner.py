@@ -56,7 +56,9 @@ def build_cycle(
     def after_cycle(report: CycleReport) -> None:
         if conn is not None:
             beat = files.last_heartbeat()
-            publish_health(conn, settings.keys.agent_autonomy, beat, beat.timestamp if beat else 0.0)
+            state = files.load()
+            paused = state.pause.reason if state.pause else ""
+            publish_health(conn, settings.keys.agent_autonomy, beat, beat.timestamp if beat else 0.0, paused)
         if journal is not None:
             journal.commit(
                 f"cycle {report.cycle}: {report.outcome}"

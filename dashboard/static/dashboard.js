@@ -54,6 +54,12 @@ function renderStatus(s) {
   for (const r of s.routers) pill("router:" + r.router_id, r.state, "router " + r.router_id + age(r.age));
   pill("redis", s.redis.state, "redis" + (s.redis.queue_depth !== undefined ? ` · queue ${s.redis.queue_depth}` : ""));
   pill("llm", s.llm.state, "LLM " + (s.llm.detail || ""));
+  const a = s.autonomy || {};
+  if (a.available) {
+    const label = a.stuck ? "autonomy STUCK: " + a.reason
+      : `autonomy cycle ${a.cycle} · ${a.paused ? "paused (" + a.paused + ")" : a.action}`;
+    pill("autonomy", a.state, label);
+  }
   bar.replaceChildren(...pills);
   if (s.kill_switch) renderKill(s.kill_switch);
 }

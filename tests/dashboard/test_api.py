@@ -160,6 +160,39 @@ def test_bad_activity_limit_is_400(api, limit):
     assert response.status_code == 400 and "limit" in response.json()["message"]
 
 
+def autonomy_beat(age: float, action: str = "idle", running: float = 0.0, paused: str = "") -> str:
+    now = time.time()
+    return json.dumps(
+        {
+            "timestamp": now - age,
+            "current_action": action,
+            "action_started_at": now - running,
+            "cycle_count": 42,
+            "last_cycle_at": now - age,
+            "cycle_interval": 60,
+            "pid": 1,
+            "stuck": False,
+            "stuck_reason": "",
+            "paused": paused,
+        }
+    )
+
+
+def test_autonomy_is_judged_stuck_by_the_dashboards_own_clock(api, redis_urls):
+    admin = redis_urls.admin_client()
+    assert api.get("/api/status").json()["autonomy"] == {"available": False}
+    admin.set(KEYS.agent_autonomy, autonomy_beat(age=5))
+    shown = api.get("/api/status").json()["autonomy"]
+    assert shown["state"] == "green" and shown["cycle"] == 42 and not shown["stuck"]
+    admin.set(KEYS.agent_autonomy, autonomy_beat(age=5, paused="budget"))
+    assert api.get("/api/status").json()["autonomy"]["state"] == "yellow"
+    admin.set(KEYS.agent_autonomy, autonomy_beat(age=181))  # the agent wrote "not stuck", then died
+    shown = api.get("/api/status").json()["autonomy"]
+    assert shown["state"] == "red" and shown["stuck"] and "no heartbeat for 18" in shown["reason"]
+    admin.set(KEYS.agent_autonomy, autonomy_beat(age=5, action="turn", running=601))
+    assert "'turn' has run for 601s" in api.get("/api/status").json()["autonomy"]["reason"]
+
+
 def test_cost_absent_then_present(api, redis_urls):
     assert api.get("/api/cost").json() == {"available": False, "message": "no cost data yet"}
     redis_urls.admin_client().set(

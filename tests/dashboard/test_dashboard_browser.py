@@ -191,3 +191,19 @@ def test_owner_sees_live_status_approves_once_and_stops_posting(
         )
         shot(browser, "5-kill-switch-on")
     assert len(masto.posts()) == 1
+
+
+def test_a_stuck_autonomy_shows_red_in_the_status_bar(redis_urls, dashboard, browser):
+    admin = redis_urls.admin_client()
+    now = time.time()
+    beat = {"timestamp": now - 400, "current_action": "idle", "action_started_at": now - 400,
+            "cycle_count": 7, "last_cycle_at": now - 400, "cycle_interval": 60, "pid": 1, "paused": ""}
+    admin.set(KEYS.agent_autonomy, json.dumps(beat))
+    browser.get(dashboard + f"#token={TOKEN}")
+    pill = '[data-part="autonomy"]'
+    until(browser, f"document.querySelector('{pill}[data-state=\"red\"]')", "the red autonomy light")
+    assert "autonomy STUCK: no heartbeat for" in browser.find_element("css selector", pill).text
+    shot(browser, "6-autonomy-stuck")
+    admin.set(KEYS.agent_autonomy, json.dumps({**beat, "timestamp": time.time(), "current_action": "reading"}))
+    until(browser, f"document.querySelector('{pill}[data-state=\"green\"]')", "green once it beats again")
+    assert "autonomy cycle 7 · reading" in browser.find_element("css selector", pill).text

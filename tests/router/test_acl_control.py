@@ -38,6 +38,7 @@ CONTROL_ALLOWED = [
     ("scan router heartbeats", lambda c: c.scan(0, match=KEYS.router_heartbeat("*"))),
     ("get agent heartbeat", lambda c: c.get(KEYS.agent_heartbeat)),
     ("get agent cost", lambda c: c.get(KEYS.agent_cost)),
+    ("get autonomy health", lambda c: c.get(KEYS.agent_autonomy)),
     ("llen queue (depth)", lambda c: c.llen(QUEUE)),
     ("llen dead letter (count)", lambda c: c.llen(KEYS.dead_letter)),
     ("xrevrange audit", lambda c: c.xrevrange(KEYS.audit_stream, count=10)),
