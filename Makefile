@@ -27,6 +27,7 @@ bench: install
 	$(PY) bench/injection_flagging.py
 	$(PY) bench/browser_vision.py
 	$(PY) bench/jetstream_filter.py
+	$(PY) bench/prompt_memory.py
 	$(PY) bench/llm_local.py
 	$(PY) bench/control_plane.py
 

@@ -31,6 +31,7 @@ MAX_ENTRIES = 200
 MAX_TOTAL_CHARS = 40_000  # keys plus values as JSON, every entry together
 MAX_WRITE_ENTRIES = 20  # entries one action may write
 PROMPT_TOKENS = 200  # the memory section's share of the prompt
+MIN_LINE_TOKENS = 6  # the smallest an entry's line can cost ("- k: 1")
 _WORD = re.compile(r"\w+|[^\w\s]")
 _TERM = re.compile(r"\w{3,}")
 _STOP = frozenset(
@@ -201,6 +202,9 @@ def select(memory: dict[str, Any], context: str, budget: int = PROMPT_TOKENS) ->
     view = MemoryView([], [], 0)
     used = 0
     for key, entry in ranked(memory, context):
+        if used >= budget - MIN_LINE_TOKENS:  # full: no entry fits any more
+            view.left_out += 1
+            continue
         line = memory_line(key, entry)
         source = source_of(entry)
         cost = estimate_tokens(line) + (estimate_tokens(source) + 4 if source else 0)
