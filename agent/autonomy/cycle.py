@@ -63,7 +63,7 @@ class AutonomyCycle:
         self.guard = guard
         self.notify = notify
         self.clock = clock
-        self.before_turn = before_turn  # e.g. apply rule injections from the dashboard
+        self.before_turn = before_turn  # each cycle before reading: apply rule injections from the dashboard
         self.after_cycle = after_cycle  # e.g. the git journal
         self.files = StateFiles(loop.workspace.root)
         self.gate = PublicTextGate(loop.router, loop.llm, loop.workspace, settings.quality_threshold)
@@ -137,6 +137,8 @@ class AutonomyCycle:
     def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
         report = CycleReport(state.cycle_count, "rested")
         self._beat(state, "reading", now)
+        if self.before_turn is not None:
+            self.before_turn()  # one cheap read (rule injections): DOS.md is current even on quiet days
         items, fresh = self._read_new(state, report)
         for source, ids in fresh.items():
             state.mark_seen(source, ids)  # before the turn: a crash mid-turn never answers twice
@@ -144,8 +146,6 @@ class AutonomyCycle:
         if not items:
             state.rests += 1
             return report
-        if self.before_turn is not None:
-            self.before_turn()
         self._beat(state, "turn", self.clock())
         llm = self.loop.llm
         calls, tokens, usd = _meter(llm)

@@ -162,3 +162,13 @@ def test_a_budget_too_small_for_its_smallest_call_pauses_before_reading(workspac
     assert cycle.run_once().outcome == "paused:budget"
     assert len(router.calls) == reads  # not even a read: it could not think about what it read
     assert notices[-1][1].startswith("autonomy paused: the daily LLM budget is spent")
+
+
+def test_rule_injections_are_applied_every_cycle_even_a_quiet_one(workspace):
+    cycle, _, clock = make_cycle(workspace, EagerPoster(), StandInRouter())
+    applied = []
+    cycle.before_turn = lambda: applied.append(clock.now)
+    for _ in range(3):
+        assert cycle.run_once().outcome == "rested"
+        clock.now += 60
+    assert len(applied) == 3
