@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,8 +35,10 @@ from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.control_plane import APPROVAL_DECISION, RouterControl
 from router.credentials import platforms_with_credentials, secret_values
 from router.dead_letter import DeadLetters
+from router.effects import LOCAL_PLATFORM, Effect
 from router.errors import ConfigError
-from router.pipeline import Pipeline, Planned, decode
+from router.lanes import InFlight, Lanes, Once
+from router.pipeline import Outcome, Pipeline, Planned, decode
 from router.policy import Policy
 from router.redaction import Redactor
 from router.registry import Skill, SkillContext
@@ -44,6 +47,8 @@ from router.settings import RouterSettings
 log = logging.getLogger("safeclaw.router.worker")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 MAX_BACKOFF_SECONDS = 5.0
+PLATFORM_TIMEOUT_SECONDS = 20.0  # one platform request at most, and never past the command's deadline
+ANSWER_MARGIN_SECONDS = 0.25  # answer this long before the expiry, while the agent still waits
 
 
 def connect(settings: RouterSettings) -> redis.Redis:
@@ -78,10 +83,12 @@ class Worker:
         self._redis_down_since: float | None = None
         self._failures = 0
         self._next_recovery = 0.0
+        self.lanes = Lanes(settings.platform_concurrency, settings.platform_backlog)
+        self.in_flight = InFlight()
 
     # -- lifecycle -------------------------------------------------------------------------
     def stop(self) -> None:
-        """Ask the loop to exit after the command in hand (safe from a signal handler)."""
+        """Ask the loop to exit after the commands in hand (safe from a signal handler)."""
         self._stop.set()
 
     def run(self) -> None:
@@ -93,6 +100,7 @@ class Worker:
                 self._step()
         finally:
             self._stop.set()
+            self.lanes.shutdown()  # the commands in hand finish and are answered
             beat.join(timeout=5)
             self._clear_heartbeat()
             self.conn.close()
@@ -163,9 +171,14 @@ class Worker:
         is contained: one item that cannot be handled is dead-lettered, never a stop."""
         self.dead_letters.age_out(self.conn)
         self.control.poll(self._run_approved, recovering=True)
-        for raw in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
+        skipped: Counter[bytes] = Counter()
+        for item in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
+            raw = as_bytes(item)
+            if skipped[raw] < self.in_flight.count(raw):  # being handled right now, in a lane
+                skipped[raw] += 1
+                continue
             log.info("recovering a command left in %s", self.processing)
-            self._handle(as_bytes(raw), recovering=True)
+            self._handle(raw, recovering=True)
         prefix = self.keys.processing("").encode()
         for key in self.conn.scan_iter(match=self.keys.processing("*").encode(), count=100):
             other = as_bytes(key)[len(prefix) :].decode("utf-8", "replace")
@@ -189,8 +202,36 @@ class Worker:
             self._contained(self._dead_letter, raw, None, f"malformed command: {exc}", readable_id(raw))
             self.control.malformed(readable_id(raw), str(exc))
             return
+        planned = self.pipeline.plan(envelope)
+        if isinstance(planned, Planned) and not is_own_read(planned.effect):
+            self._to_lane(raw, planned, recovering, started)
+        else:
+            self._complete(raw, envelope, planned, recovering, started)
+
+    def _to_lane(self, raw: bytes, planned: Planned, recovering: bool, started: float) -> None:
+        """Hand a command to its platform's lane; answer `busy` (not run) when the lane is full."""
+        self.in_flight.add(raw)
+
+        def task() -> None:
+            try:
+                self._complete(raw, planned.envelope, planned, recovering, started)
+            except REDIS_DOWN as exc:  # the command stays in our list; recovery takes it up again
+                self._redis_lost(exc)
+            finally:
+                self.in_flight.remove(raw)
+
+        if not self.lanes.submit(planned.effect.platform, task):
+            self.in_flight.remove(raw)
+            envelope, platform = planned.envelope, planned.effect.platform
+            message = (f"{envelope.action} was not run: the router has {self.lanes.pending(platform)} "
+                       f"commands for {platform} in hand; try again shortly")
+            busy = Reply(envelope.id, Status.ERROR, message, error="busy", extra={"retry_after": 5})
+            self._finish(raw, busy, False)
+
+    def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
+                  started: float) -> None:
         try:
-            reply, record = self._decide(envelope, raw, recovering)
+            reply, record = self._decide(envelope, planned, raw, recovering)
             if reply is not None:
                 self.control.after(envelope, reply)
                 self._finish(raw, reply, record)
@@ -221,18 +262,19 @@ class Worker:
         """A command the owner approved: the same path as from the queue, past its own expiry (the
         approval's expiry rules it) and without asking again; the reply also goes to its key."""
         raw = envelope.to_json().encode("utf-8", "replace")
-        reply, record = self._decide(envelope, raw, recovering=False, approved=True)
+        planned = self.pipeline.plan(envelope)
+        reply, record = self._decide(envelope, planned, raw, recovering=False, approved=True)
         if reply is not None:
             self._finish(raw, reply, record)
         return reply
 
     def _decide(
-        self, envelope: CommandEnvelope, raw: bytes, recovering: bool, approved: bool = False
+        self, envelope: CommandEnvelope, planned: Planned | Reply, raw: bytes, recovering: bool,
+        approved: bool = False,
     ) -> tuple[Reply | None, bool]:
         """The reply to send, and whether it completes an idempotency record."""
         if envelope.action == APPROVAL_DECISION:
             return self.control.relay(envelope), False
-        planned = self.pipeline.plan(envelope)
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
         if side_effect:
             stored = self.conn.get(self.keys.idempotency(envelope.id))
@@ -264,7 +306,9 @@ class Worker:
                 log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
                 self._drop(raw)
                 return None, False
-        outcome = self.pipeline.run(planned, self.context(envelope))
+        outcome = self._run_within_deadline(raw, planned, approved)
+        if outcome is None:  # the deadline answered first
+            return None, False
         if outcome.dead_letter is not None:
             self._dead_letter(raw, envelope.action, outcome.dead_letter, None)
         self._record_outcome(planned, outcome.reply)
@@ -294,6 +338,48 @@ class Worker:
                      f"already sent as command {first_id} and has not finished; it was not run again",
                      error="repeat_in_progress", extra={"repeat_of": first_id})
 
+    def _run_within_deadline(self, raw: bytes, planned: Planned, approved: bool = False) -> Outcome | None:
+        """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
+        for a side effect: it may yet happen) and drop the run's own answer when it comes. An
+        approved command's own expiry has passed by design: it gets one platform timeout."""
+        envelope = planned.envelope
+        deadline = time.time() + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at
+        left = max(0.05, deadline - time.time() - ANSWER_MARGIN_SECONDS)
+        ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
+        if is_own_read(planned.effect):
+            return self.pipeline.run(planned, ctx)
+        once = Once()
+        timer = threading.Timer(left, self._deadline_passed, (raw, planned, once))
+        timer.daemon = True
+        timer.start()
+        try:
+            outcome = self.pipeline.run(planned, ctx)
+        finally:
+            timer.cancel()
+        if not once.claim():
+            log.warning("command %s %s finished after its deadline (%s); its answer was already sent",
+                        envelope.id, envelope.action, outcome.reply.status)
+            return None
+        return outcome
+
+    def _deadline_passed(self, raw: bytes, planned: Planned, once: Once) -> None:
+        if not once.claim():
+            return
+        envelope, side_effect = planned.envelope, planned.skill.side_effect
+        if side_effect:
+            reply = Reply(envelope.id, Status.UNKNOWN, f"{planned.effect.platform} did not answer before the "
+                          f"command's deadline; {envelope.action} may or may not have happened, and it will "
+                          "not be retried", error="request_failed")
+        else:
+            reply = Reply(envelope.id, Status.ERROR, f"{planned.effect.platform} did not answer before the "
+                          "command's deadline", error="request_failed")
+        log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
+        try:
+            self._finish(raw, reply, side_effect)
+            self._record_outcome(planned, reply)
+        except Exception:
+            log.exception("could not answer command %s at its deadline", envelope.id)
+
     def _record_outcome(self, planned: Planned, reply: Reply) -> None:
         self.policy.record(planned.effect, planned.envelope, reply, self.conn)
 
@@ -315,8 +401,9 @@ class Worker:
         return Reply(envelope.id, Status.UNKNOWN, f"{envelope.action} was interrupted while running; it may "
                      "or may not have happened, and it will not be retried", error="interrupted")
 
-    def context(self, envelope: CommandEnvelope) -> SkillContext:
+    def context(self, envelope: CommandEnvelope, timeout: float = PLATFORM_TIMEOUT_SECONDS) -> SkillContext:
         return SkillContext(
+            timeout=timeout,
             command_id=envelope.id, conversation=envelope.conversation, credentials=self.credentials,
             env={**public_environment(self.settings.env, self.credentials),
                  "ROUTER_ID": self.settings.router_id},
@@ -383,6 +470,11 @@ class Worker:
                     time.sleep(min(delay, 0.5))  # stopping: a few quick tries, then give up
                 else:
                     self._stop.wait(delay)
+
+
+def is_own_read(effect: Effect) -> bool:
+    """A read of the router itself (PING): answered in the loop, it touches nothing outside."""
+    return effect.platform == LOCAL_PLATFORM and not effect.writes
 
 
 def as_bytes(value: bytes | str) -> bytes:
