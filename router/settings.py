@@ -48,7 +48,7 @@ class RouterSettings:
     dead_letter_max: int = 1000  # entries kept in the dead-letter list (newest)
     dead_letter_ttl: int = 7 * 24 * 3600  # seconds an entry is kept
     platform_concurrency: int = 4  # commands run at once per platform (each platform its own lane)
-    platform_backlog: int = 100  # commands waiting per platform; past it a command is answered busy
+    platform_backlog: int = 1000  # commands waiting per platform; past it a command is answered busy
     block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
     audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
     audit_max_bytes: int = 10 * 1024 * 1024  # rotate the active audit file past this size
@@ -106,7 +106,7 @@ class RouterSettings:
             log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
             heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
             platform_concurrency=_int(env, "ROUTER_PLATFORM_CONCURRENCY", 4, minimum=1),
-            platform_backlog=_int(env, "ROUTER_PLATFORM_BACKLOG", 100, minimum=0),
+            platform_backlog=_int(env, "ROUTER_PLATFORM_BACKLOG", 1000, minimum=0),
             dead_letter_max=_int(env, "ROUTER_DEAD_LETTER_MAX", 1000, minimum=1),
             dead_letter_ttl=_int(env, "ROUTER_DEAD_LETTER_TTL", 7 * 24 * 3600, minimum=60),
             audit_dir=audit_directory(env),

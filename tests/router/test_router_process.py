@@ -134,8 +134,8 @@ def test_redis_restart_mid_run_loses_nothing_and_router_lives(routers, tmp_path)
         assert process.process.poll() is None
         statuses = [r["status"] for r in replies.values()]
         assert set(statuses) <= {"ok", "unknown"}
-        # At most the command in hand when Redis went away is unknown; the others were kept.
-        assert statuses.count("unknown") <= 1
+        # At most the commands in hand when Redis went away (one lane: 4 at once) are unknown.
+        assert statuses.count("unknown") <= 4
         ids = [line["id"] for line in note_lines(tmp_path)]
         assert len(ids) == len(set(ids))  # nothing ran twice
         assert {cid for cid, r in replies.items() if r["status"] == "ok"} <= set(ids)
