@@ -1,35 +1,51 @@
-"""Benchmark: agent-side send -> router -> PING -> reply, with one and three routers.
+"""Benchmark: the router's PING round trip against a floor, and what a hanging platform costs.
 
-Starts its own redis-server (ACL users, no persistence) and real router processes
-(`python router/start_router.py`), measures sequential latency (p50/p99) and concurrent
-throughput through `agent.router_client.RouterClient`, beside the raw LPUSH+BLPOP round trip
-on the same server. Prints the figures and writes bench/results/router_roundtrip.json.
+The floor is a minimal worker on the same Redis, logged in as the router: BLMOVE a command into
+its processing list, push the reply, drop the processing entry — nothing else. Routers and
+floor workers are driven by the same clients (`agent.router_client.RouterClient`), from several
+client processes so that the clients are not what limits the figure. Figures, in one run:
 
-Usage: .venv/bin/python bench/router_roundtrip.py [--calls 500] [--concurrency 16]
+- latency: PING p50/p99 of one client calling in sequence, router vs floor (target: 1.5x);
+- throughput: PING/s of three routers vs three floor workers under 4 client processes
+  (target: at least 80%);
+- hang: PING p50 while commands to a hanging platform are in flight (target: within 2x);
+- profile: where one router PING's time goes (cProfile over many PINGs, in process).
+
+Prints the figures and writes bench/results/router_roundtrip.json.
+Usage: .venv/bin/python bench/router_roundtrip.py [--calls 1000] [--clients 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import multiprocessing
 import os
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+import redis  # noqa: E402
+
 from agent.router_client import RouterClient  # noqa: E402
+from protocol import CommandEnvelope, Keys  # noqa: E402
+from tests.support.fake_moltbook import FakeMoltbook  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results" / "router_roundtrip.json"
+THREADS_PER_CLIENT = 4
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -40,23 +56,36 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def raw_roundtrip(server: RedisServer, calls: int) -> dict[str, Any]:
-    client = server.admin_client()
-    samples = []
-    for i in range(calls):
-        start = time.perf_counter()
-        client.lpush("bench:raw", str(i))
-        client.blpop(["bench:raw"], timeout=5)
-        samples.append(time.perf_counter() - start)
-    client.close()
-    return {"calls": calls, **percentiles(samples)}
+# -- the floor ------------------------------------------------------------------------------------
+def floor_worker(url: str, queue: str, response_prefix: str, processing: str) -> None:
+    """BLMOVE, reply, drop: the least any reliable router must do (run as a subprocess)."""
+    conn = redis.Redis.from_url(url)
+    while True:
+        raw = conn.blmove(queue, processing, 1, "RIGHT", "LEFT")
+        if raw is None:
+            continue
+        command = json.loads(raw)
+        reply = json.dumps({"id": command["id"], "status": "ok", "message": "", "result": {"pong": True}})
+        key = f"{response_prefix}{command['id']}"
+        pipe = conn.pipeline(transaction=False)
+        pipe.lpush(key, reply)
+        pipe.expire(key, 3600)
+        pipe.lrem(processing, 1, raw)
+        pipe.execute()
 
 
-def start_router(server: RedisServer, router_id: str, data_dir: Path) -> subprocess.Popen[bytes]:
+def start_floor(server: RedisServer, n: int) -> subprocess.Popen[bytes]:
+    code = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from bench.router_roundtrip import "
+            f"floor_worker; floor_worker({server.router_url!r}, {server.keys.command_queue!r}, "
+            f"{server.keys.response_prefix!r}, {server.keys.processing(f'floor{n}')!r})")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def start_router(server: RedisServer, router_id: str, data_dir: Path, **extra: str) -> subprocess.Popen[bytes]:
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "REDIS_URL": server.router_url,
-        "ROUTER_ID": router_id,
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "REDIS_URL": server.router_url, "ROUTER_ID": router_id,
         "ROUTER_DATA_DIR": str(data_dir), "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"),
+        "ROUTER_AUDIT_DIR": str(data_dir / "audit"), **extra,
     }
     return subprocess.Popen(
         [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
@@ -64,20 +93,31 @@ def start_router(server: RedisServer, router_id: str, data_dir: Path) -> subproc
     )
 
 
-def wait_for_routers(server: RedisServer, count: int) -> None:
-    client = RouterClient(server.agent_url, server.keys, timeout=5)
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    processes.clear()
+
+
+def wait_answering(url: str, keys: Keys) -> None:
+    client = RouterClient(url, keys, timeout=2)
     deadline = time.monotonic() + 60
-    while len(client.routers()) < count:
+    while client.call("PING", {}, "bench")["status"] != "ok":
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} routers did not start")
-        time.sleep(0.1)
+            raise RuntimeError("no worker answered PING")
+    for _ in range(50):  # warm-up
+        client.call("PING", {}, "bench")
     client.close()
 
 
-def router_figures(server: RedisServer, calls: int, concurrency: int) -> dict[str, Any]:
-    client = RouterClient(server.agent_url, server.keys, timeout=30)
-    for _ in range(20):  # warm-up
-        client.call("PING", {}, "bench")
+# -- the clients ----------------------------------------------------------------------------------
+def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
+    client = RouterClient(url, keys, timeout=30)
     samples = []
     for _ in range(calls):
         start = time.perf_counter()
@@ -86,55 +126,167 @@ def router_figures(server: RedisServer, calls: int, concurrency: int) -> dict[st
         if observation["status"] != "ok":
             raise RuntimeError(f"PING answered {observation}")
     client.close()
+    return {"calls": calls, **percentiles(samples)}
 
-    clients = [RouterClient(server.agent_url, server.keys, timeout=30) for _ in range(concurrency)]
-    total = calls * 2
 
-    def one(i: int) -> str:
-        return str(clients[i % concurrency].call("PING", {}, "bench")["status"])
+def client_process(url: str, keys: Keys, calls: int, start_at: float, out: Any) -> None:
+    """One client process: THREADS_PER_CLIENT threads calling PING back to back."""
+    clients = [RouterClient(url, keys, timeout=30) for _ in range(THREADS_PER_CLIENT)]
+    statuses: list[str] = []
 
-    start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        statuses = list(pool.map(one, range(total)))
-    elapsed = time.perf_counter() - start
-    for c in clients:
-        c.close()
-    return {
-        "sequential": {"calls": calls, **percentiles(samples)},
-        "concurrent": {"calls": total, "concurrency": concurrency, "ok": statuses.count("ok"),
-                       "commands_per_second": round(total / elapsed, 1)},
-    }
+    def run(client: RouterClient) -> None:
+        for _ in range(calls // THREADS_PER_CLIENT):
+            statuses.append(str(client.call("PING", {}, "bench")["status"]))
+
+    while time.time() < start_at:
+        time.sleep(0.001)
+    threads = [threading.Thread(target=run, args=(c,)) for c in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    out.put((statuses.count("ok"), len(statuses), time.time()))
+
+
+def throughput(url: str, keys: Keys, calls: int, clients: int) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    start_at = time.time() + 2.0  # every process started and connected before the clock runs
+    processes = [context.Process(target=client_process, args=(url, keys, calls // clients, start_at, out))
+                 for _ in range(clients)]
+    for process in processes:
+        process.start()
+    results = [out.get(timeout=300) for _ in processes]
+    for process in processes:
+        process.join()
+    ok = sum(r[0] for r in results)
+    total = sum(r[1] for r in results)
+    elapsed = max(r[2] for r in results) - start_at
+    return {"calls": total, "ok": ok, "client_processes": clients, "threads_per_client": THREADS_PER_CLIENT,
+            "pings_per_second": round(total / elapsed, 1)}
+
+
+# -- a hanging platform ---------------------------------------------------------------------------
+def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> dict[str, Any]:
+    """PING latency of one router while four reads of a hanging Moltbook are always in flight."""
+    fake = FakeMoltbook(api_key="moltbook_sk_" + "benchKey123456").start()
+    fake.fail_mode, fake.delay = "slow", 120.0
+    router = [start_router(server, "hang", data_dir, MOLTBOOK_API_KEY=fake.api_key, MOLTBOOK_API_BASE=fake.base)]
+    stop_flag = threading.Event()
+    admin = server.admin_client()
+
+    def keep_hanging() -> None:
+        while not stop_flag.is_set():
+            for _ in range(4):
+                envelope = CommandEnvelope.new("GET_PROFILE", {"platform": "moltbook"}, "bench", ttl_seconds=3)
+                admin.lpush(server.keys.command_queue, envelope.to_json())
+            stop_flag.wait(3)
+
+    try:
+        wait_answering(server.agent_url, server.keys)
+        feeder = threading.Thread(target=keep_hanging, daemon=True)
+        feeder.start()
+        time.sleep(0.5)
+        figures = sequential(server.agent_url, server.keys, calls)
+        figures["hanging_requests_seen"] = len(fake.requests)
+        return figures
+    finally:
+        stop_flag.set()
+        fake.stop()
+        stop(router)
+        admin.close()
+
+
+# -- where one PING's time goes -------------------------------------------------------------------
+def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, Any]:
+    """cProfile of the router's own handling of PINGs (decode to reply written), in process."""
+    from router.registry import discover_skills
+    from router.settings import RouterSettings
+    from router.worker import Worker, as_bytes
+
+    settings = RouterSettings.from_env({
+        "REDIS_URL": server.router_url, "ROUTER_ID": "profiled", "ROUTER_DATA_DIR": str(data_dir),
+        "ROUTER_AUDIT_DIR": str(data_dir / "audit-profile"),
+    })
+    worker = Worker(settings, discover_skills(), {})
+    admin = server.admin_client()
+    envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=60).to_json() for _ in range(pings)]
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    for text in envelopes:
+        admin.lpush(server.keys.command_queue, text)
+        raw = worker.conn.blmove(server.keys.command_queue, worker.processing, 1, "RIGHT", "LEFT")
+        profiler.enable()
+        worker._handle(as_bytes(raw))
+        profiler.disable()
+    elapsed = time.perf_counter() - started
+    for text in envelopes:
+        admin.delete(server.keys.response(json.loads(text)["id"]))
+    admin.close()
+    worker.control.close()
+    worker.conn.close()
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    report = io.StringIO()
+    pstats.Stats(profiler, stream=report).sort_stats("cumulative").print_stats(25)
+    top = []
+    for (filename, line, name), (_cc, calls, tt, ct, _callers) in sorted(
+            stats.stats.items(), key=lambda item: item[1][3], reverse=True)[:25]:  # type: ignore[attr-defined]
+        where = os.path.relpath(filename, REPO_ROOT) if filename.startswith(str(REPO_ROOT)) else filename
+        top.append({"function": f"{Path(where).name}:{line}({name})", "calls_per_ping": round(calls / pings, 2),
+                    "cumulative_us_per_ping": round(ct / pings * 1e6, 1)})
+    return {"pings": pings, "handle_us_per_ping": round(total / pings * 1e6, 1),
+            "loop_us_per_ping_with_blmove": round(elapsed / pings * 1e6, 1), "top_cumulative": top,
+            "text": report.getvalue()}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
     server = RedisServer(persistent=False)
-    routers: list[subprocess.Popen[bytes]] = []
+    workers: list[subprocess.Popen[bytes]] = []
     data_dir = Path(tempfile.mkdtemp(prefix="safeclaw-bench-"))
+    url, keys = "", Keys()
+    results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                           "platform": platform.platform()}}
     try:
         server.start()
-        results: dict[str, Any] = {
-            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                        "platform": platform.platform()},
-            "raw_lpush_blpop": raw_roundtrip(server, args.calls * 2),
-        }
-        for count in (1, 3):
-            while len(routers) < count:
-                routers.append(start_router(server, f"bench{len(routers)}", data_dir))
-            wait_for_routers(server, count)
-            results[f"routers_{count}"] = router_figures(server, args.calls, args.concurrency)
+        url, keys = server.agent_url, server.keys
+        for name, start in (("floor", lambda n: start_floor(server, n)),
+                            ("router", lambda n: start_router(server, f"bench{n}", data_dir))):
+            workers.append(start(0))
+            wait_answering(url, keys)
+            one = sequential(url, keys, args.calls)
+            workers += [start(1), start(2)]
+            time.sleep(1.5)
+            wait_answering(url, keys)
+            three = throughput(url, keys, args.calls * 4, args.clients)
+            results[name] = {"latency_one_worker": one, "throughput_three_workers": three}
+            stop(workers)
+        results["router_with_hanging_platform"] = with_hanging_platform(server, data_dir, args.calls)
+        profile = profile_ping(server, data_dir, 2000)
     finally:
-        for process in routers:
-            process.terminate()
-        for process in routers:
-            process.wait(timeout=30)
+        stop(workers)
         server.cleanup()
+    floor, router = results["floor"], results["router"]
+    results["vs_targets"] = {
+        "ping_p50_ratio": round(router["latency_one_worker"]["p50_ms"] / floor["latency_one_worker"]["p50_ms"], 2),
+        "ping_p50_target": "<= 1.5",
+        "throughput_share": round(router["throughput_three_workers"]["pings_per_second"]
+                                  / floor["throughput_three_workers"]["pings_per_second"], 2),
+        "throughput_target": ">= 0.80",
+        "hang_p50_ratio": round(results["router_with_hanging_platform"]["p50_ms"]
+                                / router["latency_one_worker"]["p50_ms"], 2),
+        "hang_target": "<= 2.0",
+    }
+    text = profile.pop("text")
+    results["ping_profile"] = profile
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(results, indent=2))
+    print(json.dumps({k: v for k, v in results.items() if k != "ping_profile"}, indent=2))
+    print(text)
     print(f"written to {RESULTS.relative_to(REPO_ROOT)}")
     return 0
 

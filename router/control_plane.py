@@ -73,7 +73,8 @@ class RouterControl:
         self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
         self.audit = AuditLog(settings.audit_dir, settings.router_id, settings.audit_max_bytes)
         self._approved: dict[str, Any] | None = None  # the approval whose command runs right now
-        self._audited: str | None = None  # the command id the recorder wrote a line for
+        # Ids of commands the recorder wrote a line for (a set: commands run concurrently in lanes).
+        self._audited: set[str] = set()
         self._next_sweep = 0.0
         policy.checks = [self._replace(check) for check in policy.checks]
         policy.add_recorder(self.record)
@@ -144,12 +145,12 @@ class RouterControl:
             approval_id,
         )
         self.append(entry)
-        self._audited = envelope.id
+        self._audited.add(envelope.id)
 
     def after(self, envelope: CommandEnvelope, reply: Reply) -> None:
         """A command the policy never saw (unknown action, invalid params, expired, a repeat)."""
-        if self._audited == envelope.id:
-            self._audited = None
+        if envelope.id in self._audited:
+            self._audited.discard(envelope.id)
             return
         # Unplanned and ok/unknown: only a stored reply sent again (the command ran once, earlier).
         decision = "repeat" if reply.status in (Status.OK, Status.UNKNOWN) else "refused"
@@ -160,6 +161,10 @@ class RouterControl:
                 envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, None
             )
         )
+
+    def forget(self, command_id: str) -> None:
+        """The command is answered without `after` (an approved run): drop its recorder mark."""
+        self._audited.discard(command_id)
 
     def malformed(self, command_id: str | None, reason: str) -> None:
         self.append(
@@ -343,5 +348,5 @@ class RouterControl:
                 envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, approval_id
             )
         )
-        self._audited = envelope.id
+        self._audited.add(envelope.id)
         return reply

@@ -48,6 +48,7 @@ log = logging.getLogger("safeclaw.router.worker")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 MAX_BACKOFF_SECONDS = 5.0
 PLATFORM_TIMEOUT_SECONDS = 20.0  # one platform request at most, and never past the command's deadline
+APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands
 ANSWER_MARGIN_SECONDS = 0.25  # answer this long before the expiry, while the agent still waits
 
 
@@ -83,6 +84,7 @@ class Worker:
         self._redis_down_since: float | None = None
         self._failures = 0
         self._next_recovery = 0.0
+        self._next_poll = 0.0
         self.lanes = Lanes(settings.platform_concurrency, settings.platform_backlog)
         self.in_flight = InFlight()
 
@@ -112,7 +114,9 @@ class Worker:
             if time.monotonic() >= self._next_recovery:
                 self._recover()
                 self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
-            self.control.poll(self._run_approved)
+            if time.monotonic() >= self._next_poll:  # approvals are rare: not a round trip per command
+                self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
+                self.control.poll(self._run_approved)
             raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
                                    "RIGHT", "LEFT")
             self._redis_ok()
@@ -264,6 +268,7 @@ class Worker:
         raw = envelope.to_json().encode("utf-8", "replace")
         planned = self.pipeline.plan(envelope)
         reply, record = self._decide(envelope, planned, raw, recovering=False, approved=True)
+        self.control.forget(envelope.id)
         if reply is not None:
             self._finish(raw, reply, record)
         return reply
@@ -375,8 +380,9 @@ class Worker:
                           "command's deadline", error="request_failed")
         log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
         try:
-            self._finish(raw, reply, side_effect)
             self._record_outcome(planned, reply)
+            self.control.after(envelope, reply)
+            self._finish(raw, reply, side_effect)
         except Exception:
             log.exception("could not answer command %s at its deadline", envelope.id)
 
