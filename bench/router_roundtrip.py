@@ -70,26 +70,38 @@ def floor_worker(url: str, queue: str, response_prefix: str, processing: str) ->
         pipe = conn.pipeline(transaction=False)
         pipe.lpush(key, reply)
         pipe.expire(key, 3600)
-        pipe.lrem(processing, 1, raw)
+        pipe.lrem(processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
         pipe.execute()
 
 
 def start_floor(server: RedisServer, n: int) -> subprocess.Popen[bytes]:
-    code = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from bench.router_roundtrip import "
-            f"floor_worker; floor_worker({server.router_url!r}, {server.keys.command_queue!r}, "
-            f"{server.keys.response_prefix!r}, {server.keys.processing(f'floor{n}')!r})")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from bench.router_roundtrip import "
+        f"floor_worker; floor_worker({server.router_url!r}, {server.keys.command_queue!r}, "
+        f"{server.keys.response_prefix!r}, {server.keys.processing(f'floor{n}')!r})"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
-def start_router(server: RedisServer, router_id: str, data_dir: Path, **extra: str) -> subprocess.Popen[bytes]:
+def start_router(
+    server: RedisServer, router_id: str, data_dir: Path, **extra: str
+) -> subprocess.Popen[bytes]:
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "REDIS_URL": server.router_url, "ROUTER_ID": router_id,
-        "ROUTER_DATA_DIR": str(data_dir), "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"),
-        "ROUTER_AUDIT_DIR": str(data_dir / "audit"), **extra,
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REDIS_URL": server.router_url,
+        "ROUTER_ID": router_id,
+        "ROUTER_DATA_DIR": str(data_dir),
+        "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"),
+        "ROUTER_AUDIT_DIR": str(data_dir / "audit"),
+        **extra,
     }
     return subprocess.Popen(
         [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -152,8 +164,10 @@ def throughput(url: str, keys: Keys, calls: int, clients: int) -> dict[str, Any]
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     start_at = time.time() + 2.0  # every process started and connected before the clock runs
-    processes = [context.Process(target=client_process, args=(url, keys, calls // clients, start_at, out))
-                 for _ in range(clients)]
+    processes = [
+        context.Process(target=client_process, args=(url, keys, calls // clients, start_at, out))
+        for _ in range(clients)
+    ]
     for process in processes:
         process.start()
     results = [out.get(timeout=300) for _ in processes]
@@ -162,23 +176,33 @@ def throughput(url: str, keys: Keys, calls: int, clients: int) -> dict[str, Any]
     ok = sum(r[0] for r in results)
     total = sum(r[1] for r in results)
     elapsed = max(r[2] for r in results) - start_at
-    return {"calls": total, "ok": ok, "client_processes": clients, "threads_per_client": THREADS_PER_CLIENT,
-            "pings_per_second": round(total / elapsed, 1)}
+    return {
+        "calls": total,
+        "ok": ok,
+        "client_processes": clients,
+        "threads_per_client": THREADS_PER_CLIENT,
+        "pings_per_second": round(total / elapsed, 1),
+    }
 
 
 # -- a hanging platform ---------------------------------------------------------------------------
 def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> dict[str, Any]:
     """PING latency of one router while four reads of a hanging Moltbook are always in flight."""
-    fake = FakeMoltbook(api_key="moltbook_sk_" + "benchKey123456").start()
+    fake = FakeMoltbook(api_key="moltbook_sk_" + "benchKey123456")
+    fake.start()
     fake.fail_mode, fake.delay = "slow", 120.0
-    router = [start_router(server, "hang", data_dir, MOLTBOOK_API_KEY=fake.api_key, MOLTBOOK_API_BASE=fake.base)]
+    router = [
+        start_router(server, "hang", data_dir, MOLTBOOK_API_KEY=fake.api_key, MOLTBOOK_API_BASE=fake.base)
+    ]
     stop_flag = threading.Event()
     admin = server.admin_client()
 
     def keep_hanging() -> None:
         while not stop_flag.is_set():
             for _ in range(4):
-                envelope = CommandEnvelope.new("GET_PROFILE", {"platform": "moltbook"}, "bench", ttl_seconds=3)
+                envelope = CommandEnvelope.new(
+                    "GET_PROFILE", {"platform": "moltbook"}, "bench", ttl_seconds=3
+                )
                 admin.lpush(server.keys.command_queue, envelope.to_json())
             stop_flag.wait(3)
 
@@ -204,10 +228,14 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     from router.settings import RouterSettings
     from router.worker import Worker, as_bytes
 
-    settings = RouterSettings.from_env({
-        "REDIS_URL": server.router_url, "ROUTER_ID": "profiled", "ROUTER_DATA_DIR": str(data_dir),
-        "ROUTER_AUDIT_DIR": str(data_dir / "audit-profile"),
-    })
+    settings = RouterSettings.from_env(
+        {
+            "REDIS_URL": server.router_url,
+            "ROUTER_ID": "profiled",
+            "ROUTER_DATA_DIR": str(data_dir),
+            "ROUTER_AUDIT_DIR": str(data_dir / "audit-profile"),
+        }
+    )
     worker = Worker(settings, discover_skills(), {})
     admin = server.admin_client()
     envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=60).to_json() for _ in range(pings)]
@@ -217,7 +245,7 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
         admin.lpush(server.keys.command_queue, text)
         raw = worker.conn.blmove(server.keys.command_queue, worker.processing, 1, "RIGHT", "LEFT")
         profiler.enable()
-        worker._handle(as_bytes(raw))
+        worker._handle(as_bytes(raw or b""))
         profiler.disable()
     elapsed = time.perf_counter() - started
     for text in envelopes:
@@ -225,19 +253,29 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     admin.close()
     worker.control.close()
     worker.conn.close()
-    stats = pstats.Stats(profiler)
-    total = stats.total_tt  # type: ignore[attr-defined]
+    stats: Any = pstats.Stats(profiler)
+    total = stats.total_tt
     report = io.StringIO()
     pstats.Stats(profiler, stream=report).sort_stats("cumulative").print_stats(25)
     top = []
-    for (filename, line, name), (_cc, calls, tt, ct, _callers) in sorted(
-            stats.stats.items(), key=lambda item: item[1][3], reverse=True)[:25]:  # type: ignore[attr-defined]
+    for (filename, line, name), (_cc, calls, _tt, ct, _callers) in sorted(
+        stats.stats.items(), key=lambda item: item[1][3], reverse=True
+    )[:25]:
         where = os.path.relpath(filename, REPO_ROOT) if filename.startswith(str(REPO_ROOT)) else filename
-        top.append({"function": f"{Path(where).name}:{line}({name})", "calls_per_ping": round(calls / pings, 2),
-                    "cumulative_us_per_ping": round(ct / pings * 1e6, 1)})
-    return {"pings": pings, "handle_us_per_ping": round(total / pings * 1e6, 1),
-            "loop_us_per_ping_with_blmove": round(elapsed / pings * 1e6, 1), "top_cumulative": top,
-            "text": report.getvalue()}
+        top.append(
+            {
+                "function": f"{Path(where).name}:{line}({name})",
+                "calls_per_ping": round(calls / pings, 2),
+                "cumulative_us_per_ping": round(ct / pings * 1e6, 1),
+            }
+        )
+    return {
+        "pings": pings,
+        "handle_us_per_ping": round(total / pings * 1e6, 1),
+        "loop_us_per_ping_with_blmove": round(elapsed / pings * 1e6, 1),
+        "top_cumulative": top,
+        "text": report.getvalue(),
+    }
 
 
 def main() -> int:
@@ -249,13 +287,20 @@ def main() -> int:
     workers: list[subprocess.Popen[bytes]] = []
     data_dir = Path(tempfile.mkdtemp(prefix="safeclaw-bench-"))
     url, keys = "", Keys()
-    results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                           "platform": platform.platform()}}
+    results: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        }
+    }
     try:
         server.start()
         url, keys = server.agent_url, server.keys
-        for name, start in (("floor", lambda n: start_floor(server, n)),
-                            ("router", lambda n: start_router(server, f"bench{n}", data_dir))):
+        for name, start in (
+            ("floor", lambda n: start_floor(server, n)),
+            ("router", lambda n: start_router(server, f"bench{n}", data_dir)),
+        ):
             workers.append(start(0))
             wait_answering(url, keys)
             one = sequential(url, keys, args.calls)
@@ -272,13 +317,19 @@ def main() -> int:
         server.cleanup()
     floor, router = results["floor"], results["router"]
     results["vs_targets"] = {
-        "ping_p50_ratio": round(router["latency_one_worker"]["p50_ms"] / floor["latency_one_worker"]["p50_ms"], 2),
+        "ping_p50_ratio": round(
+            router["latency_one_worker"]["p50_ms"] / floor["latency_one_worker"]["p50_ms"], 2
+        ),
         "ping_p50_target": "<= 1.5",
-        "throughput_share": round(router["throughput_three_workers"]["pings_per_second"]
-                                  / floor["throughput_three_workers"]["pings_per_second"], 2),
+        "throughput_share": round(
+            router["throughput_three_workers"]["pings_per_second"]
+            / floor["throughput_three_workers"]["pings_per_second"],
+            2,
+        ),
         "throughput_target": ">= 0.80",
-        "hang_p50_ratio": round(results["router_with_hanging_platform"]["p50_ms"]
-                                / router["latency_one_worker"]["p50_ms"], 2),
+        "hang_p50_ratio": round(
+            results["router_with_hanging_platform"]["p50_ms"] / router["latency_one_worker"]["p50_ms"], 2
+        ),
         "hang_target": "<= 2.0",
     }
     text = profile.pop("text")
