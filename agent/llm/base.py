@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 from agent.errors import LLMError
+from agent.llm.structured import parse_structured
 from agent.llm.usage import Usage, estimate_tokens
 
 __all__ = ["BaseLLM", "LLMError", "Usage"]
@@ -34,6 +36,17 @@ class BaseLLM(ABC):
     def estimate_input_tokens(self, prompt: str) -> int:
         """About how many input tokens `prompt` will cost, before it is sent (for the budget)."""
         return estimate_tokens(prompt)
+
+    def chat_json(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """One JSON object matching `schema`, asked for at temperature 0 in the provider's JSON mode.
+
+        Raises LLMError when the provider fails or its answer is not such an object."""
+        return parse_structured(self.name, self.chat_structured(prompt, schema), schema)
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """The raw text of a temperature-0 answer constrained to `schema` (provider-specific)."""
+        raise LLMError(self.name, "this provider has no structured (JSON schema) mode",
+                       "use ollama, openai, gemini or local")
 
     def check(self) -> None:
         """Cheaply verify the provider can answer (server up, key accepted, model present); raise LLMError.

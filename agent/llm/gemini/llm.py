@@ -12,6 +12,7 @@ from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact
+from agent.llm.structured import gemini_schema
 from agent.llm.usage import usage_or_estimate
 
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -48,7 +49,19 @@ class GeminiLLM(BaseLLM):
         self._client = genai.Client(api_key=self._key, vertexai=False, http_options=options)
 
     def chat(self, prompt: str) -> str:
-        response = self._call(lambda: self._client.models.generate_content(model=self.model, contents=prompt))
+        return self._complete(prompt, None)
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """JSON `response_schema` (Gemini's OpenAPI subset of the schema) at temperature 0."""
+        config = types.GenerateContentConfig(
+            temperature=0, response_mime_type="application/json", response_schema=gemini_schema(schema)
+        )
+        return self._complete(prompt, config)
+
+    def _complete(self, prompt: str, config: types.GenerateContentConfig | None) -> str:
+        response = self._call(
+            lambda: self._client.models.generate_content(model=self.model, contents=prompt, config=config)
+        )
         text = _reply_text(response)
         if not text.strip():
             reason = _finish_reason(response)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import json
 import re
 import threading
 import time
@@ -88,14 +89,21 @@ class LocalLLM(BaseLLM):
         self._existing_path()
 
     def chat(self, prompt: str) -> str:
+        return self._complete(prompt, {"temperature": TEMPERATURE})
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """A llama.cpp grammar built from the JSON schema constrains every token; temperature 0."""
+        return self._complete(prompt, {"temperature": 0.0, "grammar": json_grammar(schema)})
+
+    def _complete(self, prompt: str, options: dict[str, Any]) -> str:
         llama = self._loaded()
         with self._lock:
-            text = self._generate(llama, prompt, deadline=time.monotonic() + self.timeout)
+            text = self._generate(llama, prompt, options, deadline=time.monotonic() + self.timeout)
         if not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply", "try again")
         return text
 
-    def _generate(self, llama: Any, prompt: str, deadline: float) -> str:
+    def _generate(self, llama: Any, prompt: str, options: dict[str, Any], deadline: float) -> str:
         """Stream the reply, so a slow generation is cut at the deadline (llama.cpp has no timeout)."""
         pieces: list[str] = []
         messages = split_turns(prompt)
@@ -104,9 +112,9 @@ class LocalLLM(BaseLLM):
             chunks = llama.create_chat_completion(
                 messages=messages,
                 max_tokens=MAX_REPLY_TOKENS,
-                temperature=TEMPERATURE,
                 repeat_penalty=REPEAT_PENALTY,
                 stream=True,
+                **options,
             )
             for chunk in chunks:
                 pieces.append(chunk["choices"][0]["delta"].get("content") or "")
@@ -153,6 +161,19 @@ class LocalLLM(BaseLLM):
             if path not in _models:
                 _models[path] = _load(path)
             return _models[path]
+
+
+def json_grammar(schema: dict[str, Any]) -> Any:
+    """A llama.cpp GBNF grammar that only admits JSON matching `schema`."""
+    try:
+        from llama_cpp import LlamaGrammar
+    except ImportError:
+        raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
+    try:
+        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    except (ValueError, RuntimeError, KeyError) as e:
+        raise LLMError("local", f"cannot build a grammar from the schema: {e}",
+                       "simplify the schema (llama.cpp supports a subset)") from None
 
 
 @atexit.register

@@ -31,9 +31,16 @@ class OllamaLLM(BaseLLM):
         self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
 
     def chat(self, prompt: str) -> str:
+        return self._complete(prompt)
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """Ollama's `format` set to the JSON schema, at temperature 0."""
+        return self._complete(prompt, format=schema, options={"temperature": 0})
+
+    def _complete(self, prompt: str, **options: Any) -> str:
         response = self._call(
             lambda: self._client.chat(
-                model=self.model, messages=[{"role": "user", "content": prompt}], stream=False
+                model=self.model, messages=[{"role": "user", "content": prompt}], stream=False, **options
             )
         )
         text = response.message.content if response.message else None

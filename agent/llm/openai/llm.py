@@ -35,9 +35,18 @@ class OpenAILLM(BaseLLM):
         self.where = self.base_url or "api.openai.com"
 
     def chat(self, prompt: str) -> str:
+        return self._complete(prompt)
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """Strict `response_format` json_schema at temperature 0."""
+        response_format = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema,
+                                                                  "strict": True}}
+        return self._complete(prompt, response_format=response_format, temperature=0)
+
+    def _complete(self, prompt: str, **options: Any) -> str:
         completion = self._call(
             lambda: self._client.chat.completions.create(
-                model=self.model, messages=[{"role": "user", "content": prompt}]
+                model=self.model, messages=[{"role": "user", "content": prompt}], **options
             )
         )
         try:  # the SDK does not validate the body: `choices` may be any JSON a server sent

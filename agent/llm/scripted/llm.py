@@ -6,7 +6,7 @@ import json
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import ConfigError, LLMError
 from agent.llm.base import BaseLLM
@@ -27,11 +27,20 @@ class ScriptedLLM(BaseLLM):
         super().__init__("scripted", timeout)
         self.replies: deque[str | Exception] = deque(replies or [])
         self.prompts: list[str] = []
+        self.schemas: list[dict[str, Any]] = []  # the schema of each structured request, in order
 
     def enqueue(self, *replies: str | Exception) -> None:
         self.replies.extend(replies)
 
     def chat(self, prompt: str) -> str:
+        return self._next(prompt)
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """The next queued reply, which `chat_json` then checks against `schema` like any provider's."""
+        self.schemas.append(schema)
+        return self._next(prompt)
+
+    def _next(self, prompt: str) -> str:
         self.prompts.append(prompt)
         if not self.replies:
             raise LLMError(self.name, "script exhausted", f"enqueue more, or list them in ${REPLIES_ENV}")
