@@ -24,6 +24,7 @@ from router.platforms.text_limits import BLUESKY_LIMIT, bluesky_length, truncate
 DEFAULT_SERVICE = "https://bsky.social"
 DEFAULT_APPVIEW = "https://public.api.bsky.app"
 POST_COLLECTION = "app.bsky.feed.post"
+LOGGED_OUT_LABEL = "!no-unauthenticated"  # the author's wish: not shown to logged-out viewers
 _WEB_POST_URL = re.compile(r"^https?://(?:www\.)?bsky\.app/profile/([^/\s]+)/post/([A-Za-z0-9._:~-]+)/?$")
 _AT_URI = re.compile(r"^at://([^/\s]+)/([a-zA-Z0-9.]+)/([A-Za-z0-9._:~-]+)$")
 _TID_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
@@ -90,16 +91,24 @@ def _text_of(record: Any) -> str:
     return text if isinstance(text, str) else ""
 
 
+def requires_login(author: Any) -> bool:
+    """True when the author labelled their account as hidden from logged-out viewers."""
+    labels = getattr(author, "labels", None) or []
+    return any(getattr(label, "val", None) == LOGGED_OUT_LABEL for label in labels)
+
+
 def post_view_dict(view: Any) -> dict[str, Any]:
-    """A PostView of the AppView as a plain dict (raw text: the skill sanitises it)."""
+    """A PostView (or an embed's ViewRecord) of the AppView as a plain dict (raw text: the skill
+    sanitises it)."""
     author = view.author
+    record = getattr(view, "record", None) or getattr(view, "value", None)
     return {
         "id": view.uri,
         "url": web_url(author.handle, view.uri),
         "author": author.handle,
         "author_name": author.display_name or "",
-        "text": _text_of(view.record),
-        "created_at": getattr(view.record, "created_at", None) or view.indexed_at,
+        "text": _text_of(record),
+        "created_at": getattr(record, "created_at", None) or view.indexed_at,
         "likes": view.like_count or 0,
         "reposts": view.repost_count or 0,
         "replies": view.reply_count or 0,
@@ -116,21 +125,7 @@ def search_posts(env: Mapping[str, str], query: str, limit: int, timeout: float)
     client = _public_client(env, timeout)
     params = models.AppBskyFeedSearchPosts.Params(q=query, limit=limit)
     response = _guard("search", lambda: client.app.bsky.feed.search_posts(params))
-    return [post_view_dict(view) for view in response.posts]
-
-
-def fetch_post(env: Mapping[str, str], ref: str, timeout: float, max_replies: int = 10) -> dict[str, Any]:
-    """One public post (by AT-URI or bsky.app URL) with its direct replies, through the AppView."""
-    client = _public_client(env, timeout)
-    uri = _resolve_uri(client, ref)
-    response = _guard("post fetch", lambda: client.get_post_thread(uri, depth=1, parent_height=0))
-    thread = response.thread
-    if not hasattr(thread, "post"):
-        raise SkillError("not_found", "bsky has no visible post at that address (deleted or blocked)")
-    post = post_view_dict(thread.post)
-    replies = [r for r in (thread.replies or []) if hasattr(r, "post")]
-    post["thread_replies"] = [post_view_dict(r.post) for r in replies[:max_replies]]
-    return post
+    return [post_view_dict(view) for view in response.posts if not requires_login(view.author)]
 
 
 class BlueskyClient(PlatformClient):

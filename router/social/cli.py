@@ -52,6 +52,7 @@ SEED_ERRORS = frozenset({
 POLICY_ERRORS = frozenset({"kill_switch", "approval_required", "rate_limited", "secret_in_text"})
 # The router's own error kinds that the seed's contract has no name for.
 _SEED_KIND = {"invalid_params": "invalid_json", "not_found": "request_failed",
+              "deleted": "request_failed", "login_required": "request_failed",
               "not_supported": "unknown_command"}
 
 

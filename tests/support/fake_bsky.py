@@ -126,9 +126,22 @@ class FakeBluesky(RecordingHTTPServer):
     def add_account(self, handle: str, display_name: str = "", description: str = "") -> str:
         if not hasattr(self, "accounts"):
             self.accounts: dict[str, dict[str, str]] = {}
+            self.account_labels: dict[str, list[dict[str, str]]] = {}
         did = _did_for(handle)
         self.accounts[did] = {"handle": handle, "displayName": display_name, "description": description}
+        self.account_labels.setdefault(did, [])
         return did
+
+    def hide_from_logged_out(self, did: str) -> None:
+        """The author's `!no-unauthenticated` self-label, as the AppView shows it on their profile."""
+        self.account_labels[did].append(
+            {
+                "src": did,
+                "uri": f"at://{did}/app.bsky.actor.profile/self",
+                "val": "!no-unauthenticated",
+                "cts": "2024-01-01T00:00:00.000Z",
+            }
+        )
 
     def next_tid(self) -> str:
         return "3l" + "".join("234567abcdefghijklmnopqrstuvwxyz"[int(d)] for d in f"{next(self._tid):011d}")
@@ -136,12 +149,55 @@ class FakeBluesky(RecordingHTTPServer):
     def handle_of(self, did: str) -> str:
         return self.accounts[did]["handle"]
 
-    def add_post(self, did: str, text: str, reply: dict[str, Any] | None = None) -> str:
+    def add_post(
+        self,
+        did: str,
+        text: str,
+        reply: dict[str, Any] | None = None,
+        embed: dict[str, Any] | None = None,
+        created_at: str | None = None,
+    ) -> str:
+        """Store a post record; `embed` is a record-level embed (see `images`, `quote`, `link`)."""
         rkey = self.next_tid()
-        value: dict[str, Any] = {"$type": "app.bsky.feed.post", "text": text, "createdAt": now_iso()}
+        value: dict[str, Any] = {
+            "$type": "app.bsky.feed.post",
+            "text": text,
+            "createdAt": created_at or now_iso(),
+        }
         if reply:
             value["reply"] = reply
+        if embed:
+            value["embed"] = embed
         return self._store(did, "app.bsky.feed.post", rkey, value)
+
+    def reply_to(self, parent: str) -> dict[str, Any]:
+        """The `reply` field of a post answering `parent` (root taken from the parent's own)."""
+        parent_reply = self.records[parent]["value"].get("reply")
+        root = parent_reply["root"] if parent_reply else self.strong_ref(parent)
+        return {"root": root, "parent": self.strong_ref(parent)}
+
+    def images(self, *alts: str) -> dict[str, Any]:
+        blob = {"$type": "blob", "ref": {"$link": fake_cid(alts)}, "mimeType": "image/jpeg", "size": 1000}
+        return {"$type": "app.bsky.embed.images", "images": [{"alt": alt, "image": blob} for alt in alts]}
+
+    def quote(self, uri: str, media: dict[str, Any] | None = None) -> dict[str, Any]:
+        ref = {"uri": uri, "cid": self.records[uri]["cid"] if uri in self.records else fake_cid(uri)}
+        if media:
+            return {
+                "$type": "app.bsky.embed.recordWithMedia",
+                "record": {"$type": "app.bsky.embed.record", "record": ref},
+                "media": media,
+            }
+        return {"$type": "app.bsky.embed.record", "record": ref}
+
+    def link(self, url: str, title: str, description: str = "") -> dict[str, Any]:
+        return {
+            "$type": "app.bsky.embed.external",
+            "external": {"uri": url, "title": title, "description": description},
+        }
+
+    def delete_post(self, uri: str) -> None:
+        self.records.pop(uri, None)
 
     def strong_ref(self, uri: str) -> dict[str, str]:
         return {"uri": uri, "cid": self.records[uri]["cid"]}
@@ -202,7 +258,7 @@ class FakeBluesky(RecordingHTTPServer):
             "did": did,
             "handle": account["handle"],
             "displayName": account["displayName"],
-            "labels": [],
+            "labels": list(self.account_labels.get(did, [])),
             "createdAt": "2024-01-01T00:00:00.000Z",
         }
 
@@ -213,11 +269,13 @@ class FakeBluesky(RecordingHTTPServer):
             for r in self.records.values()
             if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri
         )
+        embed = self._embed_view(uri.split("/")[2], stored["value"].get("embed"))
         return {
             "uri": uri,
             "cid": stored["cid"],
             "author": self._profile_view(uri.split("/")[2]),
             "record": stored["value"],
+            **({"embed": embed} if embed else {}),
             "indexedAt": stored["indexedAt"],
             "likeCount": stored["likes"],
             "repostCount": 2,
@@ -225,6 +283,73 @@ class FakeBluesky(RecordingHTTPServer):
             "quoteCount": 0,
             "labels": [],
         }
+
+    def _embed_view(self, did: str, embed: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The view the AppView hydrates from a record-level embed."""
+        if not embed:
+            return None
+        kind = embed.get("$type")
+        if kind == "app.bsky.embed.images":
+            cdn = f"https://cdn.bsky.app/img/feed_fullsize/plain/{did}"
+            return {
+                "$type": "app.bsky.embed.images#view",
+                "images": [
+                    {"thumb": f"{cdn}/{i}@jpeg", "fullsize": f"{cdn}/{i}@jpeg", "alt": image["alt"]}
+                    for i, image in enumerate(embed["images"])
+                ],
+            }
+        if kind == "app.bsky.embed.external":
+            return {"$type": "app.bsky.embed.external#view", "external": dict(embed["external"])}
+        if kind == "app.bsky.embed.record":
+            return {
+                "$type": "app.bsky.embed.record#view",
+                "record": self._view_record(embed["record"]["uri"]),
+            }
+        if kind == "app.bsky.embed.recordWithMedia":
+            return {
+                "$type": "app.bsky.embed.recordWithMedia#view",
+                "record": {
+                    "$type": "app.bsky.embed.record#view",
+                    "record": self._view_record(embed["record"]["record"]["uri"]),
+                },
+                "media": self._embed_view(did, embed["media"]),
+            }
+        return None
+
+    def _view_record(self, uri: str) -> dict[str, Any]:
+        if uri not in self.records:
+            return {"$type": "app.bsky.embed.record#viewNotFound", "uri": uri, "notFound": True}
+        stored = self.records[uri]
+        did = uri.split("/")[2]
+        inner = self._embed_view(did, stored["value"].get("embed"))
+        return {
+            "$type": "app.bsky.embed.record#viewRecord",
+            "uri": uri,
+            "cid": stored["cid"],
+            "author": self._profile_view(did),
+            "value": stored["value"],
+            "indexedAt": stored["indexedAt"],
+            "likeCount": stored["likes"],
+            "replyCount": 0,
+            "repostCount": 0,
+            "quoteCount": 0,
+            "labels": [],
+            **({"embeds": [inner]} if inner else {}),
+        }
+
+    def _thread_parent(self, uri: str, height: int) -> dict[str, Any] | None:
+        """The parent chain of `uri` as the AppView nests it, `height` levels up."""
+        parent_ref = self.records[uri]["value"].get("reply", {}).get("parent")
+        if not parent_ref or height <= 0:
+            return None
+        parent = parent_ref["uri"]
+        if parent not in self.records:
+            return {"$type": "app.bsky.feed.defs#notFoundPost", "uri": parent, "notFound": True}
+        node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": self._post_view(parent)}
+        above = self._thread_parent(parent, height - 1)
+        if above:
+            node["parent"] = above
+        return node
 
     def _error(self, status: int, error: str, message: str) -> Response:
         return json_response(status, {"error": error, "message": message})
@@ -332,11 +457,13 @@ class FakeBluesky(RecordingHTTPServer):
         )
 
     def x_app_bsky_feed_searchPosts(self, request: Recorded, query: dict[str, str]) -> Response:
-        words = query.get("q", "").lower()
+        terms = query.get("q", "").lower().split()  # every term must appear, as the AppView's search does
         hits = [
             u
             for u, r in self.records.items()
-            if r["value"].get("$type") == "app.bsky.feed.post" and words in r["value"]["text"].lower()
+            if r["value"].get("$type") == "app.bsky.feed.post"
+            and terms
+            and all(term in r["value"]["text"].lower() for term in terms)
         ]
         hits = hits[: int(query.get("limit", 25))]
         return json_response(200, {"posts": [self._post_view(u) for u in hits], "hitsTotal": len(hits)})
@@ -350,16 +477,15 @@ class FakeBluesky(RecordingHTTPServer):
             for u, r in self.records.items()
             if r["value"].get("reply", {}).get("parent", {}).get("uri") == uri
         ]
-        return json_response(
-            200,
-            {
-                "thread": {
-                    "$type": "app.bsky.feed.defs#threadViewPost",
-                    "post": self._post_view(uri),
-                    "replies": replies,
-                }
-            },
-        )
+        thread: dict[str, Any] = {
+            "$type": "app.bsky.feed.defs#threadViewPost",
+            "post": self._post_view(uri),
+            "replies": replies,
+        }
+        parent = self._thread_parent(uri, int(query.get("parentHeight", 80)))
+        if parent:
+            thread["parent"] = parent
+        return json_response(200, {"thread": thread})
 
 
 def _valid_strong_ref(ref: Any, records: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from router.errors import SkillError
 from router.platforms import bsky
 from router.platforms.base import PostRequest
 from router.platforms.bsky import BlueskyClient, record_key_for, split_post_ref
+from router.platforms.bsky_thread import fetch_thread
 from tests.support.fake_bsky import TID_RE, FakeBluesky
 
 SECRET = "app-pass-SECRET-4242"
@@ -197,7 +198,7 @@ def test_public_reads_need_no_credentials(fake):
     env = {"BSKY_APPVIEW": fake.url}
     found = bsky.search_posts(env, "otters", 5, 5.0)
     assert {p["text"] for p in found} == {"a post about otters", "reply on otters"}
-    post = bsky.fetch_post(env, f"https://bsky.app/profile/alice.test/post/{rkey_of(root)}", 5.0)
+    post = fetch_thread(env, f"https://bsky.app/profile/alice.test/post/{rkey_of(root)}", 5.0)
     assert post["id"] == root and post["author"] == "alice.test" and post["replies"] == 1
     assert [r["text"] for r in post["thread_replies"]] == ["reply on otters"]
     assert not any("authorization" in r.headers for r in fake.requests)
