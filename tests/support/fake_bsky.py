@@ -143,6 +143,13 @@ class FakeBluesky(RecordingHTTPServer):
             }
         )
 
+    def clear(self) -> None:
+        """Forget every post, notification and account but the agent's own (a fresh AppView)."""
+        self.records.clear()
+        self.notifications.clear()
+        self.accounts = {self.did: self.accounts[self.did]}
+        self.account_labels = {self.did: []}
+
     def next_tid(self) -> str:
         return "3l" + "".join("234567abcdefghijklmnopqrstuvwxyz"[int(d)] for d in f"{next(self._tid):011d}")
 

@@ -1,0 +1,68 @@
+"""python -m agent.explain URL [--json]: progress on stderr, the explanation on stdout.
+
+Exit status: 0 an answer that passed its checks and critique, 1 the best answer that did not,
+2 no answer (the message says why)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dotenv import load_dotenv
+
+from agent.errors import AgentError
+from agent.explain.errors import ExplainError
+from agent.explain.render import render_text
+from agent.explain.run import MAX_ITERATIONS, explain_post
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m agent.explain", description="Explain a Bluesky post with cited background bullets."
+    )
+    parser.add_argument("url", help="a bsky.app post URL (handle or DID) or an at:// URI")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
+    from agent.config import load_settings
+    from agent.service import build_llm, build_router
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    router = None
+    try:
+        settings = load_settings()
+        llm = build_llm(settings)
+        router = build_router(settings)
+        result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
+    except ExplainError as exc:
+        return _fail(args, exc.kind, exc.message)
+    except AgentError as exc:
+        return _fail(args, "setup", str(exc))
+    finally:
+        close = getattr(router, "close", None)
+        if close is not None:
+            close()
+    print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else render_text(result))
+    return 0 if result.passed else 1
+
+
+def _fail(args: argparse.Namespace, kind: str, message: str) -> int:
+    if args.json:
+        print(json.dumps({"error": kind, "message": message}, ensure_ascii=False))
+    print(f"explain: {message}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

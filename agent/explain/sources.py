@@ -1,0 +1,71 @@
+"""The posts read in one run, numbered in the order they were first seen: the only things a
+bullet may cite. Their text came from outside: it reaches a prompt sanitised and fenced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.untrusted import fence, sanitise_text
+
+EXCERPT_CHARS = 500
+
+
+@dataclass
+class Source:
+    number: int
+    id: str  # the post's at:// URI
+    url: str
+    author: str
+    text: str  # sanitised
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.number, "url": self.url, "author": self.author, "text": self.text}
+
+
+def describe(post: dict[str, Any]) -> str:
+    """A post's text with what a reader sees beside it: image alt texts and a link card."""
+    parts = [str(post.get("text") or "")]
+    for image in post.get("images") or []:
+        if image.get("alt"):
+            parts.append(f"[image: {image['alt']}]")
+    link = post.get("link")
+    if isinstance(link, dict) and link.get("url"):
+        parts.append(f"[link: {link.get('title') or ''} {link['url']}]")
+    return " ".join(p for p in parts if p).strip()
+
+
+class SourceBook:
+    def __init__(self) -> None:
+        self._by_id: dict[str, Source] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, number: object) -> bool:
+        return any(s.number == number for s in self._by_id.values())
+
+    def add(self, post: dict[str, Any]) -> int | None:
+        """Number a readable post (the same post keeps its number); None for an unavailable one."""
+        post_id = str(post.get("id") or "")
+        if not post_id or post.get("unavailable"):
+            return None
+        if post_id not in self._by_id:
+            text = sanitise_text(describe(post), EXCERPT_CHARS).text
+            self._by_id[post_id] = Source(
+                len(self._by_id) + 1, post_id, str(post.get("url") or ""), str(post.get("author") or ""), text
+            )
+        return self._by_id[post_id].number
+
+    def get(self, number: int) -> Source | None:
+        return next((s for s in self._by_id.values() if s.number == number), None)
+
+    def all(self) -> list[Source]:
+        return sorted(self._by_id.values(), key=lambda s: s.number)
+
+    def fenced(self) -> str:
+        """Every source as one block of outside data, each line `[N] @author: text`."""
+        if not self._by_id:
+            return "(no sources read yet)"
+        lines = [f"[{s.number}] @{s.author}: {s.text}" for s in self.all()]
+        return fence("bluesky_sources", "\n".join(lines))
