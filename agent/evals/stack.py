@@ -30,6 +30,11 @@ class EvalStack:
         self._worker: Any = None  # router.worker.Worker
         self._thread: threading.Thread | None = None
 
+    @property
+    def agent_redis_url(self) -> str:
+        """The agent user's REDIS_URL of the running stack (for an agent in another process)."""
+        return str(self._redis.url("agent"))
+
     def __enter__(self) -> RouterClient:
         from router.registry import discover_skills
         from router.settings import RouterSettings
