@@ -9,7 +9,8 @@ from typing import Any
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem;color:#222}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left;
 vertical-align:top}.PASS{color:#176b2c;font-weight:bold}.FAIL{color:#a4161a;font-weight:bold}
-.metrics{width:auto}.metrics td{border:none;padding:.1rem 1rem .1rem 0}ol.sources{list-style:none;padding-left:1rem}details{margin:.2rem 0}summary{cursor:pointer}
+.metrics{width:auto}.metrics td{border:none;padding:.1rem 1rem .1rem 0}
+ol.sources{list-style:none;padding-left:1rem}details{margin:.2rem 0}summary{cursor:pointer}
 body.failures-only tr.post.passed{display:none}"""
 _SCRIPT = """function toggleFailures(button){document.body.classList.toggle('failures-only');
 const only=document.body.classList.contains('failures-only');
