@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Callable
 from typing import Any
 
 from agent.actions import local_actions
@@ -22,6 +23,7 @@ log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
 FLUSH_EVERY = 5.0  # seconds between tries to write what a full disk refused
 NOTICE_EVERY = 1.0  # seconds between looks for the router's owner notices
+PROGRESS_SEND_SECONDS = 10.0  # longest wait for one progress line to reach the channel
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -76,7 +78,9 @@ class AgentService:
     async def handle(self, message: IncomingMessage) -> str:
         try:
             if message.outside_author is None:  # someone else's text is never read as a command
-                answer = await asyncio.to_thread(self.commands.handle, message.conversation, message.text)
+                answer = await asyncio.to_thread(
+                    self.commands.handle, message.conversation, message.text, self._progress_for(message)
+                )
                 if answer is not None:
                     return answer
             result = await asyncio.to_thread(
@@ -94,6 +98,25 @@ class AgentService:
                 "Your message is saved; try again."
             )
         return result.reply
+
+    def _progress_for(self, message: IncomingMessage) -> Callable[[str], None]:
+        """Show a long command's progress lines in the channel the message came from, in order
+        (each line is delivered before the command goes on). Progress that cannot be shown is
+        logged, never a failure of the command."""
+        channel = next((ch for ch in self.channels if ch.name == message.channel), None)
+        event_loop = asyncio.get_running_loop()
+
+        def show(line: str) -> None:
+            log.info("%s progress: %s", message.conversation, line)
+            if channel is None:
+                return
+            try:
+                shown = channel.progress(message.conversation, line)
+                asyncio.run_coroutine_threadsafe(shown, event_loop).result(PROGRESS_SEND_SECONDS)
+            except Exception as exc:
+                log.warning("progress not shown in %s: %s", message.channel, exc)
+
+        return show
 
     def make_channel(self, name: str) -> BaseChannel:
         if name == "console":

@@ -41,3 +41,7 @@ class BaseChannel(ABC):
     @abstractmethod
     async def send(self, conversation: str, text: str) -> None:
         """Deliver a reply (or any message) to a conversation of this channel."""
+
+    async def progress(self, conversation: str, text: str) -> None:
+        """Show one line of a long command's progress (e.g. /explain's searches) while it works."""
+        await self.send(conversation, f"… {text}")

@@ -166,6 +166,15 @@ class ConsoleChannel(BaseChannel):
     async def stop(self) -> None:
         self._stopped.set()
 
+    async def progress(self, conversation: str, text: str) -> None:
+        """Progress goes beside the replies at a terminal; from a pipe, to stderr, so stdout keeps
+        nothing but replies."""
+        if self.interactive:
+            self._write(f"  … {text}\n")
+        else:
+            sys.stderr.write(f"… {text}\n")
+            sys.stderr.flush()
+
     async def send(self, conversation: str, text: str) -> None:
         self._write(f"safeclaw> {text}\n" if self.interactive else f"{text}\n")
 

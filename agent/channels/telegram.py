@@ -288,6 +288,16 @@ class TelegramChannel(BaseChannel):
         for chunk in chunks:
             await self._send_text(self.application.bot, chat_id, chunk)
 
+    async def progress(self, conversation: str, text: str) -> None:
+        """Each search, fetch and verdict as a short plain message; the iteration counter is left
+        out so a chat is not flooded."""
+        if text.startswith("iteration "):
+            return
+        if self.application is None or not self._running:
+            raise RuntimeError("the Telegram channel is not running")
+        bot, chat_id = self.application.bot, chat_id_of(conversation)
+        await self._send_text(bot, chat_id, f"… {text}"[:4000], markdown=False)
+
     async def _reply(self, update: Update, text: str) -> None:
         """The bot's own short texts (help, status): plain, so an underscore is not Markdown."""
         assert update.effective_chat is not None

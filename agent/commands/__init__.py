@@ -21,6 +21,8 @@ from agent.commands.parse import (
     CommandUsageError,
     split_command,
 )
+from agent.cost.metered import cost_label
+from agent.explain.command import explain_reply, plain_explain_address
 
 if TYPE_CHECKING:
     from agent.loop import AgentLoop
@@ -29,6 +31,7 @@ __all__ = ["COMMAND_NAMES", "PLATFORMS", "CommandDispatcher", "CommandUsageError
 
 StatusLines = Callable[[], list[str]]
 NO_APPROVALS = "Approvals need the router (REDIS_URL); use the dashboard or ./safeclaw approvals."
+Progress = Callable[[str], None]
 
 
 def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
@@ -49,6 +52,7 @@ def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
         CommandSpec("approvals", "", "the router's commands waiting for your decision"),
         CommandSpec("approve", "<id>", "run a held command (once)"),
         CommandSpec("deny", "<id>", "never run a held command"),
+        CommandSpec("explain", "<post URL>", "explain a Bluesky post with cited background"),
         CommandSpec("status", "", "LLM, Redis and router status"),
         CommandSpec("clear", "", "forget this conversation's history"),
         CommandSpec("help", "", "list the commands"),
@@ -71,11 +75,18 @@ class CommandDispatcher:
         builders = CommandBuilders(self.loop.action_schemas())
         return {spec.name: spec for spec in command_specs(builders)}
 
-    def handle(self, conversation: str, text: str) -> str | None:
+    def handle(self, conversation: str, text: str, progress: Progress | None = None) -> str | None:
+        """The answer to a command, or None for a message meant for the model. `progress` receives
+        lines to show while a long command (/explain) works."""
         split = split_command(text)
         if split is None:
-            return None
+            address = plain_explain_address(text)  # "explain <post URL>" needs no slash
+            if address is None:
+                return None
+            split = ("explain", address)
         name, args = split
+        if name == "explain":
+            return self.explain(conversation, args, progress)
         if name == "start":  # Telegram sends /start when a chat with the bot opens
             name = "help"
         specs = self.specs()
@@ -91,6 +102,11 @@ class CommandDispatcher:
             return self.view(spec, args, conversation, specs)
         except CommandUsageError as exc:
             return str(exc)
+
+    def explain(self, conversation: str, args: str, progress: Progress | None) -> str:
+        """/explain: the post explainer, reading through the router's public skills."""
+        with cost_label(f"{conversation}:explain"):
+            return explain_reply(args, self.loop.router, self.loop.llm, progress)
 
     def view(self, spec: CommandSpec, args: str, conversation: str, specs: dict[str, CommandSpec]) -> str:
         """The commands that only show or clear agent-side state; they take no arguments."""

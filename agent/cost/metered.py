@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -44,12 +44,19 @@ class MeteredLLM(BaseLLM):
         self.smallest_prompt: int | None = None  # input tokens of the smallest call sent (autonomy's pause)
 
     def chat(self, prompt: str) -> str:
+        return self._metered(prompt, lambda: self.inner.chat(prompt))
+
+    def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
+        """A structured (JSON schema) call costs like any other: the same check and ledger."""
+        return self._metered(prompt, lambda: self.inner.chat_structured(prompt, schema))
+
+    def _metered(self, prompt: str, send: Callable[[], str]) -> str:
         price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
         self.guard.check(price, self.inner.estimate_input_tokens(prompt))
         self.calls += 1
         self.inner.last_usage = None
         try:
-            text = self.inner.chat(prompt)
+            text = send()
         except Exception as exc:
             self.health = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:200], "ts": time.time()}
             # The provider may have billed the prompt before failing (a timeout mid-reply): count

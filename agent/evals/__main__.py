@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         f"(citations valid {summary['citation_validity_rate']:.0%}, "
         f"{summary['bullets_per_answer']:.1f} bullets, {summary['iterations_per_post']:.1f} iterations, "
         f"{summary['llm_calls_per_post']:.1f} LLM calls, "
-        f"~{summary['tokens_per_post_estimated']:.0f} tokens per post)"
+        f"{summary['tokens_per_post']:.0f} tokens per post)"
     )
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"explain-{started.replace(':', '')}-{provider}{'-live' if args.live else ''}"
@@ -109,6 +109,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     if args.provider == "scripted":
         return "scripted", "recorded", None
     from agent.config import load_settings
+    from agent.cost.setup import meter
     from agent.llm import create_llm
 
     settings = load_settings()
@@ -116,7 +117,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     if provider == "scripted":
         return "scripted", "recorded", None
     llm = create_llm(provider, args.model or settings.llm_model, settings.llm_timeout, settings.env)
-    return provider, llm.model, llm
+    return provider, llm.model, meter(llm, settings)  # evals spend the owner's budget like any call
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ replies). With `live`, items are read from the real AppView at their recorded li
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -20,12 +19,13 @@ from agent.evals.stack import EvalStack
 from agent.explain import ExplainError, explain_post
 from agent.llm.base import BaseLLM
 from agent.llm.scripted.llm import ScriptedLLM
+from agent.llm.usage import estimated_usage
 
 Say = Callable[[str], None]
 
 
 class CountingLLM(BaseLLM):
-    """Wraps the judge's provider to count its calls and (estimated) tokens apart from the explainer's."""
+    """Wraps the judge's provider to count its calls and tokens apart from the explainer's."""
 
     def __init__(self, inner: BaseLLM) -> None:
         super().__init__(inner.model, inner.timeout)
@@ -38,7 +38,8 @@ class CountingLLM(BaseLLM):
     def chat_json(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         answer = self.inner.chat_json(prompt, schema)
-        self.tokens += math.ceil((len(prompt) + len(str(answer))) / 4)
+        usage = self.inner.last_usage or estimated_usage(prompt, str(answer))
+        self.tokens += usage.total
         return answer
 
 
@@ -78,7 +79,7 @@ def evaluate_item(item: EvalItem, url: str, router: Any, llm: BaseLLM, say: Say)
         judge_reason=verdict["reason"],
         passed=verdict["passed"],
         judge_calls=counting.calls,
-        judge_tokens_estimated=counting.tokens,
+        judge_tokens=counting.tokens,
     )
     return outcome
 
@@ -99,7 +100,7 @@ def summarise(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         "bullets_per_answer": _mean([len(o["bullets"]) for o in answered]),
         "iterations_per_post": _mean([o["iterations"] for o in answered]),
         "llm_calls_per_post": _mean([o["llm_calls"] for o in answered]),
-        "tokens_per_post_estimated": _mean([o["tokens_estimated"] for o in answered]),
+        "tokens_per_post": _mean([o["tokens"] for o in answered]),
         "errors": sum(1 for o in outcomes if "error" in o),
     }
 

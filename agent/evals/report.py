@@ -23,7 +23,7 @@ _METRICS = [
     ("bullets_per_answer", "Bullets per answer", "{:.1f}"),
     ("iterations_per_post", "Iterations per post", "{:.1f}"),
     ("llm_calls_per_post", "LLM calls per post", "{:.1f}"),
-    ("tokens_per_post_estimated", "Tokens per post (estimated)", "{:.0f}"),
+    ("tokens_per_post", "Tokens per post", "{:.0f}"),
     ("errors", "Errors", "{}"),
 ]
 
@@ -54,7 +54,7 @@ def _post_row(outcome: dict[str, Any]) -> str:
         str(len(outcome.get("bullets", []))),
         str(outcome.get("iterations", "-")),
         str(outcome.get("llm_calls", "-")),
-        str(outcome.get("tokens_estimated", "-")),
+        str(outcome.get("tokens", "-")),
     ]
     row_class = "post passed" if outcome["passed"] else "post failed"
     return (

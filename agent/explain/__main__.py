@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
     from agent.config import load_settings
+    from agent.cost.setup import meter
     from agent.service import build_llm, build_router
 
     def progress(line: str) -> None:
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     router = None
     try:
         settings = load_settings()
-        llm = build_llm(settings)
+        llm = meter(build_llm(settings), settings)  # the owner's budget applies here too
         router = build_router(settings)
         result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
     except ExplainError as exc:

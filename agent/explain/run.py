@@ -8,7 +8,6 @@ returned, marked as not passing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from agent.explain.errors import ExplainError
 from agent.explain.reader import RouterPort
 from agent.explain.sources import SourceBook, describe
 from agent.llm.base import BaseLLM
+from agent.llm.usage import estimated_usage
 
 Progress = Callable[[str], None]
 MAX_ITERATIONS = 10
@@ -37,7 +37,7 @@ class ExplainResult:
     verdict_reason: str = ""  # the critique's (or the checks') last word
     problems: list[str] = field(default_factory=list)  # deterministic check failures of this answer
     llm_calls: int = 0
-    tokens_estimated: int = 0  # prompt + reply characters / 4, for every call
+    tokens: int = 0  # input + output tokens of every call, as the provider reported them
     searches: list[str] = field(default_factory=list)
     fetches: list[str] = field(default_factory=list)
     citation_validity: float = 0.0
@@ -71,7 +71,8 @@ class _Run:
     def ask(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         answer = self.llm.chat_json(prompt, schema)
-        self.tokens += math.ceil((len(prompt) + len(str(answer))) / 4)
+        usage = self.llm.last_usage or estimated_usage(prompt, str(answer))
+        self.tokens += usage.total
         return answer
 
     def add_thread(self, result: dict[str, Any]) -> int | None:
@@ -228,7 +229,7 @@ def _result(url: str, post: dict[str, Any], run: _Run, attempt: _Attempt, iterat
         verdict_reason=attempt.reason,
         problems=attempt.problems,
         llm_calls=run.calls,
-        tokens_estimated=run.tokens,
+        tokens=run.tokens,
         searches=run.searches,
         fetches=run.fetches,
         citation_validity=checks.citation_validity(attempt.bullets, run.book),

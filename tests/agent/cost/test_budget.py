@@ -142,3 +142,18 @@ def test_status_shows_the_spent_budget_and_how_to_raise_it(workspace, tmp_path, 
     assert not check.ok
     assert "$0.6000 of $0.50" in check.text and "SPENT (today)" in check.text
     assert "budget.daily_usd" in check.text
+
+
+def test_structured_calls_are_checked_and_counted_like_any_other(tmp_path):
+    schema = {"type": "object", "properties": {"v": {"type": "string"}}, "required": ["v"]}
+    llm, inner, _, _, _ = guarded(tmp_path, ['{"v":"a"}'] * 20)
+    answered = 0
+    for _ in range(20):
+        try:
+            assert llm.chat_json("hi", schema) == {"v": "a"}
+            answered += 1
+        except BudgetExhausted:
+            pass
+    assert 0 < answered < 20 and len(inner.prompts) == answered == llm.calls
+    assert inner.schemas == [schema] * answered
+    assert llm.guard.status().today_usd <= 1.0

@@ -42,7 +42,7 @@ def test_every_post_is_explained_judged_and_measured(results, capsys):
     assert not trap["passed"] and trap["score"] < PASS_SCORE and "$SQUID" in trap["judge_reason"]
     assert summary["citation_validity_rate"] == 1.0 and summary["bullets_per_answer"] == 3.0
     for post in data["posts"]:
-        assert post["iterations"] >= 2 and post["llm_calls"] >= 3 and post["tokens_estimated"] > 0
+        assert post["iterations"] >= 2 and post["llm_calls"] >= 3 and post["tokens"] > 0
         assert post["judge_calls"] == 1 and post["sources"]
     retried = next(p for p in data["posts"] if p["id"] == "thread-higher-for-longer")
     assert retried["llm_calls"] == 5  # search, finish, critique fail, finish, critique pass

@@ -63,7 +63,7 @@ def test_a_post_is_explained_with_cited_bullets_and_checked_sources(router, bsky
     assert lines[0] == f"fetch: {url}" and "iteration 1/10" in lines and "search: enshittification" in lines
     assert lines[-1] == "critique: pass (explains the background)"
     assert llm.schemas == [STEP_SCHEMA, STEP_SCHEMA, CRITIQUE_SCHEMA]
-    assert result.llm_calls == 3 and result.tokens_estimated > 0 and result.citation_validity == 1.0
+    assert result.llm_calls == 3 and result.tokens > 0 and result.citation_validity == 1.0
     # everything read from outside reaches the model fenced as data; the alt text is there
     after_search = llm.prompts[1]
     assert "ads in the home feed" in after_search
