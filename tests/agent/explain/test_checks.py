@@ -46,6 +46,7 @@ def test_restating_the_post_is_caught_also_when_reworded_slightly():
         POST + " [1]",
         "Vibe-coded the MVP over the weekend: accept all, no diffs [1].",
         "They vibe coded their MVP over a weekend, accepted all, no diffs, shipped it [2]",
+        "accept all, no diffs, ship it: vibe coded the MVP over the weekend [1]",  # reordered
     ):
         assert similarity(restated, POST) >= RESTATE_THRESHOLD, restated
         assert any("restates the post" in p for p in problems([*GOOD[:2], restated], book_of(3), POST))

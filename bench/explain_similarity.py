@@ -1,0 +1,80 @@
+"""Where the explainer's "restates the post" threshold sits: similarity of background bullets and
+of restatements to their post, on the eval dataset.
+
+    .venv/bin/python bench/explain_similarity.py
+
+Background bullets are the final answers recorded in agent/evals/data/explain_dataset.json.
+Restatements are made from each post mechanically (verbatim with a citation, with a lead-in,
+every fifth word dropped, the two halves swapped, lower-cased without punctuation). Prints both
+distributions, the errors at the threshold, and the time per check; writes
+bench/results/explain_similarity.json. In-sample figures: the threshold was set on this data.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent.evals.dataset import load_dataset  # noqa: E402
+from agent.explain.checks import RESTATE_THRESHOLD, similarity  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "explain_similarity.json"
+
+
+def restatements(post: str) -> list[str]:
+    words = post.split()
+    half = len(words) // 2
+    return [
+        post + " [1]",
+        "The author says that " + post + " [2]",
+        " ".join(w for i, w in enumerate(words) if i % 5 != 4) + " [1]",
+        " ".join(words[half:] + words[:half]) + " [1]",
+        "".join(c for c in post.lower() if c.isalnum() or c.isspace()) + " [3]",
+    ]
+
+
+def final_bullets(script: list[dict[str, Any]]) -> list[str]:
+    finishes = [step["bullets"] for step in script if step.get("action") == "finish"]
+    return finishes[-1] if finishes else []
+
+
+def main() -> int:
+    background: list[float] = []
+    restated: list[float] = []
+    started = time.perf_counter()
+    checks = 0
+    for item in load_dataset():
+        post = item.post(item.target)["text"]
+        for bullet in final_bullets(item.script):
+            background.append(similarity(bullet, post))
+        for text in restatements(post):
+            restated.append(similarity(text, post))
+        checks += len(final_bullets(item.script)) + 5
+    seconds = time.perf_counter() - started
+    figures = {
+        "threshold": RESTATE_THRESHOLD,
+        "background_bullets": len(background),
+        "background_max": round(max(background), 3),
+        "background_mean": round(sum(background) / len(background), 3),
+        "background_flagged": sum(1 for s in background if s >= RESTATE_THRESHOLD),
+        "restatements": len(restated),
+        "restatement_min": round(min(restated), 3),
+        "restatement_mean": round(sum(restated) / len(restated), 3),
+        "restatements_missed": sum(1 for s in restated if s < RESTATE_THRESHOLD),
+        "microseconds_per_check": round(seconds / checks * 1e6, 1),
+    }
+    for key, value in figures.items():
+        print(f"{key:24} {value}")
+    RESULTS.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
