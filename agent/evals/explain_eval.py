@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.errors import LLMError
+from agent.errors import ConfigError, LLMError
 from agent.evals.dataset import EvalItem, load_into, scripted_replies
 from agent.evals.judge import PASS_SCORE, judge
 from agent.evals.stack import EvalStack
@@ -109,7 +109,11 @@ def run_offline(
     items: list[EvalItem], make_llm: Callable[[list[str]], BaseLLM], run_dir: Path, say: Say
 ) -> list[dict[str, Any]]:
     """Every item through the fake AppView; `make_llm(recorded replies)` gives each item's model."""
-    from tests.support.fake_bsky import FakeBluesky  # the offline AppView lives with the test fakes
+    try:
+        from tests.support.fake_bsky import FakeBluesky  # the offline AppView lives with the test fakes
+    except ImportError:
+        raise ConfigError("offline evals serve the dataset from tests/support/fake_bsky.py: run them "
+                          "from a full checkout of the repository, or use --live") from None
 
     appview = FakeBluesky()
     appview.start()
