@@ -12,6 +12,7 @@ import json
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -113,10 +114,13 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     from agent.llm import create_llm
 
     settings = load_settings()
-    provider = args.provider or settings.llm_provider
+    provider = args.provider or settings.llm.provider
     if provider == "scripted":
         return "scripted", "recorded", None
-    llm = create_llm(provider, args.model or settings.llm_model, settings.llm_timeout, settings.env)
+    same = provider == settings.llm.provider
+    model = args.model or (settings.llm.model if same else "")
+    chosen = replace(settings.llm, provider=provider, model=model)
+    llm = create_llm(chosen)
     return provider, llm.model, meter(llm, settings)  # evals spend the owner's budget like any call
 
 

@@ -112,8 +112,10 @@ def run_offline(
     try:
         from tests.support.fake_bsky import FakeBluesky  # the offline AppView lives with the test fakes
     except ImportError:
-        raise ConfigError("offline evals serve the dataset from tests/support/fake_bsky.py: run them "
-                          "from a full checkout of the repository, or use --live") from None
+        raise ConfigError(
+            "offline evals serve the dataset from tests/support/fake_bsky.py: run them "
+            "from a full checkout of the repository, or use --live"
+        ) from None
 
     appview = FakeBluesky()
     appview.start()

@@ -51,10 +51,15 @@ def test_every_post_is_explained_judged_and_measured(results, capsys):
 def test_the_report_opens_in_a_browser_and_filters_to_failures(results):
     from agent.actions import ActionError
     from agent.actions.browser_vision import Deadline, close_session, open_driver
+    from agent.config_sections import BrowserSettings
 
     data, html_file = results
     try:
-        session = open_driver(dict(os.environ), Deadline(60))
+        browser = BrowserSettings(
+            chromium=os.environ.get("SAFECLAW_CHROMIUM", ""),
+            chromedriver=os.environ.get("SAFECLAW_CHROMEDRIVER", ""),
+        )
+        session = open_driver(browser, Deadline(60))
     except ActionError as exc:
         pytest.skip(f"real browser tests need Chromium and chromedriver: {exc}")
     try:

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.local.llm import LocalLLM, json_grammar, shipped_model_path
@@ -27,10 +28,14 @@ VERDICT = {
 KEY = "sk-test-" + "structured-0000"
 
 
+def settings(provider, model, timeout=2.0, **env):
+    return LLMSettings.from_env(env, provider=provider, model=model, timeout=timeout)
+
+
 def test_openai_sends_a_strict_json_schema_response_format_at_temperature_0():
     with FakeOpenAI() as fake:
         fake.enqueue(json.dumps({"verdict": "pass", "reason": "cites real sources"}))
-        llm = OpenAILLM("gpt-4o-mini", 2.0, {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY})
+        llm = OpenAILLM(settings("openai", "gpt-4o-mini", OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=KEY))
         assert llm.chat_json("judge this", VERDICT) == {"verdict": "pass", "reason": "cites real sources"}
         body = fake.requests[-1].body
     assert body["temperature"] == 0
@@ -43,7 +48,7 @@ def test_openai_sends_a_strict_json_schema_response_format_at_temperature_0():
 def test_ollama_sends_the_schema_as_format_at_temperature_0():
     with FakeOllama() as fake:
         fake.enqueue(json.dumps({"verdict": "fail", "reason": "bullet 2 has no citation"}))
-        llm = OllamaLLM("llama3.1:8b", 2.0, {"OLLAMA_HOST": fake.url})
+        llm = OllamaLLM(settings("ollama", "llama3.1:8b", OLLAMA_HOST=fake.url))
         assert llm.chat_json("judge this", VERDICT)["verdict"] == "fail"
         body = fake.requests[-1].body
     assert body["format"] == VERDICT
@@ -53,7 +58,7 @@ def test_ollama_sends_the_schema_as_format_at_temperature_0():
 def test_gemini_sends_a_json_response_schema_at_temperature_0():
     with FakeGemini() as fake:
         fake.enqueue(json.dumps({"verdict": "pass", "reason": "fine"}))
-        llm = GeminiLLM("gemini-2.5-flash", 2.0, {"GEMINI_BASE_URL": fake.url, "GEMINI_API_KEY": KEY})
+        llm = GeminiLLM(settings("gemini", "gemini-2.5-flash", GEMINI_BASE_URL=fake.url, GEMINI_API_KEY=KEY))
         assert llm.chat_json("judge this", VERDICT)["reason"] == "fine"
         config = fake.requests[-1].body["generationConfig"]
     assert config["temperature"] == 0
@@ -66,7 +71,7 @@ def test_gemini_sends_a_json_response_schema_at_temperature_0():
 def test_plain_chat_does_not_ask_for_json():
     with FakeOpenAI() as fake:
         fake.enqueue("hello")
-        llm = OpenAILLM("gpt-4o-mini", 2.0, {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY})
+        llm = OpenAILLM(settings("openai", "gpt-4o-mini", OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=KEY))
         llm.chat("hi")
         assert "response_format" not in fake.requests[-1].body
 
@@ -84,7 +89,7 @@ def test_plain_chat_does_not_ask_for_json():
 def test_an_answer_that_breaks_the_schema_is_an_llm_error_on_every_provider(answer):
     with FakeOllama() as fake:
         fake.enqueue(answer)
-        llm = OllamaLLM("llama3.1:8b", 2.0, {"OLLAMA_HOST": fake.url})
+        llm = OllamaLLM(settings("ollama", "llama3.1:8b", OLLAMA_HOST=fake.url))
         with pytest.raises(LLMError, match="structured answer"):
             llm.chat_json("judge", VERDICT)
     scripted = ScriptedLLM([answer])
@@ -114,6 +119,6 @@ def test_the_local_model_gets_a_grammar_that_admits_only_the_schema():
 def test_the_shipped_local_model_answers_in_the_schema():
     if not HAVE_LLAMA or shipped_model_path() is None:
         pytest.skip("llama_cpp or the shipped model is missing")
-    llm = LocalLLM("", 120.0, {})
+    llm = LocalLLM(settings("local", "", timeout=120.0))
     answer = llm.chat_json("Is the sky green? Answer with a verdict and a short reason.", VERDICT)
     assert answer["verdict"] in ("pass", "fail")
