@@ -2,9 +2,7 @@
 router and Redis, the scripted provider; then the HTML report in a real headless Chromium."""
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +10,9 @@ from agent.evals.__main__ import main
 from agent.evals.dataset import CATEGORIES, load_dataset
 from agent.evals.judge import JUDGE_SCHEMA, PASS_SCORE
 from tests.conftest import REPO_ROOT
+from tests.dashboard.test_dashboard_browser import browser  # noqa: F401  (the headless Chromium fixture)
 
-ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
+ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "explain_eval"
 
 
 @pytest.fixture(scope="module")
@@ -48,42 +47,26 @@ def test_every_post_is_explained_judged_and_measured(results, capsys):
     assert retried["llm_calls"] == 5  # search, finish, critique fail, finish, critique pass
 
 
-def test_the_report_opens_in_a_browser_and_filters_to_failures(results):
-    from agent.actions import ActionError
-    from agent.actions.browser_vision import Deadline, close_session, open_driver
-    from agent.config_sections import BrowserSettings
-
-    data, html_file = results
-    try:
-        browser = BrowserSettings(
-            chromium=os.environ.get("SAFECLAW_CHROMIUM", ""),
-            chromedriver=os.environ.get("SAFECLAW_CHROMEDRIVER", ""),
-        )
-        session = open_driver(browser, Deadline(60))
-    except ActionError as exc:
-        pytest.skip(f"real browser tests need Chromium and chromedriver: {exc}")
-    try:
-        driver = session.driver
-        driver.get(html_file.as_uri())
-        assert driver.find_element("id", "metric-pass_rate").text == "90%"
-        rows = driver.find_elements("css selector", "tr.post")
-        assert len(rows) == 10 and all(r.is_displayed() for r in rows)
-        toggle = driver.find_element("id", "failures-toggle")
-        toggle.click()
-        visible = [r.get_attribute("id") for r in rows if r.is_displayed()]
-        assert visible == ["post-trap-rugged-again"] and toggle.text == "Show all posts"
-        trap = driver.find_element("id", "post-trap-rugged-again")
-        trap.find_element("tag name", "summary").click()
-        bullets = trap.find_elements("css selector", "ul.bullets li")
-        assert len(bullets) == 3 and bullets[0].is_displayed() and "rug pull" in bullets[0].text
-        ARTIFACTS.mkdir(exist_ok=True)
-        assert driver.save_screenshot(str(ARTIFACTS / "explain_eval_report.png"))
-        toggle.click()
-        assert all(r.is_displayed() for r in rows)
-    finally:
-        close_session(session)
-    shutil.copyfile(html_file, ARTIFACTS / "explain_eval_report.html")
-    assert Path(ARTIFACTS / "explain_eval_report.png").stat().st_size > 1000
+def test_the_report_opens_in_a_browser_and_filters_to_failures(results, browser):  # noqa: F811
+    _, html_file = results
+    browser.get(html_file.as_uri())
+    assert browser.find_element("id", "metric-pass_rate").text == "90%"
+    rows = browser.find_elements("css selector", "tr.post")
+    assert len(rows) == 10 and all(r.is_displayed() for r in rows)
+    toggle = browser.find_element("id", "failures-toggle")
+    toggle.click()
+    visible = [r.get_attribute("id") for r in rows if r.is_displayed()]
+    assert visible == ["post-trap-rugged-again"] and toggle.text == "Show all posts"
+    trap = browser.find_element("id", "post-trap-rugged-again")
+    trap.find_element("tag name", "summary").click()
+    bullets = trap.find_elements("css selector", "ul.bullets li")
+    assert len(bullets) == 3 and bullets[0].is_displayed() and "rug pull" in bullets[0].text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "report_failures_only.png"))
+    shutil.copyfile(html_file, ARTIFACTS / "report.html")
+    toggle.click()
+    assert all(r.is_displayed() for r in rows)
+    assert (ARTIFACTS / "report_failures_only.png").stat().st_size > 1000
 
 
 def test_the_judge_asks_for_a_score_in_structured_output():
