@@ -22,6 +22,8 @@ from agent.config_sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM
+from agent.llm.turn import TurnRequest, turn_request
+from agent.memory import entry_value, source_of
 from agent.prompt import PromptInputs, render_prompt
 from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
@@ -30,6 +32,8 @@ from protocol import intent_key
 
 log = logging.getLogger("safeclaw.agent.loop")
 Observation = dict[str, Any]
+# Result fields a model that does not observe would leave unseen, so the reply shows them.
+SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
 
 
 # Local actions whose results hold nothing written outside (the rest may: pages, posts, replies).
@@ -160,6 +164,27 @@ class AgentLoop:
             self.workspace.finish_turn(conversation, reply)
             return reply
 
+    @staticmethod
+    def turn_request(
+        user_message: str, snapshot: TurnSnapshot, outside_author: str | None = None
+    ) -> TurnRequest:
+        """What a provider may read besides the prompt (the embedded model chooses from the schemas).
+        Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact."""
+        instructions = {
+            str(entry["name"]): str(entry.get("instruction", ""))
+            for entry in [*snapshot.router_actions, *snapshot.agent_actions]
+        }
+        memory = {
+            key: entry_value(entry) for key, entry in snapshot.memory.items() if source_of(entry) is None
+        }
+        return TurnRequest(user_message, snapshot.schemas, instructions, memory, outside_author)
+
+    def warm_up(self) -> None:
+        """Let the provider prepare what every turn shares (the embedded model: its fixed prompt)."""
+        snapshot = self.snapshot("")
+        with turn_request(self.turn_request("", snapshot)):
+            self.llm.prepare(snapshot.template)
+
     def clear_history(self, conversation: str) -> None:
         with self._lock:
             self.workspace.clear_history(conversation)
@@ -183,7 +208,8 @@ class AgentLoop:
             )
             self.workspace.write_prompt_cache(prompt)
             try:
-                raw = self.llm.chat(prompt)
+                with turn_request(self.turn_request(user_message, snapshot, outside_author)):
+                    raw = self.llm.chat(prompt)
             except LLMError as exc:
                 log.warning("LLM failed: %s", exc)
                 return TurnResult(self._llm_failure_message(exc), step, steps)
@@ -305,6 +331,17 @@ class AgentLoop:
 
     @staticmethod
     def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
+        """The model will not read the results, so what the owner asked to see is shown as is
+        (notifications, a page's summary, a dry run), and what failed is said."""
+        from agent.commands.describe import describe_ok
+
+        shown = [
+            describe_ok(r["result"])
+            for r in results
+            if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
+        ]
+        if shown:
+            message = "\n".join([message, *shown]) if message else "\n".join(shown)
         failed = [
             f"{r['action']}: {r.get('message') or r.get('error') or r['status']}"
             for r in results

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -130,8 +131,9 @@ class AgentService:
         if name == "bluesky":
             from agent.channels.bluesky import BlueskyListener
 
-            return BlueskyListener.from_settings(self.handle, self.settings.channels.bluesky,
-                                                 self.settings.workspace)
+            return BlueskyListener.from_settings(
+                self.handle, self.settings.channels.bluesky, self.settings.workspace
+            )
         if name == "autonomy":
             from agent.autonomy.runner import build_cycle
             from agent.channels.autonomy import AutonomyChannel
@@ -144,8 +146,17 @@ class AgentService:
         """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
         from agent.health import AgentHeartbeat
 
+        threading.Thread(target=self.warm_up, name="llm-warm-up", daemon=True).start()
         with AgentHeartbeat.from_settings(self.settings, channel_names, self.loop.llm):
             return await self._run_channels(channel_names)
+
+    def warm_up(self) -> None:
+        """Ready the LLM while the channels start (the embedded model evaluates its fixed prompt),
+        so the owner's first message is answered quickly. A failure here only costs that speed."""
+        try:
+            self.loop.warm_up()
+        except Exception as exc:  # the first turn reports a real problem to the owner
+            log.warning("could not warm up the LLM: %s", exc)
 
     async def _run_channels(self, channel_names: list[str]) -> int:
         """Run the channels until a signal, the end of the console's input, or no channel is left.

@@ -1,6 +1,11 @@
-"""Time the embedded model: load, then a few prompts (seconds per reply, tokens/s, peak RSS).
+"""The embedded model on the everyday-requests suite: pass rate, latency and memory.
 
     .venv/bin/python bench/llm_local.py     # prints a table, writes bench/results/llm_local.json
+
+It runs the suite twice: as the agent runs (the labelled keyword rules of
+agent/llm/local/rules.py may pick a label first) and with the model alone. Latency is per turn
+after the fixed prompt was evaluated once (the agent does that at start); the load and that
+warm-up are reported apart. On a busy machine the seconds are noisy: compare them with care.
 """
 
 from __future__ import annotations
@@ -9,69 +14,101 @@ import json
 import os
 import platform
 import resource
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.actions import local_actions
 from agent.config_sections import LLMSettings
 from agent.llm.local.llm import LocalLLM
+from agent.loop import AgentLoop
+from bench.local_suite import CaseResult, RecordingRouter, fresh_workspace, load_suite, run_suite
 
-PROMPTS = [
-    "What is the capital of France? Answer in one word.",
-    "List three colours, comma separated.",
-    "Write two sentences about why the sky is blue.",
-    # about the size of a real agent prompt: a long preamble, then the question
-    "You are a helpful agent. " * 300 + "\nIn one sentence: what are you?",
-]
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_local.json"
+TARGET = 12
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-def run() -> dict[str, Any]:
-    llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
-    started = time.perf_counter()
-    llama = llm._loaded()  # the load is what we time here
-    load_s = time.perf_counter() - started
-    replies = []
-    for prompt in PROMPTS:
-        prompt_tokens = len(llama.tokenize(prompt.encode()))
-        started = time.perf_counter()
-        text = llm.chat(prompt)
-        seconds = time.perf_counter() - started
-        reply_tokens = len(llama.tokenize(text.encode(), add_bos=False))
-        replies.append({
-            "prompt_tokens": prompt_tokens,
-            "reply_tokens": reply_tokens,
-            "seconds": round(seconds, 3),
-            "reply_tokens_per_s": round(reply_tokens / seconds, 1) if seconds else None,
-            "all_tokens_per_s": round((prompt_tokens + reply_tokens) / seconds, 1) if seconds else None,
-            "reply_start": text[:80],
-        })
+def summary(results: list[CaseResult]) -> dict[str, Any]:
+    seconds = sorted(r.seconds for r in results)
+    by_rule = [r for r in results if r.by_rule]
     return {
-        "model": llm.path.name if llm.path else llm.model,
-        "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, "
-                   f"Python {platform.python_version()}",
-        "load_seconds": round(load_s, 3),
-        "replies": replies,
-        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "passed": sum(r.passed for r in results),
+        "total": len(results),
+        "chosen_by_keyword_rule": len(by_rule),
+        "passed_by_keyword_rule": sum(r.passed for r in by_rule),
+        "passed_by_model": sum(r.passed for r in results if not r.by_rule),
+        "secrets_leaked": sum(r.leaked for r in results),
+        "first_answer_s": results[0].seconds if results else None,
+        "median_s": round(statistics.median(seconds), 3) if seconds else None,
+        "max_s": seconds[-1] if seconds else None,
+        "cases": [r.__dict__ for r in results],
     }
 
 
+def warm(llm: LocalLLM) -> tuple[float, float]:
+    """(seconds to load the model, seconds to evaluate the fixed prompt once)."""
+    started = time.perf_counter()
+    llm._loaded()
+    loaded = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = AgentLoop(fresh_workspace(Path(tmp) / "w", {}), llm, local_actions(), RecordingRouter())
+        started = time.perf_counter()
+        loop.warm_up()
+    return loaded, time.perf_counter() - started
+
+
+def print_run(name: str, run: dict[str, Any]) -> None:
+    print(
+        f"\n{name}: {run['passed']}/{run['total']} passed (target {TARGET}); "
+        f"{run['chosen_by_keyword_rule']} chosen by a keyword rule ({run['passed_by_keyword_rule']} of them "
+        f"passed), {run['passed_by_model']} passed on the model's own choice; "
+        f"secrets leaked: {run['secrets_leaked']}"
+    )
+    print(f"  latency: first {run['first_answer_s']} s, median {run['median_s']} s, max {run['max_s']} s")
+    for case in run["cases"]:
+        mark = "pass" if case["passed"] else "FAIL"
+        how = "rule" if case["by_rule"] else "model"
+        print(
+            f"  {mark} {case['id']:<24} {case['seconds']:>6} s  {how:<5} {case['label']!s:<13} "
+            f"{'' if case['passed'] else '; '.join(case['reasons'])[:150]}"
+        )
+
+
 def main() -> int:
-    result = run()
-    print(f"model {result['model']}\nload {result['load_seconds']} s, peak RSS {result['peak_rss_mb']} MB")
-    print(f"{'prompt tok':>10} {'reply tok':>10} {'seconds':>8} {'reply/s':>7} {'all/s':>7}  reply")
-    for r in result["replies"]:
-        print(f"{r['prompt_tokens']:>10} {r['reply_tokens']:>10} {r['seconds']:>8} "
-              f"{r['reply_tokens_per_s']!s:>7} {r['all_tokens_per_s']!s:>7}  {r['reply_start']!r}")
+    suite = load_suite()
+    llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
+    load_s, warm_s = warm(llm)
+    with_rules = summary(run_suite(llm, suite))
+    llm.use_rules = False
+    model_alone = summary(run_suite(llm, suite))
+    result = {
+        "model": llm.path.name if llm.path else llm.model,
+        "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}",
+        "load_seconds": round(load_s, 3),
+        "fixed_prompt_seconds": round(warm_s, 3),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "as_the_agent_runs": with_rules,
+        "model_alone": model_alone,
+    }
+    print(f"model {result['model']} on {result['machine']}")
+    print(
+        f"load {result['load_seconds']} s, fixed prompt once {result['fixed_prompt_seconds']} s, "
+        f"peak RSS {result['peak_rss_mb']} MB"
+    )
+    print_run("as the agent runs (keyword rules, then the model)", with_rules)
+    print_run("the model alone (no keyword rule)", model_alone)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    RESULTS.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written {RESULTS}")
     return 0
 

@@ -82,5 +82,8 @@ class MeteredLLM(BaseLLM):
     def estimate_input_tokens(self, prompt: str) -> int:
         return self.inner.estimate_input_tokens(prompt)
 
+    def prepare(self, prompt: str) -> None:
+        self.inner.prepare(prompt)  # no call is sent: nothing to meter
+
     def check(self) -> None:
         self.inner.check()

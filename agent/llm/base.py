@@ -48,6 +48,11 @@ class BaseLLM(ABC):
         raise LLMError(self.name, "this provider has no structured (JSON schema) mode",
                        "use ollama, openai, gemini or local")
 
+    def prepare(self, prompt: str) -> None:
+        """Do ahead of the first message what every turn shares (`prompt`: the provider's prompt
+        template, placeholders unfilled). The default has nothing to prepare."""
+        return None
+
     def check(self) -> None:
         """Cheaply verify the provider can answer (server up, key accepted, model present); raise LLMError.
 

