@@ -145,7 +145,7 @@ def action_intent(action: str, schema: dict[str, Any], request: TurnRequest) -> 
     return Intent(label_of(action), action, describe(action, request.instructions), fill)
 
 
-LEADING = re.compile(r"^(please\s+)?(remember|note|keep in mind)(\s+that)?\s+(my\s+)?", re.I)
+LEADING = re.compile(r"^(please\s+)?(remember|note|keep in mind)\b[:,]?(\s+that)?\s*(my\s+)?", re.I)
 TRAILING = re.compile(r"\s+(is|are|was|=|:|is called|is named|are called)$", re.I)
 
 
