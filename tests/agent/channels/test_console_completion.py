@@ -1,5 +1,6 @@
 """Tab completes slash commands at the console's interactive prompt (readline, on a real pty)."""
 
+import contextlib
 import os
 import pty
 import select
@@ -70,6 +71,20 @@ class Pty:
                     continue
         return self.output.decode(errors="replace")
 
+    def read_until_after(self, first: str, then: str) -> None:
+        self.read_until(first)
+        deadline = time.monotonic() + 20.0
+        while then.encode() not in self.output.split(first.encode(), 1)[1]:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{then!r} never followed {first!r} in {self.output!r}")
+            self._read_some(0.2)
+
+    def _read_some(self, timeout: float) -> None:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if ready:
+            with contextlib.suppress(OSError):
+                self.output += os.read(self.master, 4096)
+
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
@@ -86,8 +101,9 @@ def test_tab_completes_a_command_and_its_platform_on_a_terminal():
         console.read_until("/notifications ")
         console.type("ma\t\r")
         console.read_until("echo [/notifications mastodon]")
+        console.read_until_after("echo [/notifications mastodon]", "you> ")  # typed only at the prompt
         console.type("/he\t\r")
-        console.read_until("echo [/help]")
+        console.read_until_after("echo [/help]", "you> ")
         console.type("\x04")  # Ctrl-D ends the console
         console.read_until("Bye.")
     finally:
