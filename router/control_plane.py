@@ -57,6 +57,16 @@ def url_of(reply: Reply) -> str | None:
     return url if isinstance(url, str) else None
 
 
+def held_last(checks: list[Any], builtin: Any, approval: Any) -> list[Any]:
+    """The checks with the approval check replaced, after the kill switch and the secret check
+    (a command refused anyway is refused at once, never held nor stored with a secret in it)
+    and before the counting checks (rate limits, quotas), so a held command is counted once,
+    when it runs."""
+    others = [check for check in checks if check != builtin]
+    first = [c for c in others if getattr(c, "__name__", "") in ("kill_switch", "secret_in_text")]
+    return [*first, approval, *[c for c in others if c not in first]]
+
+
 class RouterControl:
     def __init__(self, settings: RouterSettings, policy: Policy, redactor: Redactor) -> None:
         self.settings = settings
@@ -76,13 +86,8 @@ class RouterControl:
         # Ids of commands the recorder wrote a line for (a set: commands run concurrently in lanes).
         self._audited: set[str] = set()
         self._next_sweep = 0.0
-        policy.checks = [self._replace(check) for check in policy.checks]
+        policy.checks = held_last(policy.checks, policy.approval, self.approval)
         policy.add_recorder(self.record)
-
-    def _replace(self, check: Any) -> Any:
-        if check == self.policy.approval:
-            return self.approval
-        return check
 
     def close(self) -> None:
         self.conn.close()

@@ -50,6 +50,7 @@ READS = [
     "/api/cost",
     "/api/governance",
     "/api/approvals",
+    "/api/stream",
 ]
 WRITES = [
     ("/api/kill", {"on": True}),

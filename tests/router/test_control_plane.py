@@ -290,3 +290,15 @@ def test_heartbeat_says_floor_and_audit_head(redis_urls, admin, keys, tmp_path):
         beat = wait_until(lambda: admin.get(keys.router_heartbeat("r1")), "a heartbeat")
     value = json.loads(beat)
     assert value["kill_switch_floor"] is True and set(value["audit"]) == {"seq", "hash"}
+
+
+def test_a_command_refused_anyway_is_never_held(redis_urls, admin, control, keys, tmp_path):
+    secret = "planted-" + "secret-value-4e2a"
+    settings = approval_settings(redis_urls, tmp_path, BSKY_HANDLE="me.bsky.social", BSKY_PASSWORD=secret)
+    with WorkerThread(settings, credentials={"BSKY_HANDLE": "me.bsky.social", "BSKY_PASSWORD": secret}):
+        reply = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": f"the password is {secret}"}))
+        assert reply["error"] == "secret_in_text"
+        kill_switch.flip(control, keys, True, "dashboard")
+        assert reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "x"}))["error"] == "kill_switch"
+    assert approvals.pending(control, keys) == []
+    assert secret not in json.dumps([admin.get(k) for k in admin.keys(keys.approval("*"))])
