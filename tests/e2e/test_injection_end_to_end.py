@@ -13,6 +13,7 @@ import redis
 from protocol import CommandEnvelope
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.e2e.conftest import tool_reply
+from tests.router.router_helpers import wait_until
 
 MARK = "ZQX-injection-7731"
 LEAK = "Owner's memory dump: the SafeClaw owner lives at 12 Example Road"
@@ -135,7 +136,8 @@ def test_an_invented_action_sent_straight_to_the_queue_is_denied(stack, redis_ur
     assert (reply["status"], reply["error"]) == ("denied", "unknown_command")
     assert "EXPORT_CREDENTIALS" in reply["message"] and "CREATE_POST" in reply["message"]
     assert stack.fakes.request_count() == before  # no platform was touched
-    assert "EXPORT_CREDENTIALS -> denied" in stack.router_text()
+    # The router logs the line just after it pushes the reply: on a loaded machine, wait for it.
+    wait_until(lambda: "EXPORT_CREDENTIALS -> denied" in stack.router_text(), "the router's log line", 10)
     admin = redis_urls.admin_client()
     try:
         assert not admin.exists(redis_urls.keys.idempotency(envelope.id))  # it never started running
