@@ -266,7 +266,8 @@ def health(args: argparse.Namespace) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="./safeclaw", description="Run SafeClaw: a private Redis, the router and the agent (console).",
+        prog="./safeclaw",
+        description="Run SafeClaw: a private Redis, the router, the dashboard and the agent (console).",
         epilog="Environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), "
                "SAFECLAW_RUN_DIR (default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. "
                "Platform credentials go in router/.env only; see .env.example.",
