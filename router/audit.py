@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,7 @@ class Verdict:
     ok: bool
     lines: int  # records checked
     problem: str = ""  # the first break, naming file and line
+    heads: dict[str, tuple[int, str]] = field(default_factory=dict)  # chain -> (last seq, its hash)
 
     def summary(self) -> str:
         if self.ok:
@@ -196,20 +197,34 @@ def verify_chain(files: list[Path]) -> Verdict:
                 f"{where} (seq {seq}): does not follow the line before it (that line was edited or replaced)",
             )
         expected_seq, prev_hash, count = seq + 1, stored, count + 1
-    return Verdict(True, count)
+    return Verdict(True, count, heads={"": (expected_seq - 1, prev_hash)})
 
 
 def verify_directory(directory: Path) -> Verdict:
     names = chain_names(directory) if directory.is_dir() else []
     if not names:
         return Verdict(False, 0, f"no audit log in {directory}")
-    total = 0
+    total, heads = 0, {}
     for name in names:
         verdict = verify_chain(chain_files(directory, name))
         if not verdict.ok:
             return Verdict(False, total + verdict.lines, f"chain {name}: {verdict.problem}")
         total += verdict.lines
-    return Verdict(True, total)
+        heads[name] = verdict.heads[""]
+    return Verdict(True, total, heads=heads)
+
+
+def missing_tail(heads: dict[str, tuple[int, str]], mirrored: dict[str, tuple[int, str]]) -> str:
+    """The chain's end against the newest line each router mirrored to Redis: lines deleted from
+    the end of a file (which the chain alone cannot show) or a replaced last line. "" when none."""
+    for name, (seq, digest) in sorted(mirrored.items()):
+        last_seq, last_hash = heads.get(name, (0, GENESIS))
+        if last_seq < seq:
+            return (f"chain {name}: {seq - last_seq} line(s) deleted at the end (the file ends at seq "
+                    f"{last_seq}; the Redis audit stream holds seq {seq})")
+        if last_seq == seq and last_hash != digest:
+            return f"chain {name}: its last line (seq {seq}) differs from the copy in the Redis audit stream"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,16 +14,18 @@ REDIS_URL in dashboard/.env, or SAFECLAW_CONTROL_REDIS_URL.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import redis
 
 from protocol import Keys
 from router import approvals, kill_switch
-from router.audit import verify_directory
+from router.audit import missing_tail, verify_directory
 from router.settings import audit_directory
 from scripts.stack_env import merged, read_env_file
 
@@ -66,6 +68,42 @@ def list_approvals(conn: redis.Redis, keys: Keys) -> list[str]:
     return lines
 
 
+def mirrored_heads(conn: redis.Redis, keys: Keys, scan: int = 10_000) -> dict[str, tuple[int, str]]:
+    """Each router's newest audit line in the Redis stream: (seq, hash)."""
+    heads: dict[str, tuple[int, str]] = {}
+    entries: Any = conn.xrevrange(keys.audit_stream, count=scan)
+    for _id, fields in entries:
+        try:
+            record = json.loads(fields.get("line", ""))
+            name, seq, digest = str(record["router"]), int(record["seq"]), str(record["hash"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        heads.setdefault(name, (seq, digest))
+    return heads
+
+
+def audit_verify(run_dir: Path, dashboard_env: Path, router_env: Path, environ: Mapping[str, str]) -> int:
+    """The files' chains; then their ends against the Redis stream, when the stack is reachable."""
+    verdict = verify_directory(audit_directory(merged(read_env_file(router_env), environ)))
+    if not verdict.ok:
+        print(verdict.summary())
+        return 1
+    try:
+        conn = _connect(control_url(run_dir, dashboard_env, environ))
+        try:
+            problem = missing_tail(verdict.heads, mirrored_heads(conn, Keys.from_env(environ)))
+        finally:
+            conn.close()
+    except (ControlError, redis.RedisError):
+        print(f"{verdict.summary()} (its end not checked: the Redis audit stream is not reachable)")
+        return 0
+    if problem:
+        print(f"audit log BROKEN: {problem}")
+        return 1
+    print(f"{verdict.summary()}; its end matches the Redis audit stream")
+    return 0
+
+
 def run(argv: list[str], run_dir: Path, dashboard_env: Path, router_env: Path,
         environ: Mapping[str, str] | None = None) -> int:
     environ = os.environ if environ is None else environ
@@ -74,9 +112,7 @@ def run(argv: list[str], run_dir: Path, dashboard_env: Path, router_env: Path,
         if command == "audit":
             if args != ["verify"]:
                 raise ControlError("usage: ./safeclaw audit verify")
-            verdict = verify_directory(audit_directory(merged(read_env_file(router_env), environ)))
-            print(verdict.summary())
-            return 0 if verdict.ok else 1
+            return audit_verify(run_dir, dashboard_env, router_env, environ)
         keys = Keys.from_env(environ)
         conn = _connect(control_url(run_dir, dashboard_env, environ))
         try:

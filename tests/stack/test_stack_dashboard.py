@@ -98,3 +98,19 @@ def test_audit_verify(control_env, capsys):
 def test_no_control_login_is_a_clear_error(tmp_path, capsys):
     assert cli(tmp_path, "approvals") == 1
     assert "no control login" in capsys.readouterr().err
+
+
+def test_audit_verify_catches_lines_cut_from_the_end(control_env, redis_urls, capsys):
+    from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+
+    admin = redis_urls.admin_client()
+    with WorkerThread(settings_for(redis_urls.router_url, control_env / "data")):
+        for i in range(4):
+            reply_of(admin, KEYS, push(admin, KEYS, "PING", {}, conversation=f"console-{i}"))
+    assert cli(control_env, "audit", "verify") == 0
+    assert "matches the Redis audit stream" in capsys.readouterr().out
+    path = control_env / "data" / "audit" / "r1.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-2]))  # the chain of what is left is intact
+    assert cli(control_env, "audit", "verify") == 1
+    assert "2 line(s) deleted at the end" in capsys.readouterr().out
