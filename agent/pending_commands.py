@@ -11,10 +11,13 @@ asked: "The post you asked for before the restart: sent, https://…".
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
+import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 from agent.workspace import Workspace
@@ -40,15 +43,29 @@ class PendingCommands:
         self.path = workspace.root / STORE_FILE
         self._lock = threading.Lock()
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time, across the processes sharing the workspace (chat, `autonomy once`)."""
+        with self._lock:
+            try:
+                handle = (self.workspace.root / f".{STORE_FILE}.lock").open("a")
+            except OSError:  # an unwritable workspace: the write itself says so
+                yield
+                return
+            with handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                yield
+
     def entries(self) -> dict[str, dict[str, Any]]:
         data = self.workspace.state_file(self.path, {})
         return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
     def add(self, envelope: CommandEnvelope) -> None:
         """Record the command before it is sent; NotSavedError (and it is not sent) if that fails."""
-        with self._lock:
+        with self._locked():
             data = self.entries()
             data[envelope.id] = {
+                "pid": os.getpid(),  # a live process that sent it may still be waiting for its reply
                 "action": envelope.action,
                 "params": envelope.params,
                 "conversation": envelope.conversation,
@@ -58,7 +75,7 @@ class PendingCommands:
             self.workspace.pending.write(self.path, data)
 
     def remove(self, command_id: str) -> None:
-        with self._lock:
+        with self._locked():
             data = self.entries()
             if data.pop(command_id, None) is not None:
                 self.workspace.pending.write(self.path, data)
@@ -68,6 +85,20 @@ class ReplySource(Protocol):
     in_flight: set[str]  # ids a call is waiting on right now: their replies are the call's
 
     def collect_reply(self, command_id: str) -> dict[str, Any] | None: ...
+
+
+def waited_on_elsewhere(entry: dict[str, Any]) -> bool:
+    """Another live agent process sent it (and may be waiting for its reply): not ours to take."""
+    pid = entry.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
 
 
 def outcome(entry: dict[str, Any], reply: dict[str, Any] | None, restarted: bool) -> str:
@@ -104,7 +135,7 @@ class ReplyCollector:
         """Tell the owner about every pending command whose reply is here (or never will be)."""
         told = 0
         for command_id, entry in self.store.entries().items():
-            if command_id in self.source.in_flight:
+            if command_id in self.source.in_flight or waited_on_elsewhere(entry):
                 continue
             reply = await asyncio.to_thread(self.source.collect_reply, command_id)
             if reply is None and self.clock() < float(entry.get("expires_at") or 0) + GIVE_UP_AFTER:
@@ -124,3 +155,11 @@ class ReplyCollector:
                 await self.collect_once()
             except Exception:  # Redis down, a disk error: try again next pass
                 log.warning("collecting late router replies failed; trying again", exc_info=True)
+
+
+async def collect_at_start(collector: ReplyCollector) -> None:
+    """The first pass, before the channels run; Redis down is retried by `collector.run()`."""
+    try:
+        await collector.collect_once()
+    except Exception:
+        log.warning("cannot collect the replies of commands sent before the restart yet", exc_info=True)

@@ -17,7 +17,8 @@ from agent.config import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
-from agent.pending_commands import ReplyCollector
+from agent.owner_notices import OwnerNotices
+from agent.pending_commands import ReplyCollector, collect_at_start
 from agent.router_client import RouterClient
 
 log = logging.getLogger("safeclaw.agent")
@@ -68,6 +69,7 @@ class AgentService:
         self.settings = settings
         self.loop = loop
         self.channels: list[BaseChannel] = []
+        self.notices = OwnerNotices(loop, lambda: self.channels)
         self.desk = build_desk(settings, loop)
         self.commands = CommandDispatcher(loop, self.status_lines, self.desk)
 
@@ -94,9 +96,10 @@ class AgentService:
             return f"Sorry, something is wrong with my setup: {exc}"
         except Exception as exc:  # a bug in one turn must not end the channel (and the agent)
             log.exception("turn crashed for %s", message.conversation)
+            saved = "Your message is saved" if self._recorded(message) else "Your message was NOT saved"
             return (
                 f"Sorry, that failed on my side ({type(exc).__name__}; details are in the log). "
-                "Your message is saved; try again."
+                f"{saved}; try again."
             )
         return result.reply
 
@@ -118,6 +121,14 @@ class AgentService:
                 log.warning("progress not shown in %s: %s", message.channel, exc)
 
         return show
+
+    def _recorded(self, message: IncomingMessage) -> bool:
+        """Whether the conversation's history (on disk or kept in memory) ends with this message."""
+        try:
+            turns = self.loop.workspace.load_history(message.conversation)
+        except Exception:
+            return False
+        return bool(turns) and turns[-1].get("user") == message.text
 
     def make_channel(self, name: str) -> BaseChannel:
         if name == "console":
@@ -250,27 +261,12 @@ class AgentService:
             return None
         return ReplyCollector(router.outbox, router, self.tell_owner)
 
-    @staticmethod
-    async def _collect(collector: ReplyCollector) -> None:
-        try:
-            await collector.collect_once()
-        except Exception:  # Redis down at start: the running collector tries again
-            log.warning("cannot collect the replies of commands sent before the restart yet", exc_info=True)
+    async def _collect(self, collector: ReplyCollector) -> None:
+        await collect_at_start(collector)
 
     async def tell_owner(self, conversation: str, text: str) -> None:
         """A message of the agent's own in `conversation`: kept in its history, sent on its channel."""
-        try:
-            await asyncio.to_thread(self.loop.add_notice, conversation, text)
-        except AgentError as exc:
-            log.error("could not record a notice for %s: %s", conversation, exc)
-        channel = next((c for c in self.channels if c.name == conversation.split(":", 1)[0]), None)
-        if channel is None:
-            log.warning("no running channel for %s; the notice is in its history: %s", conversation, text)
-            return
-        try:
-            await channel.send(conversation, text)
-        except Exception as exc:
-            log.warning("could not send a notice to %s (%s); it is in its history", conversation, exc)
+        await self.notices.tell(conversation, text)
 
     async def _flush_pending_writes(self) -> None:
         """While the agent runs: write what a full disk refused as soon as there is room."""

@@ -95,3 +95,32 @@ def test_outcome_lines():
     assert outcome({"action": "LIKE"}, {"status": "denied", "message": "kill switch"}, False) == (
         "The like you asked for earlier: denied (kill switch)."
     )
+
+
+def test_a_command_another_live_agent_process_waits_on_is_left_to_it(redis_urls, client, outbox):
+    import subprocess
+    import sys
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        client.call("CREATE_POST", {"platform": "bsky", "text": "theirs"}, "console")
+        [(command_id, entry)] = outbox.entries().items()
+        data = {command_id: {**entry, "pid": other.pid}}  # as `autonomy once` would have sent it
+        outbox.workspace.pending.write(outbox.path, data)
+        admin = redis_urls.admin_client()
+        reply = Reply(command_id, Status.OK, "posted", result={"url": "https://x.test/1"})
+        admin.rpush(redis_urls.keys.response(command_id), reply.to_json())
+        told = []
+
+        async def tell(conversation, text):
+            told.append(text)
+
+        collector = ReplyCollector(outbox, client, tell)
+        assert asyncio.run(collector.collect_once()) == 0 and told == []
+        assert admin.llen(redis_urls.keys.response(command_id)) == 1  # still there for its sender
+    finally:
+        other.kill()
+        other.wait()
+    assert asyncio.run(collector.collect_once()) == 1  # its sender is gone: the reply is told here
+    assert told == ["The post you asked for before the restart: sent, https://x.test/1."]
+    admin.close()
