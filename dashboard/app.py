@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from dashboard import readers
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
+from dashboard.throttle import FailedLogins
 from router import approvals, kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
@@ -67,6 +68,7 @@ class Dashboard:
             settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
         )
         self._token_digest = _digest(settings.token)
+        self.failed_logins = FailedLogins()
 
     # -- auth ---------------------------------------------------------------------------------
     def authorised(self, request: Request) -> bool:
@@ -78,9 +80,20 @@ class Dashboard:
     def guard(self, handler: Handler, admin: bool) -> Handler:
         async def guarded(request: Request) -> Response:
             open_read = not admin and self.settings.public_read and request.method == "GET"
+            client = request.client.host if request.client else "?"
+            wait = 0.0 if open_read else self.failed_logins.blocked(client)
+            if wait:
+                log.warning(
+                    "429 for %s %s from %s: too many wrong tokens", request.method, request.url.path, client
+                )
+                return self.json(
+                    {"error": "too_many_attempts", "message": "too many wrong tokens; wait"},
+                    429,
+                    {"Retry-After": str(int(wait) + 1)},
+                )
             if not open_read and not self.authorised(request):
                 why = "no token" if not request.headers.get("authorization") else "a wrong token"
-                client = request.client.host if request.client else "?"
+                self.failed_logins.failed(client)
                 log.warning("401 for %s %s from %s: %s", request.method, request.url.path, client, why)
                 message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
                 return self.json(

@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dashboard: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings)
+    if settings.host not in ("127.0.0.1", "::1", "localhost"):
+        log.warning(
+            "listening on %s, beyond this machine: the token travels in clear over HTTP; "
+            "put a TLS proxy in front, or keep DASHBOARD_HOST=127.0.0.1",
+            settings.host,
+        )
     app = create_app(settings)
     log.info(
         "dashboard on http://%s:%d (public read: %s)",

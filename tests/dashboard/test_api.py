@@ -305,3 +305,28 @@ def test_page_is_served_without_data(anon):
     assert page.status_code == 200 and "SafeClaw dashboard" in page.text
     assert anon.get("/static/dashboard.js").status_code == 200
     assert anon.get("/static/../settings.py").status_code == 404
+
+
+def test_a_token_guesser_is_slowed_to_a_stop(anon, caplog):
+    from dashboard.throttle import MAX_FAILURES
+
+    for i in range(MAX_FAILURES):
+        assert anon.get("/api/status", headers={"Authorization": f"Bearer guess-{i:020d}"}).status_code == 401
+    blocked = anon.get("/api/status", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) > 0  # even the right token
+    assert anon.post("/api/kill", json={"on": True}).status_code == 429
+
+
+def test_failed_logins_window_and_memory_are_bounded():
+    from dashboard import throttle
+
+    now = [0.0]
+    logins = throttle.FailedLogins(lambda: now[0])
+    for _ in range(throttle.MAX_FAILURES):
+        logins.failed("1.2.3.4")
+    assert logins.blocked("1.2.3.4") > 0 and logins.blocked("5.6.7.8") == 0
+    now[0] += throttle.WINDOW_SECONDS + 1
+    assert logins.blocked("1.2.3.4") == 0
+    for i in range(throttle.MAX_CLIENTS + 50):
+        logins.failed(f"10.0.{i // 256}.{i % 256}")
+    assert len(logins._seen) == throttle.MAX_CLIENTS
