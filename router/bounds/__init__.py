@@ -1,0 +1,44 @@
+"""Hard bounds the router enforces on effects whatever the mind does (issue 10).
+
+- `quotas`: at most N effects of one kind per platform per UTC day (INCR, shared by routers);
+- `pacing`: a platform's minimum gap between two effects of one kind (Moltbook's built in);
+- `duplicates`: no text at least 90% similar to one sent on that platform in the last 7 days;
+- `circuit`: after N failed writes in a row on a platform, its writes stop for a while.
+
+They decide on an effect's platform and kind (and text), never on an action name. Each uses only
+single Redis commands (no MULTI, no Lua: see `router.worker` on AOF replay), takes `now` from the
+caller so tests run on an injected clock, and answers a refusal as a `Denial`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class EffectLike(Protocol):
+    """What the bounds read of an effect (`router.effects.Effect` has these)."""
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def text(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Denial:
+    """Why a bound refuses an effect: a machine-readable reason, a line for people, when to retry."""
+
+    reason: str  # quota_exceeded, paced, duplicate_content, circuit_open
+    message: str
+    retry_after: int | None = None  # whole seconds, at least 1
+
+
+def seconds_until(moment: float, now: float) -> int:
+    """Whole seconds from now until moment, at least 1 (a retry_after)."""
+    return max(1, math.ceil(moment - now))

@@ -1,0 +1,123 @@
+"""The circuit breaker: after N failed writes in a row on a platform, its writes stop for a while.
+
+What counts, per platform, for writes only (a read that works says nothing about posting):
+- `ok` closes the circuit and resets the count;
+- `unknown` is a failure: the platform did not confirm, and a platform that keeps not confirming
+  is what the breaker is for (quotas and the duplicate guard count the same command as sent: each
+  bound takes the safe side);
+- `error` is a failure when the platform or the request failed (request_failed, rate_limited,
+  auth_failed, internal_error); an error about the command itself (not_found, invalid_params,
+  not_supported, no_credentials, ...) neither counts nor resets;
+- refusals (denied, pending_approval, expired) never ran and are not counted.
+
+When the count reaches N the circuit opens for `circuit_open_seconds`, and the router that opened
+it (SET ... GET tells exactly one) pushes a notice for the owner. After that time writes are let
+through again; the first one that fails reopens the circuit at once (the count is still at N),
+the first that succeeds closes it and pushes a `circuit_closed` notice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import redis
+
+from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds.settings import BOUNDED_KINDS, PLATFORMS, BoundsSettings
+
+log = logging.getLogger("safeclaw.router.bounds.circuit")
+PLATFORM_FAILURES = frozenset({"request_failed", "rate_limited", "auth_failed", "internal_error"})
+MAX_NOTICES = 1000  # the notices list is trimmed to this many (newest kept)
+
+
+def outcome_of(status: str, error: str | None) -> str:
+    """"success", "failure" or "neutral", for the breaker, from a reply's status and error."""
+    if status == "ok":
+        return "success"
+    if status == "unknown" or (status == "error" and error in PLATFORM_FAILURES):
+        return "failure"
+    return "neutral"
+
+
+class CircuitBreaker:
+    def __init__(self, settings: BoundsSettings, prefix: str, notices_key: str) -> None:
+        self.settings = settings
+        self.prefix = prefix  # e.g. "safeclaw:router:circuit:"
+        self.notices_key = notices_key
+
+    def failures_key(self, platform: str) -> str:
+        return f"{self.prefix}{platform}:failures"
+
+    def open_key(self, platform: str) -> str:
+        return f"{self.prefix}{platform}:open_until"
+
+    def check(self, conn: redis.Redis, effect: EffectLike, now: float) -> Denial | None:
+        if effect.kind not in BOUNDED_KINDS:
+            return None
+        raw = conn.get(self.open_key(effect.platform))
+        if raw is None or float(raw) <= now:
+            return None
+        retry_after = seconds_until(float(raw), now)
+        return Denial(
+            "circuit_open",
+            f"{effect.platform} {effect.kind} refused: {effect.platform}'s circuit is open after "
+            f"{self.settings.circuit_failures} failed writes in a row; writes resume in {retry_after}s",
+            retry_after,
+        )
+
+    def record(self, conn: redis.Redis, effect: EffectLike, status: str, error: str | None, now: float) -> None:
+        if effect.kind not in BOUNDED_KINDS:
+            return
+        outcome = outcome_of(status, error)
+        if outcome == "success":
+            pipe = conn.pipeline(transaction=False)
+            pipe.delete(self.failures_key(effect.platform))
+            pipe.getdel(self.open_key(effect.platform))
+            if pipe.execute()[1] is not None:
+                self._notify(conn, "circuit_closed", effect.platform, now,
+                             f"{effect.platform}: a write succeeded again; its circuit is closed")
+        elif outcome == "failure":
+            self._failed(conn, effect.platform, now)
+
+    def _failed(self, conn: redis.Redis, platform: str, now: float) -> None:
+        pipe = conn.pipeline(transaction=False)
+        pipe.incr(self.failures_key(platform))
+        pipe.expire(self.failures_key(platform), 7 * 24 * 3600)
+        pipe.get(self.open_key(platform))
+        failures, _, open_until = pipe.execute()
+        if int(failures) < self.settings.circuit_failures:
+            return
+        if open_until is not None and float(open_until) > now:
+            return  # already open: a command that was in flight when it opened
+        until = now + self.settings.circuit_open_seconds
+        previous = conn.set(self.open_key(platform), repr(until), get=True,
+                            ex=self.settings.circuit_open_seconds + 24 * 3600)
+        if previous is not None and float(previous) > now:
+            return  # another router opened it a moment ago and told the owner
+        log.warning("%s: %d failed writes in a row; circuit open for %ds", platform, int(failures),
+                    self.settings.circuit_open_seconds)
+        self._notify(conn, "circuit_open", platform, now,
+                     f"{platform}: {int(failures)} failed writes in a row; SafeClaw stopped writing there "
+                     f"for {self.settings.circuit_open_seconds // 60} min (circuit breaker)", until=until)
+
+    def _notify(self, conn: redis.Redis, kind: str, platform: str, now: float, message: str,
+                until: float | None = None) -> None:
+        notice = {"kind": kind, "platform": platform, "message": message, "ts": now}
+        if until is not None:
+            notice["until"] = until
+        pipe = conn.pipeline(transaction=False)
+        pipe.lpush(self.notices_key, json.dumps(notice))
+        pipe.ltrim(self.notices_key, 0, MAX_NOTICES - 1)
+        pipe.execute()
+
+    def open_circuits(self, conn: redis.Redis, now: float) -> dict[str, float]:
+        """`{platform: open_until}` for the circuits open now, for the heartbeat."""
+        pipe = conn.pipeline(transaction=False)
+        for platform in PLATFORMS:
+            pipe.get(self.open_key(platform))
+        found: dict[str, float] = {}
+        for platform, raw in zip(PLATFORMS, pipe.execute(), strict=True):
+            if raw is not None and float(raw) > now:
+                found[platform] = float(raw)
+        return found

@@ -1,0 +1,149 @@
+"""The duplicate-content guard: no text at least 90% similar to one sent in the last 7 days.
+
+Similarity: the Sørensen-Dice coefficient of the sets of character trigrams of the normalised
+texts, 2|A∩B| / (|A|+|B|). It is linear in the text's length, order-sensitive enough that a
+reshuffled text is not "the same", and forgiving of a changed word: one word changed in a
+100-character text scores about 0.93. Two sets can only reach the threshold t when their sizes
+are within a ratio of t / (2 - t), so most stored texts are skipped by their size alone.
+
+Normalising (before the trigrams): NFKC, format characters (zero-width, bidi) dropped, case
+folded, accents dropped, common Cyrillic/Greek look-alikes mapped to Latin, every run of
+punctuation, symbols (emoji) and spaces made one space.
+
+Stored: no text, only each trigram's 32-bit CRC (sorted, base64) in a sorted set per platform
+(or one for all, ROUTER_DUPLICATE_SCOPE=all) scored by the send time; entries older than the
+window are trimmed on every check, and the key's TTL ends a quiet platform's history. As in
+`pacing`, a check adds its own entry before it reads, so two similar texts racing on two routers
+cannot both pass.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import unicodedata
+import uuid
+import zlib
+from array import array
+from dataclasses import dataclass
+
+import redis
+
+from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds.settings import BoundsSettings
+
+DAY = 24 * 3600
+# Letters that look like Latin ones and are used to dodge filters (a subset of Unicode's
+# confusables: the lowercase Cyrillic and Greek that render like ASCII letters).
+_LOOKALIKES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q",
+    "ԝ": "w", "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "γ": "y",
+})
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return _NOT_WORD.sub(" ", text.translate(_LOOKALIKES)).strip()
+
+
+def trigrams(text: str) -> frozenset[int]:
+    """The CRC-32 of each character trigram of the normalised text (the whole text if shorter)."""
+    norm = normalise(text) or text.strip().casefold()  # all symbols: compare the symbols themselves
+    grams = {norm[i:i + 3] for i in range(max(1, len(norm) - 2))}
+    return frozenset(zlib.crc32(gram.encode("utf-8")) for gram in grams)
+
+
+def similarity(a: frozenset[int], b: frozenset[int]) -> float:
+    if not a and not b:
+        return 1.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def encode(grams: frozenset[int]) -> str:
+    return base64.b64encode(array("I", sorted(grams)).tobytes()).decode("ascii")
+
+
+def decode(text: str) -> frozenset[int]:
+    values = array("I")
+    values.frombytes(base64.b64decode(text))
+    return frozenset(values)
+
+
+@dataclass(frozen=True)
+class SentEntry:
+    """This command's text in the history; `release` takes it out when the text was not sent."""
+
+    key: str
+    member: str
+
+
+class DuplicateGuard:
+    def __init__(self, settings: BoundsSettings, prefix: str) -> None:
+        self.settings = settings
+        self.prefix = prefix  # e.g. "safeclaw:router:sent:"
+        self.window = settings.duplicate_days * DAY
+
+    def key(self, platform: str) -> str:
+        return f"{self.prefix}{'all' if self.settings.duplicate_scope == 'all' else platform}"
+
+    def take(self, conn: redis.Redis, effect: EffectLike, now: float) -> SentEntry | Denial | None:
+        if effect.kind not in ("post", "reply") or not effect.text or not effect.text.strip():
+            return None
+        grams = trigrams(effect.text)
+        key = self.key(effect.platform)
+        member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+        pipe.zremrangebyscore(key, "-inf", f"({now - self.window}")
+        pipe.zadd(key, {member: now})
+        pipe.zrange(key, 0, -1, withscores=True)
+        pipe.expire(key, self.window + DAY)
+        entries: list[tuple[str, float]] = pipe.execute()[2]
+        match = self._most_similar(grams, member, entries, now)
+        if match is None:
+            return SentEntry(key, member)
+        conn.zrem(key, member)
+        score, sent_at = match
+        retry_after = seconds_until(sent_at + self.window, now)
+        return Denial(
+            "duplicate_content",
+            f"{effect.platform} {effect.kind} refused: its text is {score:.0%} similar to one sent "
+            f"{_ago(now - sent_at)} (texts {self.settings.duplicate_threshold:.0%} similar or more are refused "
+            f"for {self.settings.duplicate_days} days); write something new",
+            retry_after,
+        )
+
+    def _most_similar(
+        self, grams: frozenset[int], member: str, entries: list[tuple[str, float]], now: float
+    ) -> tuple[float, float] | None:
+        threshold = self.settings.duplicate_threshold
+        ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
+        best: tuple[float, float] | None = None
+        for name, sent_at in entries:
+            if name == member or sent_at <= now - self.window:
+                continue
+            _, size, packed = name.split("|", 2)
+            small, large = sorted((len(grams), int(size)))
+            if large and small / large < ratio:
+                continue
+            score = similarity(grams, decode(packed))
+            if score >= threshold and (best is None or score > best[0]):
+                best = (score, sent_at)
+        return best
+
+    def release(self, conn: redis.Redis, entry: SentEntry) -> None:
+        conn.zrem(entry.key, entry.member)
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return "just now" if seconds < 1 else f"{seconds:.0f}s ago"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min ago"
+    if seconds < 2 * DAY:
+        return f"{seconds / 3600:.0f} h ago"
+    return f"{seconds / DAY:.0f} days ago"

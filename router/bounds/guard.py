@@ -1,0 +1,97 @@
+"""All four bounds as one check before a command runs and one record after it ended.
+
+Order of the check: circuit (is the platform failing?), quota (any left today?), pacing (too
+soon?), duplicates (said already?); the first refusal wins and gives back what the earlier ones
+took. What a passing command took is held by its id until `record`:
+- `ok` or `unknown` (it happened, or may have): everything stays counted;
+- `error` (it did not happen): the quota unit and the text are given back; the pacing slot too
+  when the request never reached the platform (no credentials, bad params), since a platform
+  that answered (even 429 or 404) has seen the attempt;
+- any refusal after the check (a later policy check, an approval wait): everything is given back.
+Bounds also apply in dry-run mode, so a rehearsal behaves as the real run would.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from router.bounds import Denial, EffectLike
+from router.bounds.circuit import CircuitBreaker
+from router.bounds.duplicates import DuplicateGuard, SentEntry
+from router.bounds.pacing import PaceSlot, Pacing
+from router.bounds.quotas import DailyQuotas, QuotaUnit
+from router.bounds.settings import BoundsSettings
+
+NEVER_REACHED_PLATFORM = frozenset(
+    {"no_credentials", "not_supported", "unknown_platform", "invalid_params", "empty_input",
+     "unknown_command", "invalid_json"}
+)
+MAX_HELD = 10_000  # commands between check and record; a router never has more than a few
+
+
+@dataclass
+class Held:
+    """What one passing command took from the bounds."""
+
+    quota: QuotaUnit | None = None
+    pace: PaceSlot | None = None
+    sent: SentEntry | None = None
+
+
+class HardBounds:
+    def __init__(self, settings: BoundsSettings, router_prefix: str, notices_key: str) -> None:
+        self.settings = settings
+        self.quotas = DailyQuotas(settings, f"{router_prefix}quota:")
+        self.pacing = Pacing(settings, f"{router_prefix}pace:")
+        self.duplicates = DuplicateGuard(settings, f"{router_prefix}sent:")
+        self.circuit = CircuitBreaker(settings, f"{router_prefix}circuit:", notices_key)
+        self._held: OrderedDict[str, Held] = OrderedDict()
+
+    def check(self, conn: redis.Redis, effect: EffectLike, command_id: str, now: float) -> Denial | None:
+        """None when the effect is within every bound (and its share is taken); else the refusal."""
+        denial = self.circuit.check(conn, effect, now)
+        if denial is not None:
+            return denial
+        held = Held()
+        for name, bound in (("quota", self.quotas), ("pace", self.pacing), ("sent", self.duplicates)):
+            taken = bound.take(conn, effect, now)
+            if isinstance(taken, Denial):
+                self._give_back(conn, held, pace=True)
+                return taken
+            setattr(held, name, taken)
+        if held.quota or held.pace or held.sent:
+            self._held[command_id] = held
+            while len(self._held) > MAX_HELD:
+                self._held.popitem(last=False)  # its share stays counted: the safe side
+        return None
+
+    def record(
+        self, conn: redis.Redis, effect: EffectLike, command_id: str, status: str, error: str | None,
+        now: float,
+    ) -> None:
+        """How the command ended: keep or give back its share, and tell the circuit breaker."""
+        held = self._held.pop(command_id, None)
+        if held is not None and status not in ("ok", "unknown"):
+            ran = status == "error"
+            self._give_back(conn, held, pace=not ran or error in NEVER_REACHED_PLATFORM)
+        self.circuit.record(conn, effect, status, error, now)
+
+    def _give_back(self, conn: redis.Redis, held: Held, pace: bool) -> None:
+        if held.quota is not None:
+            self.quotas.refund(conn, held.quota)
+        if held.pace is not None and pace:
+            self.pacing.release(conn, held.pace)
+        if held.sent is not None:
+            self.duplicates.release(conn, held.sent)
+
+    def status(self, conn: redis.Redis, now: float) -> dict[str, Any]:
+        """The heartbeat's view: `quotas` {platform: {kind: {limit, used}}}, open `circuits`."""
+        return {
+            "quotas": self.quotas.usage(conn, now),
+            "circuits": {p: {"open_until": t} for p, t in self.circuit.open_circuits(conn, now).items()},
+            "new_account": [p for p in ("moltbook",) if self.settings.new_account(p, now)],
+        }

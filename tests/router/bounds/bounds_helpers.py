@@ -1,0 +1,38 @@
+"""Helpers for the bounds' tests: an effect, a router-user connection, a settable clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import redis
+
+from router.bounds.settings import BoundsSettings
+
+PREFIX = "safeclaw:router:"
+NOTICES = "safeclaw:notices"
+# A Saturday noon, UTC: far enough from midnight that a test's few hours stay in one day.
+NOON = 1_795_867_200.0
+
+
+@dataclass(frozen=True)
+class FakeEffect:
+    platform: str
+    kind: str
+    text: str | None = None
+    target: str | None = None
+
+
+def settings(**env: str) -> BoundsSettings:
+    return BoundsSettings.from_env(env)
+
+
+@contextmanager
+def router_conn(url: str) -> Iterator[redis.Redis]:
+    """A connection as the router user, so the ACL is tested along with the bound."""
+    conn = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        yield conn
+    finally:
+        conn.close()
