@@ -32,7 +32,7 @@ MAX_NOTICES = 1000  # the notices list is trimmed to this many (newest kept)
 
 
 def outcome_of(status: str, error: str | None) -> str:
-    """"success", "failure" or "neutral", for the breaker, from a reply's status and error."""
+    """ "success", "failure" or "neutral", for the breaker, from a reply's status and error."""
     if status == "ok":
         return "success"
     if status == "unknown" or (status == "error" and error in PLATFORM_FAILURES):
@@ -66,7 +66,9 @@ class CircuitBreaker:
             retry_after,
         )
 
-    def record(self, conn: redis.Redis, effect: EffectLike, status: str, error: str | None, now: float) -> None:
+    def record(
+        self, conn: redis.Redis, effect: EffectLike, status: str, error: str | None, now: float
+    ) -> None:
         if effect.kind not in BOUNDED_KINDS:
             return
         outcome = outcome_of(status, error)
@@ -75,8 +77,13 @@ class CircuitBreaker:
             pipe.delete(self.failures_key(effect.platform))
             pipe.getdel(self.open_key(effect.platform))
             if pipe.execute()[1] is not None:
-                self._notify(conn, "circuit_closed", effect.platform, now,
-                             f"{effect.platform}: a write succeeded again; its circuit is closed")
+                self._notify(
+                    conn,
+                    "circuit_closed",
+                    effect.platform,
+                    now,
+                    f"{effect.platform}: a write succeeded again; its circuit is closed",
+                )
         elif outcome == "failure":
             self._failed(conn, effect.platform, now)
 
@@ -91,18 +98,36 @@ class CircuitBreaker:
         if open_until is not None and float(open_until) > now:
             return  # already open: a command that was in flight when it opened
         until = now + self.settings.circuit_open_seconds
-        previous = conn.set(self.open_key(platform), repr(until), get=True,
-                            ex=self.settings.circuit_open_seconds + 24 * 3600)
+        previous = conn.set(
+            self.open_key(platform), repr(until), get=True, ex=self.settings.circuit_open_seconds + 24 * 3600
+        )
         if previous is not None and float(previous) > now:
             return  # another router opened it a moment ago and told the owner
-        log.warning("%s: %d failed writes in a row; circuit open for %ds", platform, int(failures),
-                    self.settings.circuit_open_seconds)
-        self._notify(conn, "circuit_open", platform, now,
-                     f"{platform}: {int(failures)} failed writes in a row; SafeClaw stopped writing there "
-                     f"for {self.settings.circuit_open_seconds // 60} min (circuit breaker)", until=until)
+        log.warning(
+            "%s: %d failed writes in a row; circuit open for %ds",
+            platform,
+            int(failures),
+            self.settings.circuit_open_seconds,
+        )
+        self._notify(
+            conn,
+            "circuit_open",
+            platform,
+            now,
+            f"{platform}: {int(failures)} failed writes in a row; SafeClaw stopped writing there "
+            f"for {self.settings.circuit_open_seconds // 60} min (circuit breaker)",
+            until=until,
+        )
 
-    def _notify(self, conn: redis.Redis, kind: str, platform: str, now: float, message: str,
-                until: float | None = None) -> None:
+    def _notify(
+        self,
+        conn: redis.Redis,
+        kind: str,
+        platform: str,
+        now: float,
+        message: str,
+        until: float | None = None,
+    ) -> None:
         notice = {"kind": kind, "platform": platform, "message": message, "ts": now}
         if until is not None:
             notice["until"] = until

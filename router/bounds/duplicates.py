@@ -35,12 +35,7 @@ from router.bounds.settings import BoundsSettings
 DAY = 24 * 3600
 # Letters that look like Latin ones and are used to dodge filters (a subset of Unicode's
 # confusables: the lowercase Cyrillic and Greek that render like ASCII letters).
-_LOOKALIKES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q",
-    "ԝ": "w", "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-    "τ": "t", "υ": "u", "χ": "x", "γ": "y",
-})
+_LOOKALIKES = str.maketrans("авеёкмнорстухіјѕԁԛԝαβεικνορτυχγ", "abeekmhopctyxijsdqwabeikvoptuxy")
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -54,7 +49,7 @@ def normalise(text: str) -> str:
 def trigrams(text: str) -> frozenset[int]:
     """The CRC-32 of each character trigram of the normalised text (the whole text if shorter)."""
     norm = normalise(text) or text.strip().casefold()  # all symbols: compare the symbols themselves
-    grams = {norm[i:i + 3] for i in range(max(1, len(norm) - 2))}
+    grams = {norm[i : i + 3] for i in range(max(1, len(norm) - 2))}
     return frozenset(zlib.crc32(gram.encode("utf-8")) for gram in grams)
 
 
@@ -112,8 +107,8 @@ class DuplicateGuard:
         return Denial(
             "duplicate_content",
             f"{effect.platform} {effect.kind} refused: its text is {score:.0%} similar to one sent "
-            f"{_ago(now - sent_at)} (texts {self.settings.duplicate_threshold:.0%} similar or more are refused "
-            f"for {self.settings.duplicate_days} days); write something new",
+            f"{_ago(now - sent_at)} (texts {self.settings.duplicate_threshold:.0%} similar or more "
+            f"are refused for {self.settings.duplicate_days} days); write something new",
             retry_after,
         )
 

@@ -27,8 +27,15 @@ from router.bounds.quotas import DailyQuotas, QuotaUnit
 from router.bounds.settings import BoundsSettings
 
 NEVER_REACHED_PLATFORM = frozenset(
-    {"no_credentials", "not_supported", "unknown_platform", "invalid_params", "empty_input",
-     "unknown_command", "invalid_json"}
+    {
+        "no_credentials",
+        "not_supported",
+        "unknown_platform",
+        "invalid_params",
+        "empty_input",
+        "unknown_command",
+        "invalid_json",
+    }
 )
 MAX_HELD = 10_000  # commands between check and record; a router never has more than a few
 
@@ -70,7 +77,12 @@ class HardBounds:
         return None
 
     def record(
-        self, conn: redis.Redis, effect: EffectLike, command_id: str, status: str, error: str | None,
+        self,
+        conn: redis.Redis,
+        effect: EffectLike,
+        command_id: str,
+        status: str,
+        error: str | None,
         now: float,
     ) -> None:
         """How the command ended: keep or give back its share, and tell the circuit breaker."""

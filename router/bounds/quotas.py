@@ -71,9 +71,9 @@ class DailyQuotas:
         scopes: list[tuple[str, str, int]] = []
         for platform in PLATFORMS:
             for kind in ("post", "reply", "like", "delete"):
-                limit = self.settings.daily_limit(platform, kind, now)
-                if limit is not None:
-                    scopes.append((platform, kind, limit[0]))
+                daily = self.settings.daily_limit(platform, kind, now)
+                if daily is not None:
+                    scopes.append((platform, kind, daily[0]))
         pipe = conn.pipeline(transaction=False)
         for platform, kind, _limit in scopes:
             pipe.get(self.key(platform, kind, now))

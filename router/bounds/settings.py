@@ -66,8 +66,9 @@ class BoundsSettings:
         return cls(
             quotas=parse_quotas(env.get("ROUTER_QUOTAS", "")),
             pacing=parse_pacing(env.get("ROUTER_PACING", "")),
-            moltbook_account_created=parse_time("ROUTER_MOLTBOOK_ACCOUNT_CREATED",
-                                                env.get("ROUTER_MOLTBOOK_ACCOUNT_CREATED", "")),
+            moltbook_account_created=parse_time(
+                "ROUTER_MOLTBOOK_ACCOUNT_CREATED", env.get("ROUTER_MOLTBOOK_ACCOUNT_CREATED", "")
+            ),
             duplicate_threshold=_fraction(env, "ROUTER_DUPLICATE_THRESHOLD", 0.9),
             duplicate_days=_whole(env, "ROUTER_DUPLICATE_DAYS", 7, minimum=1),
             duplicate_scope=_choice(env, "ROUTER_DUPLICATE_SCOPE", ("platform", "all")),
@@ -142,11 +143,15 @@ def _items(setting: str, text: str) -> list[tuple[Scope, int]]:
         if not sep:
             platform, kind = "*", name
         if platform != "*" and platform not in PLATFORMS:
-            raise ConfigError(f"{setting}: unknown platform {platform!r} in {item!r} "
-                              f"(platforms: {', '.join(PLATFORMS)}, or '*')")
+            raise ConfigError(
+                f"{setting}: unknown platform {platform!r} in {item!r} "
+                f"(platforms: {', '.join(PLATFORMS)}, or '*')"
+            )
         if kind not in BOUNDED_KINDS:
-            raise ConfigError(f"{setting}: unknown or unbounded effect kind {kind!r} in {item!r} "
-                              f"(kinds: {', '.join(BOUNDED_KINDS)})")
+            raise ConfigError(
+                f"{setting}: unknown or unbounded effect kind {kind!r} in {item!r} "
+                f"(kinds: {', '.join(BOUNDED_KINDS)})"
+            )
         if not raw.isdigit() or not raw.isascii():
             raise ConfigError(f"{setting}: {raw!r} in {item!r} is not a whole number of 0 or more")
         found.append(((platform, kind), int(raw)))

@@ -95,16 +95,19 @@ def test_new_account_mode_lasts_24_hours_from_the_account_creation():
     assert bounds.new_account("moltbook", NOON) and not bounds.new_account("bsky", NOON)
     assert bounds.pace_rule("moltbook", "post", NOON) == PaceRule(7200)
     assert bounds.daily_limit("moltbook", "reply", NOON) == (20, "quota")
-    assert settings(ROUTER_MOLTBOOK_ACCOUNT_CREATED="2026-11-28T06:00:00Z", ROUTER_QUOTAS="reply=40") \
-        .daily_limit("moltbook", "reply", NOON) == (20, "moltbook")
+    assert settings(
+        ROUTER_MOLTBOOK_ACCOUNT_CREATED="2026-11-28T06:00:00Z", ROUTER_QUOTAS="reply=40"
+    ).daily_limit("moltbook", "reply", NOON) == (20, "moltbook")
     after = NOON + 18 * 3600
     assert not bounds.new_account("moltbook", after)
     assert bounds.pace_rule("moltbook", "post", after) == PaceRule(1800)
 
 
 def test_owner_pacing_overrides_but_never_loosens_new_account_limits():
-    bounds = settings(ROUTER_PACING="bsky:post=600,moltbook:post=60,*:like=5",
-                      ROUTER_MOLTBOOK_ACCOUNT_CREATED="2026-11-28T11:00:00+00:00")
+    bounds = settings(
+        ROUTER_PACING="bsky:post=600,moltbook:post=60,*:like=5",
+        ROUTER_MOLTBOOK_ACCOUNT_CREATED="2026-11-28T11:00:00+00:00",
+    )
     assert bounds.pace_rule("bsky", "post", NOON) == PaceRule(600)
     assert bounds.pace_rule("x", "like", NOON) == PaceRule(5)
     assert bounds.pace_rule("moltbook", "post", NOON) == PaceRule(7200)
@@ -113,8 +116,12 @@ def test_owner_pacing_overrides_but_never_loosens_new_account_limits():
 
 def test_other_settings_defaults_and_values():
     assert BoundsSettings.from_env({}) == BoundsSettings(quotas=settings().quotas)
-    custom = settings(ROUTER_DUPLICATE_THRESHOLD="0.8", ROUTER_DUPLICATE_DAYS="3",
-                      ROUTER_DUPLICATE_SCOPE="ALL", ROUTER_CIRCUIT_FAILURES="2",
-                      ROUTER_CIRCUIT_OPEN_SECONDS="60")
+    custom = settings(
+        ROUTER_DUPLICATE_THRESHOLD="0.8",
+        ROUTER_DUPLICATE_DAYS="3",
+        ROUTER_DUPLICATE_SCOPE="ALL",
+        ROUTER_CIRCUIT_FAILURES="2",
+        ROUTER_CIRCUIT_OPEN_SECONDS="60",
+    )
     assert (custom.duplicate_threshold, custom.duplicate_days, custom.duplicate_scope) == (0.8, 3, "all")
     assert (custom.circuit_failures, custom.circuit_open_seconds) == (2, 60)

@@ -1,0 +1,142 @@
+"""The duplicate-content guard: normalising, the trigram Dice measure, the 7-day window, races."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from router.bounds import Denial
+from router.bounds.duplicates import DuplicateGuard, SentEntry, normalise, similarity, trigrams
+from tests.router.bounds.bounds_helpers import NOON, PREFIX, FakeEffect, router_conn, settings
+
+ORIGINAL = (
+    "Today I read three papers on tool-using agents. The best one measured how often "
+    "agents repeat themselves when nobody is watching."
+)
+DAY = 86400.0
+
+
+def guard(**env: str) -> DuplicateGuard:
+    return DuplicateGuard(settings(**env), f"{PREFIX}sent:")
+
+
+def post(text: str, platform: str = "moltbook", kind: str = "post") -> FakeEffect:
+    return FakeEffect(platform, kind, text, "p1" if kind == "reply" else None)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        ORIGINAL,
+        ORIGINAL.upper(),
+        ORIGINAL.replace(" ", "   ").replace(".", "!!"),
+        "\u200b".join(ORIGINAL),  # zero-width spaces between every letter
+        ORIGINAL.replace("a", "\u0430").replace("o", "\u043e"),  # Cyrillic look-alikes
+        ORIGINAL.replace("e", "\u00e9"),  # accents
+        "\uff34\uff4f\uff44\uff41\uff59" + ORIGINAL[5:],  # fullwidth letters
+        "🚀 " + ORIGINAL + " ✨🔥",
+        ORIGINAL.replace("three", "four"),  # one word changed
+        ORIGINAL.replace("\u0020", "\u00a0"),
+        "\u202e" + ORIGINAL,  # a bidi override in front
+    ],
+)
+def test_near_copies_are_refused_as_duplicate_content(redis_urls, variant):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON), SentEntry)
+        refused = bound.take(conn, post(variant, kind="reply"), NOON + 3600)
+    assert isinstance(refused, Denial), f"similarity {similarity(trigrams(ORIGINAL), trigrams(variant)):.3f}"
+    assert refused.reason == "duplicate_content"
+    assert refused.retry_after == 6 * DAY + 23 * 3600
+    assert "similar" in refused.message
+
+
+@pytest.mark.parametrize(
+    "different",
+    [
+        "Today I read three papers on tool-using agents.",  # a part of it: well under 90%
+        "A quiet Saturday: no papers, a long walk, and a bread that finally rose.",
+        ORIGINAL + " Next week I will try the same measurement on my own logs and report back here.",
+    ],
+)
+def test_different_texts_pass(redis_urls, different):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON), SentEntry)
+        assert isinstance(bound.take(conn, post(different), NOON + 60), SentEntry)
+
+
+def test_the_measure_and_the_normalising():
+    assert normalise("  Héllo,\u200bWORLD!! 🚀 ") == "hello world"
+    assert similarity(trigrams(ORIGINAL), trigrams(ORIGINAL)) == 1.0
+    one_word = similarity(trigrams(ORIGINAL), trigrams(ORIGINAL.replace("three", "four")))
+    assert 0.9 <= one_word < 1.0
+    assert similarity(trigrams(ORIGINAL), trigrams("Something else entirely, about bread.")) < 0.3
+    assert trigrams("!!!") == trigrams("!!!") and trigrams("!!!") != trigrams("???")  # symbols only
+
+
+def test_the_window_is_seven_days_and_a_threshold_can_be_set(redis_urls):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON), SentEntry)
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON + 7 * DAY - 1), Denial)
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON + 7 * DAY), SentEntry)
+        loose = guard(ROUTER_DUPLICATE_THRESHOLD="0.5")
+        half = "Today I read three papers on tool-using agents. Nothing else to say today, really."
+        assert isinstance(loose.take(conn, post(half), NOON + 7 * DAY + 1), Denial)
+
+
+def test_platforms_keep_their_own_history_unless_scope_is_all(redis_urls):
+    with router_conn(redis_urls.router_url) as conn:
+        assert isinstance(guard().take(conn, post(ORIGINAL, "moltbook"), NOON), SentEntry)
+        assert isinstance(guard().take(conn, post(ORIGINAL, "bsky"), NOON), SentEntry)
+        assert isinstance(
+            guard(ROUTER_DUPLICATE_SCOPE="all").take(conn, post(ORIGINAL, "x"), NOON), SentEntry
+        )
+        assert isinstance(
+            guard(ROUTER_DUPLICATE_SCOPE="all").take(conn, post(ORIGINAL, "reddit"), NOON), Denial
+        )
+
+
+def test_a_released_text_can_be_sent_again_and_likes_are_not_texts(redis_urls):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        entry = bound.take(conn, post(ORIGINAL), NOON)
+        assert isinstance(entry, SentEntry)
+        bound.release(conn, entry)
+        assert isinstance(bound.take(conn, post(ORIGINAL), NOON + 1), SentEntry)
+        like = FakeEffect("moltbook", "like", None, "p1")
+        assert bound.take(conn, like, NOON) is None and bound.take(conn, like, NOON) is None
+
+
+def test_only_fingerprints_are_stored_with_a_ttl(redis_urls):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        bound.take(conn, post(ORIGINAL), NOON)
+    admin = redis_urls.admin_client()
+    try:
+        key = bound.key("moltbook")
+        stored = " ".join(admin.zrange(key, 0, -1))
+        assert "papers" not in stored.lower() and "agents" not in stored.lower()
+        assert 7 * DAY < admin.ttl(key) <= 8 * DAY
+    finally:
+        admin.close()
+
+
+def test_racing_routers_send_a_text_at_most_once(redis_urls):
+    bound = guard()
+    start = threading.Barrier(6)
+    passed: list[bool] = []
+
+    def router(n: int) -> None:
+        with router_conn(redis_urls.router_url) as conn:
+            start.wait()
+            passed.append(isinstance(bound.take(conn, post(ORIGINAL + "!" * n), NOON), SentEntry))
+
+    threads = [threading.Thread(target=router, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(passed) == 6 and sum(passed) <= 1

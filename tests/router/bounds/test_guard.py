@@ -1,0 +1,84 @@
+"""All bounds together: which refusal wins, and what each outcome keeps or gives back."""
+
+from __future__ import annotations
+
+from router.bounds import Denial
+from router.bounds.guard import HardBounds
+from tests.router.bounds.bounds_helpers import NOON, NOTICES, PREFIX, FakeEffect, router_conn, settings
+
+
+def bounds(**env: str) -> HardBounds:
+    return HardBounds(settings(**env), PREFIX, NOTICES)
+
+
+def comment(text: str) -> FakeEffect:
+    return FakeEffect("moltbook", "reply", text, "p1")
+
+
+def used(guard: HardBounds, conn, kind: str = "reply", now: float = NOON) -> int:
+    return guard.status(conn, now)["quotas"]["moltbook"][kind]["used"]
+
+
+def test_a_refusal_gives_back_what_earlier_bounds_took(redis_urls):
+    guard = bounds()
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("first words"), "c1", NOON) is None
+        assert used(guard, conn) == 1
+        paced = guard.check(conn, comment("other words entirely"), "c2", NOON + 1)
+        assert isinstance(paced, Denial) and paced.reason == "paced"
+        assert used(guard, conn) == 1  # the quota unit it took came back
+        duplicate = guard.check(conn, comment("first words"), "c3", NOON + 30)
+        assert isinstance(duplicate, Denial) and duplicate.reason == "duplicate_content"
+        assert used(guard, conn) == 1
+        assert guard.check(conn, comment("a third thought"), "c4", NOON + 31) is None  # pace slot freed
+
+
+def test_an_exhausted_quota_is_reported_before_pacing(redis_urls):
+    guard = bounds(ROUTER_QUOTAS="moltbook:reply=1")
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("one"), "c1", NOON) is None
+        refused = guard.check(conn, comment("two"), "c2", NOON + 1)
+        assert isinstance(refused, Denial) and refused.reason == "quota_exceeded"
+
+
+def test_error_gives_back_quota_and_text_and_keeps_pacing_when_the_platform_saw_it(redis_urls):
+    guard = bounds()
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("words"), "c1", NOON) is None
+        guard.record(conn, comment("words"), "c1", "error", "rate_limited", NOON + 1)
+        assert used(guard, conn) == 0
+        refused = guard.check(conn, comment("words"), "c2", NOON + 2)
+        assert isinstance(refused, Denial) and refused.reason == "paced"  # not duplicate: text given back
+        assert guard.check(conn, comment("words"), "c3", NOON + 20) is None
+        guard.record(conn, comment("words"), "c3", "error", "no_credentials", NOON + 21)
+        assert guard.check(conn, comment("words"), "c4", NOON + 22) is None  # never reached: slot back
+
+
+def test_ok_and_unknown_keep_everything_and_later_refusals_give_it_back(redis_urls):
+    guard = bounds()
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("sent for sure"), "c1", NOON) is None
+        guard.record(conn, comment("sent for sure"), "c1", "ok", None, NOON)
+        assert guard.check(conn, comment("maybe sent"), "c2", NOON + 20) is None
+        guard.record(conn, comment("maybe sent"), "c2", "unknown", "request_failed", NOON + 21)
+        assert used(guard, conn) == 2
+        assert isinstance(guard.check(conn, comment("maybe sent"), "c3", NOON + 40), Denial)
+        assert guard.check(conn, comment("waits for approval"), "c4", NOON + 60) is None
+        guard.record(conn, comment("waits for approval"), "c4", "pending_approval", "approval_required", NOON)
+        assert used(guard, conn) == 2
+        assert guard.check(conn, comment("waits for approval"), "c5", NOON + 61) is None
+
+
+def test_an_open_circuit_refuses_first_and_the_status_shows_it(redis_urls):
+    guard = bounds(ROUTER_CIRCUIT_FAILURES="1", ROUTER_MOLTBOOK_ACCOUNT_CREATED="2026-11-28T00:00:00Z")
+    post = FakeEffect("moltbook", "post", "hello")
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, post, "p1", NOON) is None
+        guard.record(conn, post, "p1", "unknown", "request_failed", NOON)
+        refused = guard.check(conn, post, "p2", NOON + 1)
+        assert isinstance(refused, Denial) and refused.reason == "circuit_open"
+        status = guard.status(conn, NOON + 1)
+    assert status["circuits"] == {"moltbook": {"open_until": NOON + 900}}
+    assert status["quotas"]["moltbook"]["post"] == {"limit": 5, "used": 1}
+    assert status["quotas"]["moltbook"]["reply"] == {"limit": 20, "used": 0}
+    assert status["new_account"] == ["moltbook"]
