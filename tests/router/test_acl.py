@@ -16,6 +16,9 @@ QUEUE = KEYS.command_queue
 RESP = KEYS.response("c1")
 PROC = KEYS.processing("r1")
 HB = KEYS.router_heartbeat("r1")
+QUOTA = f"{KEYS.router_prefix}quota:moltbook:post:20261122"
+PACE = f"{KEYS.router_prefix}pace:moltbook:reply"
+CIRCUIT = f"{KEYS.router_prefix}circuit:moltbook:open_until"
 
 
 def client(url):
@@ -62,6 +65,9 @@ AGENT_REFUSED = [
     ("acl list", lambda c: c.acl_list()),
     ("subscribe", lambda c: c.execute_command("PUBLISH", "x", "y")),
     ("eval", lambda c: c.eval("return 1", 0)),
+    ("reset a quota counter", lambda c: c.set(QUOTA, "0")),
+    ("clear a pacing history", lambda c: c.zremrangebyscore(PACE, "-inf", "+inf")),
+    ("close a circuit", lambda c: c.delete(CIRCUIT)),
 ]
 ROUTER_ALLOWED = [
     ("blmove queue->processing", lambda c: c.blmove(QUEUE, PROC, 0.01, "RIGHT", "LEFT")),
@@ -80,6 +86,14 @@ ROUTER_ALLOWED = [
     ("expire response", lambda c: c.expire(RESP, 60)),
     ("pipeline without multi",
      lambda c: c.pipeline(transaction=False).lpush(RESP, "r").expire(RESP, 5).execute()),
+    ("incr/decr a quota counter", lambda c: c.pipeline(transaction=False).incr(QUOTA).decr(QUOTA).execute()),
+    ("zadd/zrange/zrem a pacing history",
+     lambda c: c.pipeline(transaction=False).zadd(PACE, {"m": 1.0}).zrange(PACE, 0, -1, withscores=True)
+     .zremrangebyscore(PACE, "-inf", 0).zrem(PACE, "m").execute()),
+    ("set get / getdel a circuit", lambda c: (c.set(CIRCUIT, "1", get=True), c.getdel(CIRCUIT))),
+    ("lpush + ltrim an owner notice",
+     lambda c: c.pipeline(transaction=False).lpush(KEYS.owner_notices, "{}").ltrim(KEYS.owner_notices, 0, 9)
+     .execute()),
 ]
 ROUTER_REFUSED = [
     ("lpush queue (inject a command)", lambda c: c.lpush(QUEUE, "cmd")),
@@ -95,6 +109,9 @@ ROUTER_REFUSED = [
     ("config set", lambda c: c.config_set("appendonly", "no")),
     ("eval", lambda c: c.eval("return 1", 0)),
     ("multi (see router.acl: AOF replay drops transactions)", lambda c: c.execute_command("MULTI")),
+    ("zadd outside its prefix", lambda c: c.zadd("other", {"m": 1.0})),
+    ("decr the agent's keys", lambda c: c.decr(KEYS.agent_heartbeat)),
+    ("lrange owner notices (write-only)", lambda c: c.lrange(KEYS.owner_notices, 0, -1)),
 ]
 
 

@@ -82,3 +82,23 @@ def test_an_open_circuit_refuses_first_and_the_status_shows_it(redis_urls):
     assert status["quotas"]["moltbook"]["post"] == {"limit": 5, "used": 1}
     assert status["quotas"]["moltbook"]["reply"] == {"limit": 20, "used": 0}
     assert status["new_account"] == ["moltbook"]
+
+
+def test_everything_counted_survives_a_redis_restart(redis_urls):
+    """No MULTI and no script: each write is a plain command, so the AOF replays it (see router.acl)."""
+    guard = bounds(ROUTER_QUOTAS="moltbook:reply=1", ROUTER_CIRCUIT_FAILURES="1")
+    post = FakeEffect("moltbook", "post", "hello")
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("said once"), "c1", NOON) is None
+        guard.record(conn, comment("said once"), "c1", "ok", None, NOON)
+        guard.record(conn, post, "p1", "unknown", "request_failed", NOON)
+    redis_urls.server.restart()
+    fresh = bounds(ROUTER_QUOTAS="moltbook:reply=1,moltbook:post=9", ROUTER_CIRCUIT_FAILURES="1")
+    with router_conn(redis_urls.router_url) as conn:
+        assert used(fresh, conn) == 1
+        admin = redis_urls.admin_client()
+        assert admin.zcard(fresh.pacing.key("moltbook", "reply")) == 1
+        assert admin.zcard(fresh.duplicates.key("moltbook")) == 1
+        admin.close()
+        refused = fresh.check(conn, post, "p2", NOON + 1)
+        assert isinstance(refused, Denial) and refused.reason == "circuit_open"
