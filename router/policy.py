@@ -5,8 +5,11 @@ A `Policy` is a list of checks run in order; the first that returns a `Decision`
 command. Each check is `check(effect, envelope, conn, now) -> Decision | None`. After a command
 ran (or was refused), every recorder `record(effect, envelope, reply, conn, now)` is called, so a
 quota, circuit breaker or audit log can count the outcome. Other parts of the router add their
-own with `add_check` / `add_recorder`. Settings that name actions or effects are resolved once,
-at start, against the registry: anything unknown is a ConfigError naming it.
+own with `add_check` / `add_recorder`. The hard bounds (`router.bounds`: quotas, pacing, the
+duplicate guard, the circuit breaker) always run last, because they take a share (a quota unit,
+a pacing slot, the text) that a later refusal would have to give back. Settings that name
+actions or effects are resolved once, at start, against the registry: anything unknown is a
+ConfigError naming it.
 
 A mind that obeys every injection can still do no more than this allows.
 """
@@ -24,6 +27,8 @@ import redis
 
 from protocol import CommandEnvelope, Keys, Reply, Status
 from router import kill_switch as live_kill_switch
+from router.bounds.guard import HardBounds
+from router.bounds.settings import PLATFORMS
 from router.effects import Effect, EffectCatalogue, HasEffects, Scope
 from router.settings import RouterSettings
 
@@ -75,7 +80,8 @@ class Policy:
             for name, rule in settings.rate_limits.items()
         ]
         self.checks: list[Check] = [self.kill_switch, self.approval, self.rate_limit]
-        self.recorders: list[Recorder] = []
+        self.bounds = HardBounds(settings.bounds, self.keys.router_prefix, self.keys.owner_notices)
+        self.recorders: list[Recorder] = [self.record_bounds]
 
     def add_check(self, check: Check) -> None:
         self.checks.append(check)
@@ -86,7 +92,7 @@ class Policy:
     def decide(self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None) -> Decision | None:
         """None when the command may run; otherwise why not."""
         now = self.clock()
-        for check in self.checks:
+        for check in [*self.checks, self.hard_bounds]:
             decision = check(effect, envelope, conn, now)
             if decision is not None:
                 return decision
@@ -105,6 +111,31 @@ class Policy:
             except Exception:
                 name = getattr(recorder, "__name__", repr(recorder))
                 log.exception("policy recorder %s failed on command %s", name, envelope.id)
+
+    # -- the hard bounds (router.bounds) ----------------------------------------------------
+    def hard_bounds(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        if not effect.writes or effect.platform not in PLATFORMS:
+            return None
+        if conn is None:
+            return Decision(
+                Status.DENIED,
+                "bounds_unavailable",
+                f"{envelope.action} ({effect.scope}) refused: the quotas, pacing, duplicate guard and "
+                "circuit breaker are counted in Redis, which this router cannot reach; set REDIS_URL",
+            )
+        denial = self.bounds.check(conn, effect, envelope.id, now)
+        if denial is None:
+            return None
+        message = f"{envelope.action}: {denial.message}"
+        return Decision(Status.DENIED, denial.reason, message, denial.retry_after)
+
+    def record_bounds(
+        self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None, now: float
+    ) -> None:
+        if conn is not None and effect.writes and effect.platform in PLATFORMS:
+            self.bounds.record(conn, effect, envelope.id, str(reply.status), reply.error, now)
 
     # -- the built-in checks ---------------------------------------------------------------
     def kill_switch(

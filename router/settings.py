@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 from dotenv import dotenv_values
 
 from protocol import Keys
+from router.bounds.settings import BoundsSettings
 from router.errors import ConfigError
 
 ROUTER_DIR = Path(__file__).resolve().parent
@@ -50,6 +51,7 @@ class RouterSettings:
     platform_concurrency: int = 4  # commands run at once per platform (each platform its own lane)
     platform_backlog: int = 1000  # commands waiting per platform; past it a command is answered busy
     block_seconds: int = 1  # BLMOVE timeout: how fast the loop notices a stop request
+    bounds: BoundsSettings = field(default_factory=BoundsSettings)  # quotas, pacing, duplicates, circuit
     audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
     audit_max_bytes: int = 10 * 1024 * 1024  # rotate the active audit file past this size
     approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
@@ -92,6 +94,7 @@ class RouterSettings:
         return cls(
             redis_url=redis_url,
             keys=keys,
+            bounds=BoundsSettings.from_env(env),
             router_id=_router_id(env.get("ROUTER_ID", "")),
             reply_ttl=_int(env, "ROUTER_REPLY_TTL", 3600, minimum=1),
             max_attempts=_int(env, "ROUTER_MAX_ATTEMPTS", 3, minimum=1),

@@ -143,15 +143,25 @@ class Worker:
         self._failures = 0
 
     # -- heartbeat -------------------------------------------------------------------------
-    def heartbeat_value(self, dead_letters: int | None = None) -> str:
-        return json.dumps({
+    def heartbeat_value(self, dead_letters: int | None = None, conn: redis.Redis | None = None) -> str:
+        """Who this router is; with a connection also today's `quotas` {platform: {kind: {limit,
+        used}}}, the open `circuits` and the platforms in `new_account` mode (router.bounds)."""
+        value: dict[str, Any] = {
             "dead_letter": dead_letters,
             "router_id": self.settings.router_id, "pid": os.getpid(), "started_at": self.started_at,
             "ts": time.time(), "skills": sorted(self.skills),
             "platforms_with_credentials": platforms_with_credentials(self.credentials),
             "dry_run": self.settings.dry_run, "kill_switch_floor": self.settings.kill_switch,
             "audit": self.control.audit_head,
-        })
+        }
+        if conn is not None:
+            try:
+                value.update(self.policy.bounds.status(conn, self.policy.clock()))
+            except REDIS_DOWN:
+                raise
+            except Exception:  # the beat itself must go on, or other routers take our commands
+                log.exception("cannot read the bounds' counters for the heartbeat")
+        return json.dumps(value)
 
     def _heartbeat_loop(self) -> None:
         conn = connect(self.settings)
@@ -160,7 +170,7 @@ class Worker:
             while not self._stop.is_set():
                 with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
                     size = self.dead_letters.size(conn)
-                    conn.set(key, self.heartbeat_value(size), ex=self.settings.heartbeat_ttl)
+                    conn.set(key, self.heartbeat_value(size, conn), ex=self.settings.heartbeat_ttl)
                 self._stop.wait(self.settings.heartbeat_ttl / 3)
         finally:
             conn.close()

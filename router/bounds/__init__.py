@@ -42,3 +42,8 @@ class Denial:
 def seconds_until(moment: float, now: float) -> int:
     """Whole seconds from now until moment, at least 1 (a retry_after)."""
     return max(1, math.ceil(moment - now))
+
+
+def as_text(value: bytes | str) -> str:
+    """A Redis value as text, whichever way the connection decodes (the worker's hands back bytes)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

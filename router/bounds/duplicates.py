@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import redis
 
-from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds import Denial, EffectLike, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 DAY = 24 * 3600
@@ -97,7 +97,7 @@ class DuplicateGuard:
         pipe.zadd(key, {member: now})
         pipe.zrange(key, 0, -1, withscores=True)
         pipe.expire(key, self.window + DAY)
-        entries: list[tuple[str, float]] = pipe.execute()[2]
+        entries: list[tuple[bytes | str, float]] = pipe.execute()[2]
         match = self._most_similar(grams, member, entries, now)
         if match is None:
             return SentEntry(key, member)
@@ -113,12 +113,13 @@ class DuplicateGuard:
         )
 
     def _most_similar(
-        self, grams: frozenset[int], member: str, entries: list[tuple[str, float]], now: float
+        self, grams: frozenset[int], member: str, entries: list[tuple[bytes | str, float]], now: float
     ) -> tuple[float, float] | None:
         threshold = self.settings.duplicate_threshold
         ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
         best: tuple[float, float] | None = None
-        for name, sent_at in entries:
+        for raw, sent_at in entries:
+            name = as_text(raw)
             if name == member or sent_at <= now - self.window:
                 continue
             _, size, packed = name.split("|", 2)

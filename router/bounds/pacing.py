@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import redis
 
-from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds import Denial, EffectLike, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 
@@ -45,8 +45,8 @@ class Pacing:
         pipe.zadd(key, {member: now})
         pipe.zrange(key, 0, -1, withscores=True)
         pipe.expire(key, rule.interval + 3600)
-        entries: list[tuple[str, float]] = pipe.execute()[2]
-        others = [score for name, score in entries if name != member and score > now - rule.interval]
+        entries: list[tuple[bytes | str, float]] = pipe.execute()[2]
+        others = [score for name, score in entries if as_text(name) != member and score > now - rule.interval]
         if not others:
             return PaceSlot(key, member)
         conn.zrem(key, member)

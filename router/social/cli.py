@@ -49,7 +49,9 @@ SEED_ERRORS = frozenset({
     "empty_input", "rate_limited", "request_failed", "internal_error",
 })
 # Refusals of the router's policy, answered under their own names.
-POLICY_ERRORS = frozenset({"kill_switch", "approval_required", "rate_limited", "secret_in_text"})
+POLICY_ERRORS = frozenset({"kill_switch", "approval_required", "rate_limited", "secret_in_text",
+                           "quota_exceeded", "paced", "duplicate_content", "circuit_open",
+                           "bounds_unavailable"})
 # The router's own error kinds that the seed's contract has no name for.
 _SEED_KIND = {"invalid_params": "invalid_json", "not_found": "request_failed",
               "deleted": "request_failed", "login_required": "request_failed",

@@ -55,12 +55,13 @@ def leaks(forms: dict[str, set[str]], where: str, text: str) -> list[str]:
     ]
 
 
-def every_action_on_every_platform() -> list[str]:
-    """Scripted replies: AUTH_TEST, GET_PROFILE and CREATE_POST on all five (8 actions per step)."""
+def every_action_on_every_platform(message: str) -> list[str]:
+    """Scripted replies: AUTH_TEST, GET_PROFILE and CREATE_POST on all five (8 actions per step).
+    Each round posts its own words: the router refuses a text it sent already (duplicate_content)."""
     actions = [("AUTH_TEST", {"platform": p}) for p in PLATFORMS]
     actions += [("GET_PROFILE", {"platform": p}) for p in PLATFORMS]
     actions += [
-        ("CREATE_POST", {"platform": p, "text": f"secret test on {p}", **POST_PARAMS.get(p, {})})
+        ("CREATE_POST", {"platform": p, "text": f"secret test on {p}: {message}", **POST_PARAMS.get(p, {})})
         for p in PLATFORMS
     ]
     return [
@@ -73,7 +74,8 @@ def every_action_on_every_platform() -> list[str]:
 @pytest.mark.slow
 def test_planted_secrets_appear_nowhere(stack, redis_urls):
     forms = planted_forms(stack.credentials)
-    stack.start_router(ROUTER_LOG_LEVEL="DEBUG")
+    # Two posts on Moltbook within a minute: lift its built-in pacing (1 post per 30 min) here.
+    stack.start_router(ROUTER_LOG_LEVEL="DEBUG", ROUTER_PACING="moltbook:post=0")
     # A careless platform puts the key into a successful answer too (the profile's name).
     stack.fakes.moltbook.agent = f"agent {stack.credentials['MOLTBOOK_API_KEY']}"
     with FakeOllama() as llm:
@@ -118,7 +120,7 @@ def test_planted_secrets_appear_nowhere(stack, redis_urls):
 
 
 def check_every_account(stack, llm, message: str):
-    llm.enqueue(*every_action_on_every_platform())
+    llm.enqueue(*every_action_on_every_platform(message))
     run = stack.run_agent([], stdin=message + "\n", SAFECLAW_LLM_PROVIDER="ollama", OLLAMA_HOST=llm.url)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "I checked every account.\n"

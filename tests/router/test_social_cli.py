@@ -88,12 +88,37 @@ def fake_moltbook():
     server.stop()
 
 
-def test_a_real_post_through_the_cli(tmp_path, fake_x):
+def test_a_real_post_through_the_cli(tmp_path, fake_x, redis_urls):
     request = {"command": "post", "platform": "x", "text": "hello from the one-shot CLI"}
-    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url,
+                              REDIS_URL=redis_urls.router_url, **X_CREDS)
     assert code == 0, answer
     assert answer["success"] is True and answer["url"] == f"https://x.com/safeclaw_bot/status/{answer['id']}"
     assert fake_x.tweets[answer["id"]]["text"] == "hello from the one-shot CLI"
+
+
+def test_without_redis_the_cli_refuses_to_write_as_the_bounds_cannot_be_counted(tmp_path, fake_x):
+    request = {"command": "post", "platform": "x", "text": "past the quotas?"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
+    assert (code, answer["error"]) == (1, "bounds_unavailable")
+    assert "REDIS_URL" in answer["message"] and fake_x.tweets == {}
+    code, answer, _ = run_cli('{"command": "auth_test", "platform": "x"}', tmp_path, X_API_BASE=fake_x.url,
+                              **X_CREDS)
+    assert code == 0, answer  # reads need no counter
+
+
+def test_the_cli_shares_the_routers_quotas_and_duplicate_guard(tmp_path, fake_x, redis_urls):
+    def post(text: str, **env: str):
+        request = {"command": "post", "platform": "x", "text": text}
+        return run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, REDIS_URL=redis_urls.router_url,
+                       **X_CREDS, **env)[:2]
+
+    assert post("the first of the day")[0] == 0
+    code, answer = post("The first of the day!")
+    assert (code, answer["error"]) == (1, "duplicate_content")
+    code, answer = post("something else", ROUTER_QUOTAS="x:post=1")
+    assert (code, answer["error"]) == (1, "quota_exceeded") and answer["retry_after"] >= 1
+    assert [t["text"] for t in fake_x.tweets.values()] == ["the first of the day"]
 
 
 def test_credentials_from_the_env_file_and_environment_wins(tmp_path, fake_x):

@@ -30,8 +30,8 @@ def settings(**env: str) -> BoundsSettings:
 
 @contextmanager
 def router_conn(url: str) -> Iterator[redis.Redis]:
-    """A connection as the router user, so the ACL is tested along with the bound."""
-    conn = redis.Redis.from_url(url, decode_responses=True)
+    """A connection as the router user (so the ACL is tested too), handing back bytes as the worker's does."""
+    conn = redis.Redis.from_url(url, decode_responses=False)
     try:
         yield conn
     finally:
