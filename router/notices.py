@@ -4,7 +4,9 @@ The router pushes JSON notices on `Keys.owner_notices` (newest first, capped); t
 each into its in-flight list, sends it to the conversation that asked (and to the owner's
 private Telegram chat when Telegram is configured), then drops it. Types (field `type`):
 `approval_requested` (with the one-time `owner_code` for a decision typed in a chat),
-`approval_settled` (approved / denied / expired, with the run's status and message).
+`approval_settled` (approved / denied / expired, with the run's status and message),
+`circuit_open` / `circuit_closed` (a platform's writes stopped or resumed: `platform`, `message`,
+`until`; pushed by `router.bounds.circuit`).
 Notices never enter the model's prompt.
 """
 

@@ -135,7 +135,9 @@ class Policy:
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None, now: float
     ) -> None:
         if conn is not None and effect.writes and effect.platform in PLATFORMS:
-            self.bounds.record(conn, effect, envelope.id, str(reply.status), reply.error, now)
+            self.bounds.record(
+                conn, effect, envelope.id, str(reply.status), reply.error, now, envelope.conversation
+            )
 
     # -- the built-in checks ---------------------------------------------------------------
     def kill_switch(

@@ -67,8 +67,15 @@ class CircuitBreaker:
         )
 
     def record(
-        self, conn: redis.Redis, effect: EffectLike, status: str, error: str | None, now: float
+        self,
+        conn: redis.Redis,
+        effect: EffectLike,
+        status: str,
+        error: str | None,
+        now: float,
+        conversation: str | None = None,
     ) -> None:
+        """Count one write's outcome; `conversation` (whose command it was) gets the notice too."""
         if effect.kind not in BOUNDED_KINDS:
             return
         outcome = outcome_of(status, error)
@@ -83,11 +90,12 @@ class CircuitBreaker:
                     effect.platform,
                     now,
                     f"{effect.platform}: a write succeeded again; its circuit is closed",
+                    conversation=conversation,
                 )
         elif outcome == "failure":
-            self._failed(conn, effect.platform, now)
+            self._failed(conn, effect.platform, now, conversation)
 
-    def _failed(self, conn: redis.Redis, platform: str, now: float) -> None:
+    def _failed(self, conn: redis.Redis, platform: str, now: float, conversation: str | None) -> None:
         pipe = conn.pipeline(transaction=False)
         pipe.incr(self.failures_key(platform))
         pipe.expire(self.failures_key(platform), 7 * 24 * 3600)
@@ -117,6 +125,7 @@ class CircuitBreaker:
             f"{platform}: {int(failures)} failed writes in a row; SafeClaw stopped writing there "
             f"for {self.settings.circuit_open_seconds // 60} min (circuit breaker)",
             until=until,
+            conversation=conversation,
         )
 
     def _notify(
@@ -127,10 +136,14 @@ class CircuitBreaker:
         now: float,
         message: str,
         until: float | None = None,
+        conversation: str | None = None,
     ) -> None:
-        notice = {"kind": kind, "platform": platform, "message": message, "ts": now}
+        """The same shape as `router.notices.push`: {kind, ts, ...}; the agent delivers it."""
+        notice: dict[str, object] = {"kind": kind, "ts": now, "platform": platform, "message": message}
         if until is not None:
             notice["until"] = until
+        if conversation is not None:
+            notice["conversation"] = conversation
         pipe = conn.pipeline(transaction=False)
         pipe.lpush(self.notices_key, json.dumps(notice))
         pipe.ltrim(self.notices_key, 0, MAX_NOTICES - 1)

@@ -84,13 +84,14 @@ class HardBounds:
         status: str,
         error: str | None,
         now: float,
+        conversation: str | None = None,
     ) -> None:
         """How the command ended: keep or give back its share, and tell the circuit breaker."""
         held = self._held.pop(command_id, None)
         if held is not None and status not in ("ok", "unknown"):
             ran = status == "error"
             self._give_back(conn, held, pace=not ran or error in NEVER_REACHED_PLATFORM)
-        self.circuit.record(conn, effect, status, error, now)
+        self.circuit.record(conn, effect, status, error, now, conversation)
 
     def _give_back(self, conn: redis.Redis, held: Held, pace: bool) -> None:
         if held.quota is not None:

@@ -52,7 +52,7 @@ def test_five_failures_in_a_row_open_the_circuit_for_15_minutes_and_tell_the_own
             bound.record(conn, POST, "unknown", "request_failed", NOON + i)
             assert bound.check(conn, POST, NOON + i) is None
         assert notices(redis_urls) == []
-        bound.record(conn, POST, "error", "rate_limited", NOON + 4)
+        bound.record(conn, POST, "error", "rate_limited", NOON + 4, conversation="autonomy")
         refused = bound.check(conn, FakeEffect("moltbook", "like", None, "p"), NOON + 5)
         assert isinstance(refused, Denial) and refused.reason == "circuit_open"
         assert refused.retry_after == 899
@@ -62,6 +62,7 @@ def test_five_failures_in_a_row_open_the_circuit_for_15_minutes_and_tell_the_own
     [notice] = notices(redis_urls)
     assert notice["kind"] == "circuit_open" and notice["platform"] == "moltbook"
     assert notice["until"] == NOON + 904 and "5 failed writes in a row" in notice["message"]
+    assert notice["ts"] == NOON + 4 and notice["conversation"] == "autonomy"
 
 
 def test_a_success_resets_the_count_and_neutral_errors_and_reads_do_not_count(redis_urls):
