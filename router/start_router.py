@@ -39,7 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                "ROUTER_RATE_LIMITS, ROUTER_REQUIRE_APPROVAL, ROUTER_LOG_FILE, ROUTER_LOG_LEVEL, "
                "ROUTER_HEARTBEAT_TTL, and the hard bounds: ROUTER_QUOTAS, ROUTER_PACING, "
                "ROUTER_MOLTBOOK_ACCOUNT_CREATED, ROUTER_DUPLICATE_THRESHOLD, ROUTER_DUPLICATE_DAYS, "
-               "ROUTER_DUPLICATE_SCOPE, ROUTER_CIRCUIT_FAILURES, ROUTER_CIRCUIT_OPEN_SECONDS. See .env.example.",
+               "ROUTER_DUPLICATE_SCOPE, ROUTER_CIRCUIT_FAILURES, ROUTER_CIRCUIT_OPEN_SECONDS. "
+               "See .env.example.",
     )
     parser.add_argument("--env-file", type=Path, default=DEFAULT_ENV_FILE,
                         help=f"dotenv file to read (default: {DEFAULT_ENV_FILE})")
