@@ -300,6 +300,10 @@ class Worker:
                          "it was not run", error="expired"), False
         if not isinstance(planned, Planned):
             return planned, False
+        if side_effect and envelope.intent:
+            earlier = self._earlier_of_intent(envelope)
+            if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
+                return earlier, True
         refused = self.pipeline.check(planned, self.conn)
         if refused is not None:
             self._record_outcome(planned, refused)
@@ -340,11 +344,23 @@ class Worker:
         first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
         if first_id == envelope.id:
             return None
+        answer = self._answer_of_first(envelope, first_id)
+        if answer is None:
+            self.conn.set(key, envelope.id, ex=ttl)  # the first did not act: this one may
+        return answer
+
+    def _earlier_of_intent(self, envelope: CommandEnvelope) -> Reply | None:
+        """The first command's answer when another command already carried this intent; None when
+        there is none (or it did not act). Reads only: `_repeat_of` claims the intent later."""
+        first = self.conn.get(self.keys.intent(envelope.intent))
+        first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
+        return None if first_id == envelope.id else self._answer_of_first(envelope, first_id)
+
+    def _answer_of_first(self, envelope: CommandEnvelope, first_id: str) -> Reply | None:
         stored = self.conn.get(self.keys.idempotency(first_id))
         record = json.loads(stored) if stored is not None else {}
         reply = record.get("reply") if record.get("state") == "done" else None
         if isinstance(reply, dict) and reply.get("status") in ("error", "denied", "expired"):
-            self.conn.set(key, envelope.id, ex=ttl)  # the first did not act: this one may
             return None
         log.warning("command %s repeats the intent of %s; answering from its record", envelope.id, first_id)
         if isinstance(reply, dict):

@@ -4,9 +4,8 @@ Order of the check: circuit (is the platform failing?), quota (any left today?),
 soon?), duplicates (said already?); the first refusal wins and gives back what the earlier ones
 took. What a passing command took is held by its id until `record`:
 - `ok` or `unknown` (it happened, or may have): everything stays counted;
-- `error` (it did not happen): the quota unit and the text are given back; the pacing slot too
-  when the request never reached the platform (no credentials, bad params), since a platform
-  that answered (even 429 or 404) has seen the attempt;
+- `error` (it did not happen): the quota unit, the pacing slot and the text are given back,
+  except the pacing slot after the platform's own `rate_limited` (429): it asked us to slow down;
 - any refusal after the check (a later policy check, an approval wait): everything is given back.
 Bounds also apply in dry-run mode, so a rehearsal behaves as the real run would.
 """
@@ -26,17 +25,6 @@ from router.bounds.pacing import PaceSlot, Pacing
 from router.bounds.quotas import DailyQuotas, QuotaUnit
 from router.bounds.settings import BoundsSettings
 
-NEVER_REACHED_PLATFORM = frozenset(
-    {
-        "no_credentials",
-        "not_supported",
-        "unknown_platform",
-        "invalid_params",
-        "empty_input",
-        "unknown_command",
-        "invalid_json",
-    }
-)
 MAX_HELD = 10_000  # commands between check and record; a router never has more than a few
 
 
@@ -89,8 +77,7 @@ class HardBounds:
         """How the command ended: keep or give back its share, and tell the circuit breaker."""
         held = self._held.pop(command_id, None)
         if held is not None and status not in ("ok", "unknown"):
-            ran = status == "error"
-            self._give_back(conn, held, pace=not ran or error in NEVER_REACHED_PLATFORM)
+            self._give_back(conn, held, pace=not (status == "error" and error == "rate_limited"))
         self.circuit.record(conn, effect, status, error, now, conversation)
 
     def _give_back(self, conn: redis.Redis, held: Held, pace: bool) -> None:

@@ -83,12 +83,16 @@ def test_a_post_made_but_answered_unreadably_is_unknown_and_its_repeat_is_not_ma
 def test_a_repeat_of_a_done_intent_gets_the_first_answer(redis_urls, admin, tmp_path, platform):
     name, fake, creds, env, path, count = platform
     intent = intent_key("turn-2", "CREATE_POST", post_params(name))
-    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, **env), dict(SKILLS), creds):
+    other = {**post_params(name), "text": "a second post, in other words entirely"}
+    settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_PACING="moltbook:post=0", **env)
+    with WorkerThread(settings, dict(SKILLS), creds):
         first = send(admin, redis_urls.keys, "CREATE_POST", post_params(name), intent)
         again = send(admin, redis_urls.keys, "CREATE_POST", post_params(name), intent)
-        other_turn = send(admin, redis_urls.keys, "CREATE_POST", post_params(name),
+        same_words = send(admin, redis_urls.keys, "CREATE_POST", post_params(name),
                           intent_key("turn-3", "CREATE_POST", post_params(name)))
+        other_turn = send(admin, redis_urls.keys, "CREATE_POST", other, intent_key("turn-3", "CREATE_POST", other))
     assert first["status"] == "ok" and again["result"] == first["result"] and again["repeat_of"] == first["id"]
+    assert (same_words["status"], same_words["error"]) == ("denied", "duplicate_content")  # a new intent
     assert other_turn["status"] == "ok" and count() == 2
 
 

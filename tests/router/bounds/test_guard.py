@@ -41,7 +41,7 @@ def test_an_exhausted_quota_is_reported_before_pacing(redis_urls):
         assert isinstance(refused, Denial) and refused.reason == "quota_exceeded"
 
 
-def test_error_gives_back_quota_and_text_and_keeps_pacing_when_the_platform_saw_it(redis_urls):
+def test_error_gives_back_quota_text_and_pacing_but_a_429_keeps_the_pace(redis_urls):
     guard = bounds()
     with router_conn(redis_urls.router_url) as conn:
         assert guard.check(conn, comment("words"), "c1", NOON) is None
@@ -50,8 +50,8 @@ def test_error_gives_back_quota_and_text_and_keeps_pacing_when_the_platform_saw_
         refused = guard.check(conn, comment("words"), "c2", NOON + 2)
         assert isinstance(refused, Denial) and refused.reason == "paced"  # not duplicate: text given back
         assert guard.check(conn, comment("words"), "c3", NOON + 20) is None
-        guard.record(conn, comment("words"), "c3", "error", "no_credentials", NOON + 21)
-        assert guard.check(conn, comment("words"), "c4", NOON + 22) is None  # never reached: slot back
+        guard.record(conn, comment("words"), "c3", "error", "auth_failed", NOON + 21)
+        assert guard.check(conn, comment("words"), "c4", NOON + 22) is None  # refused, not made: slot back
 
 
 def test_ok_and_unknown_keep_everything_and_later_refusals_give_it_back(redis_urls):
