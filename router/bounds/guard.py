@@ -12,6 +12,7 @@ Bounds also apply in dry-run mode, so a rehearsal behaves as the real run would.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ class HardBounds:
         self.duplicates = DuplicateGuard(settings, f"{router_prefix}sent:")
         self.circuit = CircuitBreaker(settings, f"{router_prefix}circuit:", notices_key)
         self._held: OrderedDict[str, Held] = OrderedDict()
+        self._lock = threading.Lock()  # a router runs commands in several lanes (threads) at once
 
     def check(self, conn: redis.Redis, effect: EffectLike, command_id: str, now: float) -> Denial | None:
         """None when the effect is within every bound (and its share is taken); else the refusal."""
@@ -59,9 +61,10 @@ class HardBounds:
                 return taken
             setattr(held, name, taken)
         if held.quota or held.pace or held.sent:
-            self._held[command_id] = held
-            while len(self._held) > MAX_HELD:
-                self._held.popitem(last=False)  # its share stays counted: the safe side
+            with self._lock:
+                self._held[command_id] = held
+                while len(self._held) > MAX_HELD:
+                    self._held.popitem(last=False)  # its share stays counted: the safe side
         return None
 
     def record(
@@ -75,7 +78,8 @@ class HardBounds:
         conversation: str | None = None,
     ) -> None:
         """How the command ended: keep or give back its share, and tell the circuit breaker."""
-        held = self._held.pop(command_id, None)
+        with self._lock:
+            held = self._held.pop(command_id, None)
         if held is not None and status not in ("ok", "unknown"):
             self._give_back(conn, held, pace=not (status == "error" and error == "rate_limited"))
         self.circuit.record(conn, effect, status, error, now, conversation)
