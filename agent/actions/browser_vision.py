@@ -15,18 +15,19 @@ and fenced).
 from __future__ import annotations
 
 import logging
-import os
 import re
-import shutil
-import signal
-import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent.actions import ActionContext, ActionError
+from agent.actions.browser_session import DEFAULT_CHROMEDRIVER as DEFAULT_CHROMEDRIVER
+from agent.actions.browser_session import DEFAULT_CHROMIUM as DEFAULT_CHROMIUM
+from agent.actions.browser_session import BrowserSession, Deadline, close_session, first_line
+from agent.actions.browser_session import find_binary as find_binary
+from agent.actions.browser_session import open_driver as open_driver
 from agent.actions.consent import dismiss_consent_banners
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.url_guard import CheckedURL
@@ -36,19 +37,6 @@ from protocol.untrusted import sanitise_text
 
 log = logging.getLogger("safeclaw.agent.browser")
 
-DEFAULT_CHROMIUM = "/usr/bin/chromium"
-DEFAULT_CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROME_ARGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-    "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-extensions",
-    "--disable-default-apps", "--mute-audio", "--window-size=1280,1024",
-    # Chromium's own services (updates, sign-in, safe browsing, translation…) would only be refused.
-    "--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
-    "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,"
-    "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,SafeBrowsing",
-    "--safebrowsing-disable-auto-update", "--disable-search-engine-choice-screen",
-)
 SCRIPT_TIMEOUT = 10.0
 MAX_TEXT_CHARS = 500_000
 MAX_HTML_CHARS = 5_000_000
@@ -74,21 +62,6 @@ return {href: location.href, ready: document.readyState,
 
 
 @dataclass
-class BrowserSession:
-    """A running WebDriver session and what must be cleaned up after it."""
-
-    driver: Any
-    service: Any = None  # the local chromedriver Service, None for a remote WebDriver
-    profile_dir: Path | None = None  # fresh Chromium profile, removed on close
-    closed: bool = field(default=False, repr=False)
-
-    @property
-    def service_pid(self) -> int | None:
-        process = getattr(self.service, "process", None)
-        return process.pid if process is not None else None
-
-
-@dataclass
 class PageCapture:
     final_url: str
     title: str
@@ -96,129 +69,6 @@ class PageCapture:
     text: str
     png: bytes
     consent_clicked: list[str]
-
-
-class Deadline:
-    """The total time bound of one visit."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.ends = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        left = self.ends - time.monotonic()
-        if left <= 0:
-            raise ActionError(f"the visit took longer than browser.total_timeout ({self.seconds:g} s)")
-        return left
-
-
-def find_binary(configured: str, variable: str, default: str, package: str) -> str:
-    """The path of a browser binary: `configured` (from $variable), else `default`, else found on PATH."""
-    candidates = [configured] if configured else [default, shutil.which(Path(default).name) or ""]
-    for candidate in candidates:
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    where = configured or default
-    raise ActionError(
-        f"{Path(default).name} not found at {where}: install the {package} package, set {variable} "
-        "to its path, or set REMOTE_BROWSER_SERVER to a Selenium Grid / chromedriver URL"
-    )
-
-
-def chrome_options(profile_dir: Path | None, binary: str | None, proxy: str) -> Any:
-    """Options whose every request goes through the guard proxy at `proxy` (host:port), loopback too."""
-    from selenium.webdriver import ChromeOptions
-
-    options = ChromeOptions()
-    for argument in CHROME_ARGS:
-        options.add_argument(argument)
-    options.add_argument(f"--proxy-server=http://{proxy}")
-    options.add_argument("--proxy-bypass-list=<-loopback>")  # no implicit bypass for localhost
-    options.add_argument("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
-    if profile_dir is not None:
-        options.add_argument(f"--user-data-dir={profile_dir}")
-    if binary is not None:
-        options.binary_location = binary
-    options.page_load_strategy = "normal"
-    return options
-
-
-def open_driver(browser: BrowserSettings, deadline: Deadline, proxy: str) -> BrowserSession:
-    """Start a WebDriver session: remote at REMOTE_BROWSER_SERVER, else local Chromium."""
-    from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.remote.client_config import ClientConfig
-    from urllib3.exceptions import HTTPError
-
-    remote = browser.remote_server
-    session = BrowserSession(driver=None)
-    try:
-        if remote:
-            if not remote.startswith(("http://", "https://")):
-                raise ActionError(f"REMOTE_BROWSER_SERVER must be an http(s) URL, not {remote!r}")
-            address = remote
-            options = chrome_options(None, None, proxy)
-        else:
-            binary = find_binary(browser.chromium, "SAFECLAW_CHROMIUM", DEFAULT_CHROMIUM, "chromium")
-            driver_path = find_binary(
-                browser.chromedriver, "SAFECLAW_CHROMEDRIVER", DEFAULT_CHROMEDRIVER, "chromium-driver")
-            session.profile_dir = Path(tempfile.mkdtemp(prefix="safeclaw-chromium-"))
-            options = chrome_options(session.profile_dir, binary, proxy)
-            session.service = Service(executable_path=driver_path, log_output=os.devnull)
-            session.service.start()
-            address = session.service.service_url
-        config = ClientConfig(remote_server_addr=address, timeout=int(deadline.remaining()) + 10)
-        session.driver = webdriver.Remote(command_executor=address, options=options, client_config=config)
-        return session
-    except ActionError:
-        close_session(session)
-        raise
-    except (WebDriverException, HTTPError, OSError) as exc:
-        close_session(session)
-        where = f"the remote WebDriver at {remote}" if remote else "the local Chromium"
-        detail = getattr(exc, "msg", None) or str(exc)
-        raise ActionError(f"could not start {where}: {first_line(detail)}") from None
-
-
-def close_session(session: BrowserSession) -> None:
-    """Quit the browser, stop chromedriver, remove the profile; never raises, safe to repeat."""
-    if session.closed:
-        return
-    session.closed = True
-    if session.driver is not None:
-        try:
-            session.driver.quit()
-        except Exception as exc:  # a dead driver must not keep us from cleaning up the rest
-            log.info("driver.quit failed: %s", first_line(str(exc)))
-    if session.service is not None:
-        try:
-            session.service.stop()
-        except Exception as exc:
-            log.info("chromedriver stop failed: %s", first_line(str(exc)))
-    if session.profile_dir is not None:
-        kill_profile_processes(session.profile_dir)
-        shutil.rmtree(session.profile_dir, ignore_errors=True)
-
-
-def kill_profile_processes(profile_dir: Path) -> None:
-    """Kill any Chromium process still using our own fresh profile (left by a crashed driver)."""
-    marker = f"--user-data-dir={profile_dir}".encode()
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker in (entry / "cmdline").read_bytes():
-                os.kill(int(entry.name), signal.SIGKILL)
-        except (OSError, ValueError):
-            continue
-
-
-def first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:300]
 
 
 def navigate(driver: Any, url: str, page_load_timeout: float, deadline: Deadline) -> None:
