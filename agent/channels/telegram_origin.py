@@ -8,6 +8,8 @@ A channel post Telegram copies into its linked group (`is_automatic_forward`) is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from telegram import (
     Chat,
     Message,
@@ -48,10 +50,29 @@ def describe_origin(origin: MessageOrigin) -> str:
     return f"an unknown Telegram origin ({clean(getattr(origin, 'type', '?'))})"
 
 
+def legacy_origin(fields: Mapping[str, object]) -> str:
+    user, chat, name = (
+        fields.get("forward_from"),
+        fields.get("forward_from_chat"),
+        fields.get("forward_sender_name"),
+    )
+    if isinstance(user, dict):
+        return f"Telegram user {clean(user.get('first_name'))} (id {clean(user.get('id'))})"
+    if isinstance(chat, dict):
+        return f"Telegram chat {clean(chat.get('title'))} (id {clean(chat.get('id'))})"
+    if isinstance(name, str):
+        return f"Telegram user {clean(name)}"
+    return "an unknown origin"
+
+
 def forward_author(message: Message, forwarder: str) -> str | None:
     """None when `message` is the sender's own words; else who wrote it and who forwarded it."""
     if message.forward_origin is not None:
         return f"{describe_origin(message.forward_origin)}, forwarded by {forwarder}"
     if message.is_automatic_forward:
         return f"a channel post copied into {chat_name(message.chat)}"
+    legacy = sorted(key for key in message.api_kwargs if key.startswith("forward_"))
+    if legacy:  # a Bot API server older than 7.0 marks a forward only with these fields
+        origin = legacy_origin(message.api_kwargs)
+        return f"{origin} (an older Bot API's forward), forwarded by {forwarder}"
     return None

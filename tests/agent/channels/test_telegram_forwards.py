@@ -94,6 +94,30 @@ def test_a_forward_is_outside_authored_and_attributed_to_its_origin(fake, tmp_pa
     assert message.outside_author == f"{described}, forwarded by your owner (Telegram user id {OWNER})"
 
 
+@pytest.mark.parametrize(
+    ("fields", "origin"),
+    [
+        ({"forward_date": NOW, "forward_sender_name": "Bob"}, "Telegram user Bob"),
+        (
+            {"forward_date": NOW, "forward_from": {"id": 9, "is_bot": False, "first_name": "Eve"}},
+            "Telegram user Eve (id 9)",
+        ),
+    ],
+)
+def test_a_forward_marked_the_old_way_is_outside_authored_too(fake, tmp_path, fields, origin):
+    echo = Echo()
+    fake.push_message(OWNER, OWNER, "old style forward", **fields)
+
+    async def scenario():
+        async with running(make_channel(fake, tmp_path, echo), fake):
+            await wait_for(fake, lambda: fake.sent_texts(OWNER))
+
+    asyncio.run(scenario())
+    assert echo.seen[0].outside_author.startswith(
+        f"{origin} (an older Bot API's forward), forwarded by your owner"
+    )
+
+
 def test_the_owners_own_message_stays_the_owners(fake, tmp_path):
     echo = Echo()
     fake.push_message(OWNER, OWNER, "my own words")
