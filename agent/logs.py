@@ -4,36 +4,12 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import quote
 
 from agent.errors import StateFileError
-
-TOKEN_SHAPES = re.compile(
-    r"sk-[A-Za-z0-9_-]{16,}|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b|\bbot\d{6,12}:[A-Za-z0-9_-]{30,}"
-)
-
-
-class RedactingFilter(logging.Filter):
-    def __init__(self, secrets: Iterable[str]) -> None:
-        super().__init__()
-        self.secrets = sorted({s for v in secrets for s in (v, quote(v, safe=""))}, key=len, reverse=True)
-
-    def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[REDACTED]")
-        return TOKEN_SHAPES.sub("[REDACTED]", text)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redact(record.getMessage())
-        record.args = None
-        if record.exc_info:
-            record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-        return True
+from protocol.redaction import RedactingFilter, Redactor
 
 
 class QuietFileHandler(logging.handlers.RotatingFileHandler):
@@ -56,7 +32,7 @@ class QuietFileHandler(logging.handlers.RotatingFileHandler):
 
 def setup_logging(log_file: Path, secrets: Iterable[str], verbose: bool = False) -> None:
     """`secrets`: the values the agent holds (`AgentSettings.secrets()`), redacted from every record."""
-    redactor = RedactingFilter(s for s in secrets if len(s) >= 6)
+    redactor = RedactingFilter(Redactor(s for s in secrets if len(s) >= 6))  # the one redactor
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger()
     for handler in list(root.handlers):

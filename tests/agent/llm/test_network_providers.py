@@ -161,7 +161,7 @@ def test_the_key_never_appears_in_any_error_even_when_the_server_echoes_it(case,
     with pytest.raises(LLMError) as caught:
         llm.chat("hi")
     messages.append(caught.value)
-    assert "[redacted]" in str(caught.value)
+    assert "[REDACTED]" in str(caught.value)
     for error in messages:
         assert SECRET not in str(error) and SECRET not in repr(error.args) and SECRET not in error.hint
 
