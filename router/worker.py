@@ -249,8 +249,11 @@ class Worker:
             if reply is not None:
                 self.control.after(envelope, reply)
                 self._finish(raw, reply, record)
-                log.info("command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
-                         (time.monotonic() - started) * 1000)
+                # A PING answered ok is not worth a log line (it was a third of its own cost).
+                quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
+                level = logging.DEBUG if quiet else logging.INFO
+                log.log(level, "command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
+                        (time.monotonic() - started) * 1000)
         except REDIS_DOWN:
             raise
         except Exception as exc:  # a bug must not wedge the queue: set the command aside
