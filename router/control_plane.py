@@ -38,6 +38,7 @@ log = logging.getLogger("safeclaw.router.control")
 APPROVAL_DECISION = "APPROVAL_DECISION"
 AUDIT_STREAM_MAX = 10_000
 SWEEP_SECONDS = 5.0
+LOST_WAKE_UP_SECONDS = 30.0  # a decision still unsettled this long after is pushed again
 RunApproved = Callable[[CommandEnvelope], "Reply | None"]
 
 
@@ -277,7 +278,7 @@ class RouterControl:
         finally:
             self._approved = None
         if reply is None:
-            reply = Reply(envelope.id, Status.UNKNOWN, "another router is running it")
+            return  # another router is running it right now: that router settles it
         outcome = {
             "status": str(reply.status),
             "message": self.redactor.text(reply.message)[:300],
@@ -322,11 +323,18 @@ class RouterControl:
         )
 
     def _sweep(self) -> None:
-        for approval_id in self.store.expired_ids():
+        now = time.time()
+        for approval_id in self.store.expired_ids(float("inf")):
             record = self.store.load(approval_id)
+            decision = self.store.decision(approval_id)
             if record is None:
                 self.conn.zrem(self.keys.approvals_pending, approval_id)
-            elif self.store.decision(approval_id) is None and self.store.claim(approval_id):
+            elif decision is not None:
+                # Decided but still pending long after: the wake-up push was lost (a Redis blip
+                # between the decision and its push). Push it again; settling twice is harmless.
+                if now - float(decision.get("ts", now)) > LOST_WAKE_UP_SECONDS:
+                    self.conn.lpush(self.keys.approvals_decided, approval_id)
+            elif float(record.get("expires_at", 0)) < now and self.store.claim(approval_id):
                 self._close(record, "expired", Status.EXPIRED, "nobody approved it in time; it was not run")
 
     # -- the owner's decision typed in a chat ---------------------------------------------------
