@@ -42,6 +42,8 @@ class Notice:
 
 def notice_text(data: dict[str, Any]) -> str:
     """What the owner reads: never the code."""
+    if data.get("type") in ("circuit_open", "circuit_closed"):  # router.bounds.circuit
+        return f"Circuit breaker: {data.get('message') or data.get('platform')}"
     what = f"{data.get('action')} on {data.get('platform') or '?'}"
     text = str(data.get("text") or "")[:300]
     ident = data.get("approval_id")

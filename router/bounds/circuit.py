@@ -138,8 +138,8 @@ class CircuitBreaker:
         until: float | None = None,
         conversation: str | None = None,
     ) -> None:
-        """The same shape as `router.notices.push`: {kind, ts, ...}; the agent delivers it."""
-        notice: dict[str, object] = {"kind": kind, "ts": now, "platform": platform, "message": message}
+        """The same shape as `router.notices.push`: {type, ts, ...}; the agent delivers it."""
+        notice: dict[str, object] = {"type": kind, "ts": now, "platform": platform, "message": message}
         if until is not None:
             notice["until"] = until
         if conversation is not None:

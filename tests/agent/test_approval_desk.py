@@ -128,3 +128,23 @@ def test_telegram_buttons_in_the_owners_private_chat_only(stack, tmp_path):
         answers = [c.params.get("text", "") for c in fake.calls_of("answerCallbackQuery")]
         assert answers[-1].startswith("No approval") or "refused" in answers[-1]
     assert len(note_lines(data)) == 1
+
+
+def test_a_platforms_circuit_notice_reaches_the_owner_readably(redis_urls):
+    """The router's circuit breaker (router.bounds) pushes on the same notices list; the desk
+    takes it as the agent's Redis user and the owner reads the router's one line."""
+    from router.bounds.circuit import CircuitBreaker
+    from router.bounds.settings import BoundsSettings
+    from tests.router.bounds.bounds_helpers import FakeEffect, router_conn
+
+    breaker = CircuitBreaker(BoundsSettings(circuit_failures=1), f"{redis_urls.keys.router_prefix}circuit:",
+                             redis_urls.keys.owner_notices)
+    with router_conn(redis_urls.router_url) as conn:
+        breaker.record(conn, FakeEffect("moltbook", "post", "x"), "unknown", "request_failed", 1000.0, "autonomy")
+    desk = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, None)
+    [notice] = wait_until(desk.take, "the circuit notice")
+    assert (notice.type, notice.conversation) == ("circuit_open", "autonomy")
+    text = notice_text(notice.data)
+    assert text.startswith("Circuit breaker: moltbook: 1 failed writes in a row") and "None" not in text
+    desk.delivered(notice)
+    assert desk.in_flight() == []

@@ -177,7 +177,7 @@ def test_the_circuit_opens_on_failures_tells_the_owner_and_closes(redis_urls, tm
         feed = call(admin, keys, "MOLTBOOK_FEED", {"submolt": "general"})
         assert feed.get("error") != "circuit_open"  # reads are not held
         [notice] = [json.loads(n) for n in admin.lrange(keys.owner_notices, 0, -1)]
-        assert (notice["kind"], notice["platform"], notice["conversation"]) == (
+        assert (notice["type"], notice["platform"], notice["conversation"]) == (
             "circuit_open",
             "moltbook",
             "autonomy",
@@ -193,7 +193,7 @@ def test_the_circuit_opens_on_failures_tells_the_owner_and_closes(redis_urls, tm
         assert call(admin, keys, "LIKE_POST", like)["error"] == "circuit_open"
         clock.now += 1
         assert call(admin, keys, "LIKE_POST", like)["status"] == "ok"
-        kinds = [json.loads(n)["kind"] for n in admin.lrange(keys.owner_notices, 0, -1)]
+        kinds = [json.loads(n)["type"] for n in admin.lrange(keys.owner_notices, 0, -1)]
         assert kinds == ["circuit_closed", "circuit_open"]
         admin.close()
 

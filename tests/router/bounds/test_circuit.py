@@ -60,7 +60,7 @@ def test_five_failures_in_a_row_open_the_circuit_for_15_minutes_and_tell_the_own
         assert bound.check(conn, FakeEffect("bsky", "post", "x"), NOON + 5) is None  # other platforms too
         assert bound.open_circuits(conn, NOON + 5) == {"moltbook": NOON + 904}
     [notice] = notices(redis_urls)
-    assert notice["kind"] == "circuit_open" and notice["platform"] == "moltbook"
+    assert notice["type"] == "circuit_open" and notice["platform"] == "moltbook"
     assert notice["until"] == NOON + 904 and "5 failed writes in a row" in notice["message"]
     assert notice["ts"] == NOON + 4 and notice["conversation"] == "autonomy"
 
@@ -94,7 +94,7 @@ def test_after_the_pause_one_failure_reopens_and_one_success_closes(redis_urls):
         bound.record(conn, POST, "unknown", "request_failed", NOON + 123)
         assert bound.check(conn, POST, NOON + 124) is None  # closed: the count starts again
         assert bound.open_circuits(conn, NOON + 124) == {}
-    kinds = [n["kind"] for n in reversed(notices(redis_urls))]
+    kinds = [n["type"] for n in reversed(notices(redis_urls))]
     assert kinds == ["circuit_open", "circuit_open", "circuit_closed"]
 
 
@@ -114,4 +114,4 @@ def test_racing_routers_open_the_circuit_once_and_tell_the_owner_once(redis_urls
         thread.join(timeout=60)
     with router_conn(redis_urls.router_url) as conn:
         assert isinstance(bound.check(conn, POST, NOON + 1), Denial)
-    assert [n["kind"] for n in notices(redis_urls)] == ["circuit_open"]
+    assert [n["type"] for n in notices(redis_urls)] == ["circuit_open"]
