@@ -19,7 +19,6 @@ import statistics
 import string
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +30,8 @@ import redis  # noqa: E402
 from router.bounds.duplicates import similarity, trigrams  # noqa: E402
 from router.bounds.guard import HardBounds  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402
+from router.effects import Effect  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Effect:  # the shape of router.effects.Effect the bounds read
-    platform: str
-    kind: str
-    text: str | None = None
-
 
 RESULTS = REPO_ROOT / "bench" / "results" / "bounds_check.json"
 PREFIX = "safeclaw:router:"
@@ -67,7 +59,7 @@ def one_case(server: RedisServer, history: int, length: int, checks: int) -> dic
     settings = BoundsSettings.from_env({"ROUTER_QUOTAS": "post=100000", "ROUTER_PACING": "bsky:post=0"})
     bounds = HardBounds(settings, PREFIX, "safeclaw:notices")
     rng = random.Random(history * 7919 + length)
-    conn = redis.Redis.from_url(server.router_url, decode_responses=True)
+    conn = redis.Redis.from_url(server.router_url, decode_responses=False)  # as the worker
     now = time.time()
     for i in range(history):
         effect = Effect("bsky", "post", text_of(rng, length))
