@@ -117,6 +117,7 @@ class Worker:
             if time.monotonic() >= self._next_poll:  # approvals are rare: not a round trip per command
                 self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
                 self.control.poll(self._run_approved)
+                self.control.flush()
             raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
                                    "RIGHT", "LEFT")
             self._redis_ok()
@@ -453,8 +454,10 @@ class Worker:
         text = self.redactor.text(json.dumps(safe, ensure_ascii=False))
         record = json.dumps({"state": "done", "reply": safe, "ts": time.time()}, ensure_ascii=False)
         response_key = self.keys.response(reply.id)
+        audit_lines = self.control.take_mirror()
 
         def write(pipe: redis.client.Pipeline) -> None:
+            self.control.mirror_into(pipe, audit_lines)
             if complete_record:
                 pipe.set(self.keys.idempotency(reply.id), utf8(self.redactor.text(record)),
                          ex=self.settings.idempotency_ttl)
