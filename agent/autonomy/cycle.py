@@ -22,11 +22,16 @@ from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFil
 from agent.config_sections import AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
+from agent.governance.files import stamp
 from agent.loop import AgentLoop, RouterPort
 
 log = logging.getLogger("safeclaw.agent.autonomy")
-# Router refusals that pause autonomy, and for how long (seconds) before it tries again.
-PAUSING_ERRORS = {"kill_switch": 3600.0, "circuit_open": 900.0}
+# Router refusals that pause autonomy, and for how long (seconds) when the reply has no retry_after.
+PAUSING_ERRORS = {"kill_switch": 3600.0, "circuit_open": 900.0, "quota_exceeded": 3600.0, "paced": 60.0}
+# Refusals that pause only when every public write of a cycle got one: resting until the earliest
+# retry_after costs no LLM call, where the next turn would only draft texts the router refuses.
+RESTING_ERRORS = frozenset({"quota_exceeded", "paced", "circuit_open"})
+DAY = 86400.0
 FEED_LIMIT = 10
 NOTIFICATION_LIMIT = 20
 
@@ -151,10 +156,12 @@ class AutonomyCycle:
         calls, tokens, usd = _meter(llm)
         self.gate.events = CycleEvents()
         if isinstance(llm, MeteredLLM):
-            llm.smallest_prompt = None
+            llm.smallest_prompt = llm.refused_prompt = None
         result = self.loop.run_turn(CONVERSATION, message_for(items), outside_author=AUTHOR)
         if isinstance(llm, MeteredLLM) and llm.smallest_prompt:
             state.smallest_prompt = llm.smallest_prompt
+        elif isinstance(llm, MeteredLLM) and llm.refused_prompt:  # its first call did not fit: pause next
+            state.smallest_prompt = llm.refused_prompt
         after = _meter(llm)
         report.llm_calls, report.tokens, report.usd = after[0] - calls, after[1] - tokens, after[2] - usd
         report.outcome = "acted"
@@ -196,20 +203,33 @@ class AutonomyCycle:
         return items, fresh
 
     def _after_public(self, state: AutonomyState, events: CycleEvents, now: float) -> None:
+        self._rest_on_limits(state, events, self.clock())
         for event in events.public:
             if event["status"] == "ok":
                 where = (event.get("result") or {}).get("url") or ""
                 self.notify(
                     "public", f"autonomy {event['action']} sent (score {event['score']:.2f}) {where}".strip()
                 )
-            elif event.get("error") in PAUSING_ERRORS and state.pause is None:
+            elif event.get("error") in ("kill_switch", "circuit_open") and state.pause is None:
                 reason = str(event["error"])
                 detail = f"the router answered {reason} to {event['action']}"
-                state.pause = Pause(reason, now, now + PAUSING_ERRORS[reason], detail)
-                self.notify(
-                    "pause",
-                    f"autonomy paused: {detail}; next try after {PAUSING_ERRORS[reason] / 60:.0f} min",
-                )
+                wait = _wait(event, now)
+                state.pause = Pause(reason, now, now + wait, detail)
+                self.notify("pause", f"autonomy paused: {detail}; next try after {wait / 60:.0f} min")
+
+    def _rest_on_limits(self, state: AutonomyState, events: CycleEvents, now: float) -> None:
+        """Every public write refused by a bound that says when to retry: rest until the earliest."""
+        if state.pause is not None or not events.public:
+            return
+        if any(e["status"] == "ok" or e.get("error") not in RESTING_ERRORS for e in events.public):
+            return
+        waits = [(_wait(e, now), str(e["error"])) for e in events.public]
+        wait, reason = min(waits)
+        until = now + wait
+        refusals = ", ".join(sorted({f"{e['action']}: {e['error']}" for e in events.public}))
+        detail = f"every public write was refused ({refusals}); no LLM call until {stamp(until)}"
+        state.pause = Pause(reason, now, until, detail)
+        self.notify("pause", f"autonomy paused: {detail}")
 
     def _beat(self, state: AutonomyState, action: str, now: float) -> None:
         previous = self.files.last_heartbeat()
@@ -219,6 +239,16 @@ class AutonomyCycle:
                 now, action, started, state.cycle_count, state.last_cycle_at, self.settings.cycle_interval
             )
         )
+
+
+def _wait(event: dict[str, Any], now: float) -> float:
+    """Seconds until the router may accept again: its retry_after, else a default for the error."""
+    given = event.get("retry_after")
+    if isinstance(given, int | float) and not isinstance(given, bool) and 0 < given <= 8 * DAY:
+        return float(given)
+    if event.get("error") == "quota_exceeded":  # the router's quotas reset at 00:00 UTC
+        return (now // DAY + 1) * DAY - now
+    return PAUSING_ERRORS.get(str(event.get("error")), 900.0)
 
 
 def _meter(llm: object) -> tuple[int, int, float]:

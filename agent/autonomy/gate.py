@@ -117,6 +117,7 @@ class PublicTextGate:
                 "status": reply.get("status"),
                 "error": reply.get("error"),
                 "result": reply.get("result"),
+                "retry_after": reply.get("retry_after"),
             }
         )
         return reply

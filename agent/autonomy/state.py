@@ -36,7 +36,7 @@ class Heartbeat:
 
 @dataclass
 class Pause:
-    reason: str  # budget | kill_switch | circuit_open | max_cycles
+    reason: str  # budget | kill_switch | circuit_open | quota_exceeded | paced | max_cycles
     since: float
     until: float | None = None  # None: until the reason is gone (budget) or for good (max_cycles)
     detail: str = ""

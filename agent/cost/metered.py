@@ -12,6 +12,7 @@ from typing import Any
 
 from agent.cost.budget import BudgetGuard
 from agent.cost.prices import price_of
+from agent.errors import BudgetExhausted
 from agent.llm.base import BaseLLM
 from agent.llm.usage import estimated_usage
 
@@ -42,6 +43,7 @@ class MeteredLLM(BaseLLM):
         # The last call's outcome, for the agent's heartbeat (the dashboard's LLM light).
         self.health: dict[str, Any] | None = None
         self.smallest_prompt: int | None = None  # input tokens of the smallest call sent (autonomy's pause)
+        self.refused_prompt: int | None = None  # input tokens of the last call the budget refused
 
     def chat(self, prompt: str) -> str:
         return self._metered(prompt, lambda: self.inner.chat(prompt))
@@ -52,7 +54,12 @@ class MeteredLLM(BaseLLM):
 
     def _metered(self, prompt: str, send: Callable[[], str]) -> str:
         price = price_of(self.inner.name, self.inner.model, self.guard.settings.prices)
-        self.guard.check(price, self.inner.estimate_input_tokens(prompt))
+        projected = self.inner.estimate_input_tokens(prompt)
+        try:
+            self.guard.check(price, projected)
+        except BudgetExhausted:
+            self.refused_prompt = projected
+            raise
         self.calls += 1
         self.inner.last_usage = None
         try:

@@ -34,6 +34,7 @@ class StandInRouter:
     feeds: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     notifications: list[dict[str, Any]] = field(default_factory=list)
     write_error: str | None = None  # e.g. "kill_switch": every write answered denied with it
+    retry_after: int | None = None  # sent with write_error, as the router's bounds do
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def add_post(self, submolt: str = "general", text: str = "hello agents") -> str:
@@ -55,7 +56,8 @@ class StandInRouter:
         if action == "GET_NOTIFICATIONS":
             return {"status": "ok", "result": {"notifications": list(self.notifications)}}
         if self.write_error:
-            return {"status": "denied", "error": self.write_error, "message": f"denied: {self.write_error}"}
+            denied = {"status": "denied", "error": self.write_error, "message": f"denied: {self.write_error}"}
+            return {**denied, "retry_after": self.retry_after} if self.retry_after else denied
         return {"status": "ok", "result": {"id": "x", "url": "https://www.moltbook.com/post/x"}}
 
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 
 from agent.autonomy.gate import parse_score
+from agent.autonomy.state import StateFiles
 from agent.llm.scripted.llm import ScriptedLLM
 from tests.agent.autonomy.helpers import StandInRouter, make_cycle
 from tests.support.eager_poster import EagerPoster
@@ -135,6 +136,52 @@ def test_new_items_are_read_once_across_submolts_and_notifications(workspace):
     assert cycle.run_once().new_items == 1
     feeds = [p["submolt"] for a, p in router.calls if a == "MOLTBOOK_FEED"]
     assert feeds == ["general", "ai"] * 3
+
+
+def test_used_up_quotas_rest_without_llm_calls_until_retry_after_even_across_a_restart(workspace):
+    router = StandInRouter(write_error="quota_exceeded", retry_after=7200)
+    router.add_post()
+    llm = EagerPoster()
+    cycle, notices, clock = make_cycle(workspace, llm, router)
+    assert cycle.run_once().outcome == "acted"
+    told = [text for kind, text in notices if kind == "pause"]
+    assert len(told) == 1 and "every public write was refused" in told[0], notices
+    calls, router_calls = llm.turn_calls, len(router.calls)
+    start = clock.now
+    for minutes in (10, 60, 119):  # a restart: a new cycle on the same workspace keeps the pause
+        router.add_post()
+        again, again_notices, _ = make_cycle(workspace, llm, router, clock=clock)
+        clock.now = start + minutes * 60
+        report = again.run_once()
+        assert report.outcome == "paused:quota_exceeded" and report.llm_calls == 0
+        assert llm.turn_calls == calls and len(router.calls) == router_calls  # not even a read
+        assert again_notices == []  # the owner was told once
+    pause = StateFiles(workspace.root).load().pause  # what status, doctor and the heartbeat show
+    assert pause is not None and pause.reason == "quota_exceeded" and pause.until == start + 7200
+    assert "no LLM call until" in pause.detail
+    router.write_error = None
+    clock.now = start + 7200
+    assert cycle.run_once().outcome == "acted" and llm.turn_calls > calls
+    assert notices[-1][1].startswith("autonomy ") and any("resumed" in t for _, t in notices)
+
+
+def test_one_write_getting_through_is_no_reason_to_rest(workspace):
+    router = StandInRouter()
+    router.add_post()
+    real_call = router.call
+
+    def posts_refused(action, params, conversation, intent=""):
+        if action == "CREATE_POST":
+            return {"status": "denied", "error": "quota_exceeded", "retry_after": 9000}
+        return real_call(action, params, conversation, intent)
+
+    router.call = posts_refused  # type: ignore[method-assign]
+    cycle, notices, clock = make_cycle(workspace, EagerPoster(), router)
+    assert cycle.run_once().outcome == "acted"
+    router.add_post()
+    clock.now += 60
+    assert cycle.run_once().outcome == "acted"
+    assert not any(kind == "pause" for kind, _ in notices)
 
 
 def test_the_heartbeat_has_the_seeds_fields(workspace):
