@@ -183,6 +183,27 @@ class Dashboard:
         log.info("rule injected from the dashboard (%d characters)", len(rule.strip()))
         return self.json({"injected": entry})
 
+    async def post_accept(self, request: Request) -> Response:
+        """The owner accepts proposal N: an `{accept: N}` entry on the rule-injection list, which
+        the agent applies with the same `Governance.accept` as `./safeclaw rules accept N`."""
+        raw = str(request.path_params["number"])
+        if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
+            raise ApiError(400, "the proposal number must be a whole number from 1")
+        number = int(raw)
+        known = await self.run(readers.proposals, self.settings.governance_dir) or []
+        found = next((p for p in known if p["number"] == number), None)
+        if found is None:
+            open_ones = ", ".join(str(p["number"]) for p in known if not p["accepted_at"]) or "none"
+            message = f"there is no proposal #{number}; open proposals: {open_ones}"
+            return self.json({"error": "not_found", "message": message}, 404)
+        if found["accepted_at"]:
+            return self.json({"error": "conflict", "message": f"proposal #{number} is already accepted"}, 409)
+        entry = {"accept": number, "author": "owner (dashboard)", "ts": time.time()}
+        await self.run(self.conn.lpush, self.keys.rule_injections, json.dumps(entry))
+        log.info("proposal #%d accepted from the dashboard", number)
+        message = f"proposal #{number} accepted; the agent writes it into DOS.md at its next cycle"
+        return self.json({"accept_requested": entry, "message": message}, 202)
+
     async def post_decision(self, request: Request) -> Response:
         approval_id = str(request.path_params["approval_id"])
         decision = "approve" if request.url.path.endswith("/approve") else "deny"
@@ -270,6 +291,7 @@ def create_app(settings: DashboardSettings, conn: redis.Redis | None = None) -> 
         Route("/api/stream", read(board.get_stream), methods=["GET"]),
         Route("/api/kill", admin(board.post_kill), methods=["POST"]),
         Route("/api/inject-rule", admin(board.post_inject_rule), methods=["POST"]),
+        Route("/api/proposals/{number}/accept", admin(board.post_accept), methods=["POST"]),
         Route("/api/approvals/{approval_id}/approve", admin(board.post_decision), methods=["POST"]),
         Route("/api/approvals/{approval_id}/deny", admin(board.post_decision), methods=["POST"]),
     ]

@@ -243,8 +243,39 @@ def governance(conn: redis.Redis, keys: Keys, directory: Path) -> dict[str, Any]
         except OSError:
             continue
         files[name] = text[:MAX_GOVERNANCE_CHARS]
-    injected = [rule for raw in conn.lrange(keys.rule_injections, 0, 99) if (rule := _json(raw)) is not None]
-    return {"files": files, "injected_rules": injected}
+    entries = [entry for raw in conn.lrange(keys.rule_injections, 0, 99) if (entry := _json(raw)) is not None]
+    injected = [entry for entry in entries if "rule" in entry]
+    requested = sorted({e["accept"] for e in entries if _whole(e.get("accept"))})
+    return {
+        "files": files,
+        "injected_rules": injected,
+        "proposals": proposals(directory) or [],
+        "accept_requested": requested,  # Accept clicked; the agent applies it at its next cycle
+    }
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def proposals(directory: Path) -> list[dict[str, Any]] | None:
+    """The agent's rule proposals (proposals.json, read-only); None when absent or unreadable."""
+    try:
+        data = json.loads((directory / "proposals.json").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, list):
+        return None
+    return [
+        {
+            "number": p["number"],
+            "rule": str(p.get("rule", ""))[:2000],
+            "why": str(p.get("why", ""))[:2000],
+            "accepted_at": p.get("accepted_at") if isinstance(p.get("accepted_at"), int | float) else None,
+        }
+        for p in data
+        if isinstance(p, dict) and _whole(p.get("number"))
+    ]
 
 
 def pending_approvals(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:

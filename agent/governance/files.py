@@ -179,9 +179,15 @@ class Governance:
             return False
         try:
             data = json.loads(raw)
+            if isinstance(data, dict) and "accept" in data:
+                self._accept_from_outside(data["accept"], data["author"], float(data["ts"]))
+                write_json_atomic(self.applied_path, [*applied, digest][-1000:])
+                return True
             rule, why, author, ts = (data["rule"], data.get("why", ""), data["author"], float(data["ts"]))
         except (ValueError, TypeError, KeyError):
-            raise GovernanceError("a rule injection must be JSON {rule, why, author, ts}") from None
+            raise GovernanceError(
+                "a rule injection must be JSON {rule, why, author, ts} or {accept: N, author, ts}"
+            ) from None
         if not one_line(rule):
             raise GovernanceError("a rule injection has an empty rule")
         self._append(
@@ -194,3 +200,19 @@ class Governance:
         )
         write_json_atomic(self.applied_path, [*applied, digest][-1000:])
         return True
+
+    def _accept_from_outside(self, number: Any, author: Any, ts: float) -> None:
+        """The owner's Accept on the dashboard: the same `accept` as `./safeclaw rules accept N`,
+        recorded in external_overrides.md (a refusal too, so a second click is answered once)."""
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise ValueError("accept needs a proposal number")
+        who = one_line(author, 80)
+        try:
+            accepted = self.accept(number, now=ts)
+        except GovernanceError as exc:
+            self._append("external_overrides.md", f"- {stamp(ts)} by {who}: did not accept #{number}: {exc}")
+            return
+        self._append(
+            "external_overrides.md",
+            f'- {stamp(ts)} by {who}: accepted proposal #{number} "{accepted.rule}" into DOS.md',
+        )

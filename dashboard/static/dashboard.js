@@ -145,7 +145,34 @@ function renderGovernance(g) {
     parts.push(el("h3", {}, "Injected rules (applied by the agent)"));
     parts.push(el("ul", { id: "injected" }, ...g.injected_rules.map((r) => el("li", {}, `${r.rule}${r.why ? " — " + r.why : ""}`))));
   }
+  const requested = g.accept_requested || [];
+  if ((g.proposals || []).length) {
+    parts.push(el("h3", {}, "Proposed rules (only you can accept one into DOS.md)"));
+    parts.push(el("ul", { id: "proposals" }, ...g.proposals.map((p) => proposalItem(p, requested.includes(p.number)))));
+  }
   box.replaceChildren(...parts);
+}
+
+function proposalItem(p, requested) {
+  const li = el("li", { class: "proposal", "data-number": String(p.number) },
+    `#${p.number} ${p.rule}${p.why ? " — why: " + p.why : ""} `);
+  if (p.accepted_at) li.append(el("span", { class: "decided", "data-state": "accepted" }, "accepted"));
+  else if (requested) li.append(el("span", { class: "decided", "data-state": "requested" }, "accepted; the agent writes it into DOS.md at its next cycle"));
+  else {
+    const button = el("button", { type: "button", class: "accept" }, "Accept");
+    button.addEventListener("click", () => acceptProposal(p.number, button));
+    li.append(button);
+  }
+  return li;
+}
+
+async function acceptProposal(number, button) {
+  button.disabled = true;
+  try {
+    await api(`/api/proposals/${number}/accept`, { method: "POST", body: "{}" });
+    renderGovernance(await api("/api/governance"));
+    showError("");
+  } catch (e) { showError(e.message); button.disabled = false; }
 }
 
 async function loadAll() {

@@ -55,6 +55,7 @@ READS = [
 WRITES = [
     ("/api/kill", {"on": True}),
     ("/api/inject-rule", {"rule": "be kind", "why": "x"}),
+    ("/api/proposals/1/accept", {}),
     ("/api/approvals/" + "a" * 32 + "/approve", {}),
     ("/api/approvals/" + "a" * 32 + "/deny", {}),
 ]
@@ -223,6 +224,36 @@ def test_governance_files_and_rule_injection(api, tmp_path, redis_urls):
     assert gov["files"] == {"DOS.md": "- never post at night\n"}
     assert gov["injected_rules"][0]["rule"] == "no politics"
     assert gov["injected_rules"][0]["author"] == "owner (dashboard)"
+
+
+def test_accepting_a_proposal_queues_it_for_the_agent_and_never_writes_the_workspace(
+    api, anon, tmp_path, redis_urls
+):
+    from agent.governance.files import Governance
+
+    (tmp_path / "gov").mkdir()  # the dashboard's DASHBOARD_GOVERNANCE_DIR: the workspace's folder
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "governance").symlink_to(tmp_path / "gov", target_is_directory=True)
+    governance = Governance(tmp_path / "ws")
+    governance.propose("Never post about politics", "owner asked", "autonomy")
+    before = {p.name: p.read_bytes() for p in governance.dir.iterdir()}
+    assert anon.post("/api/proposals/1/accept").status_code == 401
+    assert (
+        api.post("/api/proposals/9/accept").json()["message"] == "there is no proposal #9; open proposals: 1"
+    )
+    for bad in ("0", "-1", "1.5", "x", "99999999999"):
+        assert api.post(f"/api/proposals/{bad}/accept").status_code in (400, 404)
+    assert redis_urls.admin_client().llen(KEYS.rule_injections) == 0
+    response = api.post("/api/proposals/1/accept")
+    assert response.status_code == 202, response.text
+    queued = [json.loads(x) for x in redis_urls.admin_client().lrange(KEYS.rule_injections, 0, -1)]
+    assert [(q["accept"], q["author"]) for q in queued] == [(1, "owner (dashboard)")]
+    assert {p.name: p.read_bytes() for p in governance.dir.iterdir()} == before  # the agent writes it
+    gov = api.get("/api/governance").json()
+    assert gov["accept_requested"] == [1] and gov["injected_rules"] == []
+    assert gov["proposals"][0]["rule"] == "Never post about politics"
+    governance.accept(1)
+    assert api.post("/api/proposals/1/accept").status_code == 409
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from protocol import Keys
 from router.registry import discover_skills
@@ -196,14 +197,62 @@ def test_owner_sees_live_status_approves_once_and_stops_posting(
 def test_a_stuck_autonomy_shows_red_in_the_status_bar(redis_urls, dashboard, browser):
     admin = redis_urls.admin_client()
     now = time.time()
-    beat = {"timestamp": now - 400, "current_action": "idle", "action_started_at": now - 400,
-            "cycle_count": 7, "last_cycle_at": now - 400, "cycle_interval": 60, "pid": 1, "paused": ""}
+    beat = {
+        "timestamp": now - 400,
+        "current_action": "idle",
+        "action_started_at": now - 400,
+        "cycle_count": 7,
+        "last_cycle_at": now - 400,
+        "cycle_interval": 60,
+        "pid": 1,
+        "paused": "",
+    }
     admin.set(KEYS.agent_autonomy, json.dumps(beat))
     browser.get(dashboard + f"#token={TOKEN}")
     pill = '[data-part="autonomy"]'
     until(browser, f"document.querySelector('{pill}[data-state=\"red\"]')", "the red autonomy light")
     assert "autonomy STUCK: no heartbeat for" in browser.find_element("css selector", pill).text
     shot(browser, "6-autonomy-stuck")
-    admin.set(KEYS.agent_autonomy, json.dumps({**beat, "timestamp": time.time(), "current_action": "reading"}))
+    admin.set(
+        KEYS.agent_autonomy, json.dumps({**beat, "timestamp": time.time(), "current_action": "reading"})
+    )
     until(browser, f"document.querySelector('{pill}[data-state=\"green\"]')", "green once it beats again")
     assert "autonomy cycle 7 · reading" in browser.find_element("css selector", pill).text
+
+
+def test_the_owner_accepts_a_proposal_and_the_agent_writes_it_into_dos(
+    redis_urls, dashboard, browser, tmp_path
+):
+    from agent.governance.files import Governance
+    from agent.governance.injections import apply_injections
+
+    governance = Governance(tmp_path / "workspace")  # the dashboard reads this folder, never writes it
+    governance.propose("Never post about politics", "the owner asked", "autonomy")
+    governance.propose("Reply within a day", "", "autonomy")
+    browser.get(dashboard + f"#token={TOKEN}")
+    first = '#proposals li[data-number="1"]'
+    until(browser, f"document.querySelector('{first} button.accept')", "the proposal with its Accept button")
+    shot(browser, "7-proposal-to-accept")
+    browser.find_element("css selector", f"{first} button.accept").click()
+    until(browser, f"document.querySelector('{first} [data-state=\"requested\"]')", "the accept requested")
+    assert "Never post about politics" not in governance.read("DOS.md")  # the dashboard wrote nothing
+
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    assert apply_injections(agent, KEYS, governance) == 1  # what each autonomy cycle does first
+    agent.close()
+    assert "- Never post about politics (proposal #1, accepted" in governance.read("DOS.md")
+    assert "Reply within a day" not in governance.read("DOS.md")
+    assert 'accepted proposal #1 "Never post about politics"' in governance.read("external_overrides.md")
+
+    browser.refresh()
+    until(browser, f"document.querySelector('{first} [data-state=\"accepted\"]')", "the proposal accepted")
+    dos = browser.execute_script(
+        "return [...document.querySelectorAll('#governance details')]"
+        ".find((d) => d.querySelector('summary').textContent === 'DOS.md').querySelector('pre').textContent"
+    )
+    assert "Never post about politics (proposal #1" in dos
+    assert browser.find_elements("css selector", '#proposals li[data-number="2"] button.accept')
+    browser.execute_script(
+        "[...document.querySelectorAll('#governance details')].forEach((d) => { d.open = d.textContent.startsWith('DOS.md'); })"
+    )
+    shot(browser, "8-proposal-accepted-in-dos")

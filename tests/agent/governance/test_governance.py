@@ -138,3 +138,30 @@ def test_a_corrupt_proposals_file_is_an_error_not_overwritten(workspace):
     governance.proposals_path.write_text('[{"what": 1}]')
     with pytest.raises(GovernanceError):
         governance.proposals()
+
+
+def test_an_accept_from_the_dashboard_is_applied_once_like_the_cli(workspace, redis_urls):
+    governance = Governance(workspace.root)
+    governance.propose("Never post about politics", "owner asked", "autonomy")
+    governance.propose("Second idea", "", "autonomy")
+    admin = redis_urls.admin_client()
+    key = redis_urls.keys.rule_injections
+    click = {"accept": 1, "author": "owner (dashboard)", "ts": 1_800_000_000}
+    admin.lpush(key, json.dumps(click))
+    admin.lpush(key, json.dumps({**click, "ts": 1_800_000_005}))  # a second click on the same proposal
+    admin.lpush(key, json.dumps({"accept": "2; rm -rf", "author": "owner (dashboard)", "ts": 1_800_000_009}))
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    assert apply_injections(agent, redis_urls.keys, governance) == 2
+    assert apply_injections(agent, redis_urls.keys, governance) == 0  # each once, restarts included
+    dos = governance.read("DOS.md")
+    assert dos.count("- Never post about politics (proposal #1, accepted 2027-01-15 08:00:00Z)") == 1
+    assert "Second idea" not in dos
+    assert [p.number for p in governance.proposals() if p.accepted_at] == [1]
+    assert governance.tail("external_overrides.md").splitlines() == [
+        '- 2027-01-15 08:00:00Z by owner (dashboard): accepted proposal #1 "Never post about politics" '
+        "into DOS.md",
+        "- 2027-01-15 08:00:05Z by owner (dashboard): did not accept #1: proposal #1 was already accepted "
+        "on 2027-01-15 08:00:00Z",
+    ]
+    agent.close()
+    admin.close()
