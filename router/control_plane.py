@@ -5,9 +5,10 @@
   one), and always while ROUTER_KILL_SWITCH=true (a floor the owner's key cannot lift).
 - The approval check stores a held command (`router.approvals`), tells the owner (a notice with
   the one-time code) and answers `pending_approval` with the approval id. Decided approvals are
-  taken between commands: an approved one runs once through the same pipeline (kill switch,
-  rate limits and every other check still apply; its idempotency record is the command's own),
-  a denied or expired one never runs. Each outcome is audited and told to the owner.
+  taken between commands: an approved one runs once through the same pipeline, in its platform's
+  lane like any command (kill switch, rate limits and every other check still apply; its
+  idempotency record is the command's own), a denied or expired one never runs. Each outcome
+  is audited and told to the owner.
 - A recorder appends one audit line per command (`router.audit`), redacted, and mirrors it to
   the audit stream the dashboard reads.
 - `APPROVAL_DECISION {approval_id, decision, code}` is the owner's decision typed in a chat,
@@ -40,7 +41,11 @@ APPROVAL_DECISION = "APPROVAL_DECISION"
 AUDIT_STREAM_MAX = 10_000
 SWEEP_SECONDS = 5.0
 LOST_WAKE_UP_SECONDS = 30.0  # a decision still unsettled this long after is pushed again
-RunApproved = Callable[[CommandEnvelope], "Reply | None"]
+# Settle: called once when an approved command's run is over, with its reply (None: another
+# router runs it) and whether the run ended normally (False: it stays held, recovery settles it).
+Settle = Callable[["Reply | None", bool], None]
+# RunApproved: start the approved command; False when it cannot start now (its lane is full).
+RunApproved = Callable[[CommandEnvelope, Settle], bool]
 
 
 def origin_of(conversation: str) -> dict[str, str] | str:
@@ -84,7 +89,10 @@ class RouterControl:
         )
         self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
         self.audit = AuditLog(settings.audit_dir, settings.router_id, settings.audit_max_bytes)
-        self._approved: dict[str, Any] | None = None  # the approval whose command runs right now
+        # The approvals whose commands run right now, by command id, and their approval ids.
+        self._approved: dict[str, dict[str, Any]] = {}
+        self._running: set[str] = set()
+        self._approved_lock = threading.Lock()
         # Ids of commands the recorder wrote a line for (a set: commands run concurrently in lanes).
         self._audited: set[str] = set()
         self._next_sweep = 0.0
@@ -127,7 +135,7 @@ class RouterControl:
     ) -> Decision | None:
         if effect.scope not in self.policy.approval_scopes:
             return None
-        if self._approved is not None and self._approved["command"].get("id") == envelope.id:
+        if self.approved_record(envelope.id) is not None:
             return None  # the owner approved this very command
         text = self.redactor.text(effect.text or "")
         request = self.store.request(envelope, effect_dict(effect), text)
@@ -154,6 +162,10 @@ class RouterControl:
             extra={"approval_id": request.approval_id},
         )
 
+    def approved_record(self, command_id: str) -> dict[str, Any] | None:
+        with self._approved_lock:
+            return self._approved.get(command_id)
+
     # -- the audit log --------------------------------------------------------------------------
     def record(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: object, now: float
@@ -165,9 +177,10 @@ class RouterControl:
                 "pending_approval" if reply.status == Status.PENDING_APPROVAL else f"denied: {reply.error}"
             )
         approval_id = reply.extra.get("approval_id")
-        if self._approved is not None and self._approved["command"].get("id") == envelope.id:
-            decision = f"approved by {self._approved['decision'].get('by', 'the owner')}"
-            approval_id = self._approved["id"]
+        approved = self.approved_record(envelope.id)
+        if approved is not None:
+            decision = f"approved by {approved['decision'].get('by', 'the owner')}"
+            approval_id = approved["id"]
         entry = self._entry(
             envelope.id,
             envelope.action,
@@ -261,13 +274,22 @@ class RouterControl:
         then settle the expired ones."""
         held = self.store.held() if recovering else []
         for approval_id in held:
+            if self._is_running(approval_id):
+                continue  # held because it runs now, in a lane: its settle finishes it
             log.info("recovering decided approval %s", approval_id)
             self._settle(approval_id, run)
         while (taken := self.store.take_decided()) is not None:
+            if self._is_running(taken):  # a second push of a decision whose command runs now
+                self.store.done(taken)
+                continue
             self._settle(taken, run)
         if time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + SWEEP_SECONDS
             self._sweep()
+
+    def _is_running(self, approval_id: str) -> bool:
+        with self._approved_lock:
+            return approval_id in self._running
 
     def _settle(self, approval_id: str, run: RunApproved) -> None:
         record = self.store.load(approval_id)
@@ -288,19 +310,45 @@ class RouterControl:
             )
         else:
             self._run_approved(record, decision, run)
+            return  # its settle marks it done, when the run is over
         self.store.done(approval_id)
 
     def _run_approved(self, record: dict[str, Any], decision: dict[str, Any], run: RunApproved) -> None:
+        """Start the approved command; it is settled (and done) when its run is over. Until then
+        its id stays in this router's taken list, so a crash leaves it for recovery."""
+        approval_id = str(record["id"])
         try:
             envelope = CommandEnvelope.from_json(json.dumps(record["command"]))
         except (ProtocolError, KeyError, TypeError):
             self._close(record, "denied", Status.ERROR, "the stored command is unreadable; it was not run")
+            self.store.done(approval_id)
             return
-        self._approved = {**record, "decision": decision}
-        try:
-            reply = run(envelope)
-        finally:
-            self._approved = None
+        with self._approved_lock:
+            self._approved[envelope.id] = {**record, "decision": decision}
+            self._running.add(approval_id)
+
+        def release() -> None:
+            with self._approved_lock:
+                self._approved.pop(envelope.id, None)
+                self._running.discard(approval_id)
+
+        def settle(reply: Reply | None, ran: bool) -> None:
+            try:
+                if ran:
+                    self._settle_run(record, reply)
+                    self.store.done(approval_id)
+            except redis.RedisError as exc:  # still held: recovery answers from the command's record
+                log.warning("approval %s ran but is not settled yet (%s)", approval_id, type(exc).__name__)
+            finally:
+                release()
+
+        if not run(envelope, settle):
+            release()
+            log.warning(
+                "approval %s: its lane is full; it stays held and is tried again at recovery", approval_id
+            )
+
+    def _settle_run(self, record: dict[str, Any], reply: Reply | None) -> None:
         if reply is None:
             return  # another router is running it right now: that router settles it
         outcome = {

@@ -32,7 +32,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
-from router.control_plane import APPROVAL_DECISION, RouterControl
+from router.control_plane import APPROVAL_DECISION, RouterControl, Settle
 from router.credentials import platforms_with_credentials, secret_values
 from router.dead_letter import DeadLetters
 from router.effects import LOCAL_PLATFORM, Effect
@@ -276,11 +276,31 @@ class Worker:
     def _drop(self, raw: bytes) -> None:
         self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 
-    def _run_approved(self, envelope: CommandEnvelope) -> Reply | None:
-        """A command the owner approved: the same path as from the queue, past its own expiry (the
-        approval's expiry rules it) and without asking again; the reply also goes to its key."""
+    def _run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
+        """A command the owner approved: the same path as from the queue, in its platform's lane,
+        past its own expiry (the approval's expiry rules it) and without asking again; the reply
+        also goes to its key. False (nothing run) when the lane is full."""
         raw = envelope.to_json().encode("utf-8", "replace")
         planned = self.pipeline.plan(envelope)
+
+        def task() -> None:
+            reply, ran = None, False
+            try:
+                reply = self._approved_run(raw, envelope, planned)
+                ran = True
+            except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
+                self._redis_lost(exc)
+            except Exception:
+                log.exception("router error on approved command %s", envelope.id)
+            finally:
+                settle(reply, ran)
+
+        if isinstance(planned, Planned) and not is_own_read(planned.effect):
+            return self.lanes.submit(planned.effect.platform, task)
+        task()
+        return True
+
+    def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply) -> Reply | None:
         reply, record = self._decide(envelope, planned, raw, recovering=False, approved=True)
         self.control.forget(envelope.id)
         if reply is not None:
