@@ -124,6 +124,11 @@ def until(driver, script: str, what: str, seconds: float = 20.0):
     return wait_until(lambda: driver.execute_script(f"return {script}"), what, seconds, 0.1)
 
 
+def pill_text(driver, selector: str) -> str:
+    """Read in one step: the live stream may redraw the status bar between a find and a .text."""
+    return str(driver.execute_script(f"return document.querySelector('{selector}').textContent"))
+
+
 def test_owner_sees_live_status_approves_once_and_stops_posting(
     redis_urls, masto, dashboard, browser, tmp_path
 ):
@@ -211,13 +216,13 @@ def test_a_stuck_autonomy_shows_red_in_the_status_bar(redis_urls, dashboard, bro
     browser.get(dashboard + f"#token={TOKEN}")
     pill = '[data-part="autonomy"]'
     until(browser, f"document.querySelector('{pill}[data-state=\"red\"]')", "the red autonomy light")
-    assert "autonomy STUCK: no heartbeat for" in browser.find_element("css selector", pill).text
+    assert "autonomy STUCK: no heartbeat for" in pill_text(browser, pill)
     shot(browser, "6-autonomy-stuck")
     admin.set(
         KEYS.agent_autonomy, json.dumps({**beat, "timestamp": time.time(), "current_action": "reading"})
     )
     until(browser, f"document.querySelector('{pill}[data-state=\"green\"]')", "green once it beats again")
-    assert "autonomy cycle 7 · reading" in browser.find_element("css selector", pill).text
+    assert "autonomy cycle 7 · reading" in pill_text(browser, pill)
 
 
 def test_the_owner_accepts_a_proposal_and_the_agent_writes_it_into_dos(
