@@ -1,0 +1,86 @@
+"""The router's heartbeat: who it is and what it holds, renewed with a TTL a third as often.
+
+While the key lives, no other router takes this router's processing list; `status` and the
+dashboard read it (skills, credentials' platforms, dry run, kill switch floor, audit head,
+dead-letter size, and the bounds' quotas, circuits and new-account platforms).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from router.control_plane import RouterControl
+from router.credentials import platforms_with_credentials
+from router.dead_letter import DeadLetters
+from router.policy import Policy
+from router.redis_io import REDIS_DOWN, connect
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+
+
+class Heartbeat:
+    def __init__(
+        self,
+        settings: RouterSettings,
+        skills: list[str],
+        credentials: Mapping[str, str],
+        policy: Policy,
+        control: RouterControl,
+        dead_letters: DeadLetters,
+        stop: threading.Event,
+    ) -> None:
+        self.settings = settings
+        self.keys = settings.keys
+        self.skills = skills
+        self.credentials = credentials
+        self.policy = policy
+        self.control = control
+        self.dead_letters = dead_letters
+        self.started_at = time.time()
+        self._stop = stop
+
+    def value(self, dead_letters: int | None = None, conn: redis.Redis | None = None) -> str:
+        """Who this router is; with a connection also today's `quotas` {platform: {kind: {limit,
+        used}}}, the open `circuits` and the platforms in `new_account` mode (router.bounds)."""
+        value: dict[str, Any] = {
+            "dead_letter": dead_letters,
+            "router_id": self.settings.router_id,
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "ts": time.time(),
+            "skills": self.skills,
+            "platforms_with_credentials": platforms_with_credentials(self.credentials),
+            "dry_run": self.settings.dry_run,
+            "kill_switch_floor": self.settings.kill_switch,
+            "audit": self.control.audit_head,
+        }
+        if conn is not None:
+            try:
+                value.update(self.policy.bounds.status(conn, self.policy.clock()))
+            except REDIS_DOWN:
+                raise
+            except Exception:  # the beat itself must go on, or other routers take our commands
+                log.exception("cannot read the bounds' counters for the heartbeat")
+        return json.dumps(value)
+
+    def loop(self) -> None:
+        conn = connect(self.settings)
+        key = self.keys.router_heartbeat(self.settings.router_id)
+        try:
+            while not self._stop.is_set():
+                with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
+                    size = self.dead_letters.size(conn)
+                    conn.set(key, self.value(size, conn), ex=self.settings.heartbeat_ttl)
+                self._stop.wait(self.settings.heartbeat_ttl / 3)
+        finally:
+            conn.close()

@@ -1,0 +1,107 @@
+"""A command's records in Redis: what makes a side effect happen at most once.
+
+Idempotency (`Keys.idempotency(id)`): `started` when a side-effecting command is about to run,
+`done` with its reply when answered; a command seen again is answered from it. Intent
+(`Keys.intent(key)`): the first command of an intent (action and params within one turn); a
+repeat is answered from the first one's record instead of acting again. Attempts: how often a
+read-only command was recovered, so one that kills its router ends in the dead-letter list.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import redis
+
+from protocol import CommandEnvelope, Reply, Status
+from router.redis_io import as_bytes
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+
+
+class CommandRecords:
+    def __init__(self, conn: redis.Redis, settings: RouterSettings) -> None:
+        self.conn = conn
+        self.keys = settings.keys
+        self.router_id = settings.router_id
+        self.ttl = settings.idempotency_ttl
+        self.max_attempts = settings.max_attempts
+
+    def stored_reply(self, envelope: CommandEnvelope) -> Reply | None:
+        """The answer from this command's own record, when it has one."""
+        stored = self.conn.get(self.keys.idempotency(envelope.id))
+        if stored is None:
+            return None
+        return self.answer_from_record(envelope, as_bytes(stored).decode("utf-8", "replace"))
+
+    def claim(self, envelope: CommandEnvelope) -> bool:
+        """Mark the command started; False when another copy of it already is."""
+        record = json.dumps({"state": "started", "router_id": self.router_id, "ts": time.time()})
+        return bool(self.conn.set(self.keys.idempotency(envelope.id), record, nx=True, ex=self.ttl))
+
+    def repeat_of(self, envelope: CommandEnvelope) -> Reply | None:
+        """The answer to a second command of the same intent, from the first one's record; None
+        when this one may run (it is the first, or the first is known not to have acted)."""
+        key = self.keys.intent(envelope.intent)
+        ttl = self.ttl
+        if self.conn.set(key, envelope.id, nx=True, ex=ttl):
+            return None
+        first = self.conn.get(key)
+        first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
+        if first_id == envelope.id:
+            return None
+        answer = self._answer_of_first(envelope, first_id)
+        if answer is None:
+            self.conn.set(key, envelope.id, ex=ttl)  # the first did not act: this one may
+        return answer
+
+    def earlier_of_intent(self, envelope: CommandEnvelope) -> Reply | None:
+        """The first command's answer when another command already carried this intent; None when
+        there is none (or it did not act). Reads only: `repeat_of` claims the intent later."""
+        first = self.conn.get(self.keys.intent(envelope.intent))
+        first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
+        return None if first_id == envelope.id else self._answer_of_first(envelope, first_id)
+
+    def _answer_of_first(self, envelope: CommandEnvelope, first_id: str) -> Reply | None:
+        stored = self.conn.get(self.keys.idempotency(first_id))
+        record = json.loads(stored) if stored is not None else {}
+        reply = record.get("reply") if record.get("state") == "done" else None
+        if isinstance(reply, dict) and reply.get("status") in ("error", "denied", "expired"):
+            return None
+        log.warning("command %s repeats the intent of %s; answering from its record", envelope.id, first_id)
+        if isinstance(reply, dict):
+            return Reply.from_json(json.dumps({**reply, "id": envelope.id, "repeat_of": first_id}))
+        return Reply(
+            envelope.id,
+            Status.UNKNOWN,
+            f"the same {envelope.action} (same params, same turn) was "
+            f"already sent as command {first_id} and has not finished; it was not run again",
+            error="repeat_in_progress",
+            extra={"repeat_of": first_id},
+        )
+
+    def too_many_attempts(self, envelope: CommandEnvelope) -> bool:
+        """Counts recoveries of a read-only command: one that kills its router every time it runs
+        must end in the dead-letter list, not in an endless restart loop."""
+        key = self.keys.attempts(envelope.id)
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, self.ttl)
+        return int(pipe.execute()[0]) > self.max_attempts
+
+    def answer_from_record(self, envelope: CommandEnvelope, stored: str) -> Reply:
+        record = json.loads(stored)
+        if record.get("state") == "done":
+            log.info("command %s already done; re-sending its stored reply", envelope.id)
+            return Reply.from_json(json.dumps(record["reply"]))
+        log.warning("command %s started earlier and never finished; answering unknown", envelope.id)
+        return Reply(
+            envelope.id,
+            Status.UNKNOWN,
+            f"{envelope.action} was interrupted while running; it may "
+            "or may not have happened, and it will not be retried",
+            error="interrupted",
+        )

@@ -1,0 +1,71 @@
+"""How the router talks to Redis: a fail-fast bytes client and the conversions its values need."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+MAX_BACKOFF_SECONDS = 5.0
+
+
+def connect(settings: RouterSettings) -> redis.Redis:
+    """A client that fails fast (the worker does its own bounded backoff) and hands back bytes:
+    a queue item that is not UTF-8 must reach the worker to be dead-lettered, not end the loop."""
+    return redis.Redis.from_url(
+        settings.redis_url,
+        decode_responses=False,
+        socket_connect_timeout=3,
+        socket_timeout=settings.block_seconds + 10,
+        retry=Retry(NoBackoff(), 0),
+    )
+
+
+def as_bytes(value: bytes | str) -> bytes:
+    """What the bytes client returns, typed as such (redis-py's stubs say str | bytes)."""
+    return value if isinstance(value, bytes) else value.encode("utf-8", "replace")
+
+
+def utf8(text: str) -> bytes:
+    """Text as Redis stores it; a lone surrogate (JSON allows "\\udc00") becomes '?' instead of
+    an encoding error that would end the router."""
+    return text.encode("utf-8", "replace")
+
+
+class RedisHealth:
+    """Whether Redis answers: one log line when it goes and one when it comes back (then
+    `on_back`), and the bounded backoff between tries (shared by the loop and the lanes)."""
+
+    def __init__(self, on_back: Callable[[], None]) -> None:
+        self.failures = 0
+        self.down_since: float | None = None
+        self.on_back = on_back
+
+    def lost(self, exc: Exception) -> None:
+        self.failures += 1
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            log.warning(
+                "Redis unreachable (%s: %s); retrying with backoff up to %.0fs",
+                type(exc).__name__,
+                exc,
+                MAX_BACKOFF_SECONDS,
+            )
+
+    def ok(self) -> None:
+        if self.down_since is not None:
+            log.info("Redis reachable again after %.1fs", time.monotonic() - self.down_since)
+            self.down_since = None
+            self.on_back()
+        self.failures = 0
+
+    def backoff_seconds(self) -> float:
+        return min(MAX_BACKOFF_SECONDS, 0.1 * 2 ** min(self.failures, 6))
