@@ -14,9 +14,10 @@ side-effecting one is answered `unknown` at once. Either way the command ends in
 dead-letter list with the reason. A side-effecting skill's `request_failed` (timeout, 5xx) is
 answered `unknown` too: the request may have acted before its answer was lost.
 
-Around the loop: `router.results` writes results, `router.records` keeps the idempotency and
-intent records, `router.heartbeat` beats, `router.lanes` runs commands per platform and
-`router.redis_io` connects and tracks whether Redis answers.
+Around the loop: `router.deadline` runs a skill within its command's deadline, `router.results`
+writes results, `router.records` keeps the idempotency and intent records, `router.heartbeat`
+beats, `router.lanes` runs commands per platform and `router.redis_io` connects and tracks
+whether Redis answers.
 """
 
 from __future__ import annotations
@@ -36,23 +37,21 @@ from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.control_plane import APPROVAL_DECISION, RouterControl, Settle
 from router.credentials import secret_values
 from router.dead_letter import DeadLetters
-from router.effects import LOCAL_PLATFORM, Effect
+from router.deadline import DeadlineRunner, is_own_read
 from router.errors import ConfigError
 from router.heartbeat import Heartbeat
-from router.lanes import InFlight, Lanes, Once
-from router.pipeline import Outcome, Pipeline, Planned, decode
+from router.lanes import InFlight, Lanes
+from router.pipeline import Pipeline, Planned, decode
 from router.policy import Policy
 from router.records import CommandRecords
 from router.redaction import Redactor
 from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
-from router.registry import Skill, SkillContext
+from router.registry import Skill
 from router.results import ResultWriter
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
-PLATFORM_TIMEOUT_SECONDS = 20.0  # one platform request at most, and never past the command's deadline
 APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands
-ANSWER_MARGIN_SECONDS = 0.25  # answer this long before the expiry, while the agent still waits
 
 
 class Worker:
@@ -78,6 +77,8 @@ class Worker:
         self.health = RedisHealth(on_back=self._recover_soon)
         self.results = ResultWriter(self.conn, settings, self.redactor, self.pipeline.redact, self.control,
                                     self.dead_letters, self.health, self._stop)
+        self.runner = DeadlineRunner(settings, self.credentials, self.pipeline, self.policy, self.control,
+                                     self.results, self.conn)
         self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.control,
                                    self.dead_letters, self._stop)
         self._next_recovery = 0.0
@@ -285,7 +286,7 @@ class Worker:
                 return earlier, True
         refused = self.pipeline.check(planned, self.conn)
         if refused is not None:
-            self._record_outcome(planned, refused)
+            self.runner.record_outcome(planned, refused)
             return refused, False
         if recovering and not side_effect and self.records.too_many_attempts(envelope):
             reason = f"still unanswered after {self.settings.max_attempts} router restarts"
@@ -301,74 +302,13 @@ class Worker:
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)
             return None, False
-        outcome = self._run_within_deadline(raw, planned, approved)
+        outcome = self.runner.run(raw, planned, approved)
         if outcome is None:  # the deadline answered first
             return None, False
         if outcome.dead_letter is not None:
             self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
-        self._record_outcome(planned, outcome.reply)
+        self.runner.record_outcome(planned, outcome.reply)
         return outcome.reply, side_effect
-
-    def _run_within_deadline(self, raw: bytes, planned: Planned, approved: bool = False) -> Outcome | None:
-        """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
-        for a side effect: it may yet happen) and drop the run's own answer when it comes. An
-        approved command's own expiry has passed by design: it gets one platform timeout."""
-        envelope = planned.envelope
-        deadline = time.time() + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at
-        left = max(0.05, deadline - time.time() - ANSWER_MARGIN_SECONDS)
-        ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
-        if is_own_read(planned.effect):
-            return self.pipeline.run(planned, ctx)
-        once = Once()
-        timer = threading.Timer(left, self._deadline_passed, (raw, planned, once))
-        timer.daemon = True
-        timer.start()
-        try:
-            outcome = self.pipeline.run(planned, ctx)
-        finally:
-            timer.cancel()
-        if not once.claim():
-            log.warning("command %s %s finished after its deadline (%s); its answer was already sent",
-                        envelope.id, envelope.action, outcome.reply.status)
-            return None
-        return outcome
-
-    def _deadline_passed(self, raw: bytes, planned: Planned, once: Once) -> None:
-        if not once.claim():
-            return
-        envelope, side_effect = planned.envelope, planned.skill.side_effect
-        if side_effect:
-            reply = Reply(envelope.id, Status.UNKNOWN, f"{planned.effect.platform} did not answer before the "
-                          f"command's deadline; {envelope.action} may or may not have happened, and it will "
-                          "not be retried", error="request_failed")
-        else:
-            reply = Reply(envelope.id, Status.ERROR, f"{planned.effect.platform} did not answer before the "
-                          "command's deadline", error="request_failed")
-        log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
-        try:
-            self._record_outcome(planned, reply)
-            self.control.after(envelope, reply)
-            self.results.finish(raw, reply, side_effect)
-        except Exception:
-            log.exception("could not answer command %s at its deadline", envelope.id)
-
-    def _record_outcome(self, planned: Planned, reply: Reply) -> None:
-        self.policy.record(planned.effect, planned.envelope, reply, self.conn)
-
-    def context(self, envelope: CommandEnvelope, timeout: float = PLATFORM_TIMEOUT_SECONDS) -> SkillContext:
-        return SkillContext(
-            timeout=timeout,
-            command_id=envelope.id, conversation=envelope.conversation, credentials=self.credentials,
-            env={**public_environment(self.settings.env, self.credentials),
-                 "ROUTER_ID": self.settings.router_id},
-            data_dir=self.settings.data_dir, dry_run=self.settings.dry_run,
-            log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
-        )
-
-
-def is_own_read(effect: Effect) -> bool:
-    """A read of the router itself (PING): answered in the loop, it touches nothing outside."""
-    return effect.platform == LOCAL_PLATFORM and not effect.writes
 
 
 def readable_id(raw: bytes) -> str | None:
@@ -380,8 +320,3 @@ def readable_id(raw: bytes) -> str | None:
     value = data.get("id") if isinstance(data, dict) else None
     return value if isinstance(value, str) and 0 < len(value) <= 128 else None
 
-
-def public_environment(env: Mapping[str, str], credentials: Mapping[str, str]) -> dict[str, str]:
-    """The environment a skill sees as settings: no credential, no secret-named variable, no REDIS_URL."""
-    secrets = set(secret_values(env, credentials))
-    return {k: v for k, v in env.items() if k != "REDIS_URL" and k not in credentials and v not in secrets}

@@ -1,0 +1,135 @@
+"""Running a skill within its command's deadline.
+
+One total deadline per command, from its expiry: no platform call outlives it. A command still
+running at its deadline is answered then (`unknown` for a side effect: it may yet happen) and
+the run's own answer is dropped when it comes; `Once` makes sure only one of the two answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+
+import redis
+
+from protocol import CommandEnvelope, Reply, Status
+from router.control_plane import RouterControl
+from router.credentials import secret_values
+from router.effects import LOCAL_PLATFORM, Effect
+from router.lanes import Once
+from router.pipeline import Outcome, Pipeline, Planned
+from router.policy import Policy
+from router.registry import SkillContext
+from router.results import ResultWriter
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+PLATFORM_TIMEOUT_SECONDS = 20.0  # one platform request at most, and never past the command's deadline
+ANSWER_MARGIN_SECONDS = 0.25  # answer this long before the expiry, while the agent still waits
+
+
+class DeadlineRunner:
+    def __init__(
+        self,
+        settings: RouterSettings,
+        credentials: Mapping[str, str],
+        pipeline: Pipeline,
+        policy: Policy,
+        control: RouterControl,
+        results: ResultWriter,
+        conn: redis.Redis,
+    ) -> None:
+        self.settings = settings
+        self.credentials = credentials
+        self.pipeline = pipeline
+        self.policy = policy
+        self.control = control
+        self.results = results
+        self.conn = conn
+
+    def run(self, raw: bytes, planned: Planned, approved: bool = False) -> Outcome | None:
+        """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
+        for a side effect: it may yet happen) and drop the run's own answer when it comes. An
+        approved command's own expiry has passed by design: it gets one platform timeout."""
+        envelope = planned.envelope
+        deadline = time.time() + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at
+        left = max(0.05, deadline - time.time() - ANSWER_MARGIN_SECONDS)
+        ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
+        if is_own_read(planned.effect):
+            return self.pipeline.run(planned, ctx)
+        once = Once()
+        timer = threading.Timer(left, self._deadline_passed, (raw, planned, once))
+        timer.daemon = True
+        timer.start()
+        try:
+            outcome = self.pipeline.run(planned, ctx)
+        finally:
+            timer.cancel()
+        if not once.claim():
+            log.warning(
+                "command %s %s finished after its deadline (%s); its answer was already sent",
+                envelope.id,
+                envelope.action,
+                outcome.reply.status,
+            )
+            return None
+        return outcome
+
+    def _deadline_passed(self, raw: bytes, planned: Planned, once: Once) -> None:
+        if not once.claim():
+            return
+        envelope, side_effect = planned.envelope, planned.skill.side_effect
+        if side_effect:
+            reply = Reply(
+                envelope.id,
+                Status.UNKNOWN,
+                f"{planned.effect.platform} did not answer before the "
+                f"command's deadline; {envelope.action} may or may not have happened, and it will "
+                "not be retried",
+                error="request_failed",
+            )
+        else:
+            reply = Reply(
+                envelope.id,
+                Status.ERROR,
+                f"{planned.effect.platform} did not answer before the command's deadline",
+                error="request_failed",
+            )
+        log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
+        try:
+            self.record_outcome(planned, reply)
+            self.control.after(envelope, reply)
+            self.results.finish(raw, reply, side_effect)
+        except Exception:
+            log.exception("could not answer command %s at its deadline", envelope.id)
+
+    def record_outcome(self, planned: Planned, reply: Reply) -> None:
+        self.policy.record(planned.effect, planned.envelope, reply, self.conn)
+
+    def context(self, envelope: CommandEnvelope, timeout: float = PLATFORM_TIMEOUT_SECONDS) -> SkillContext:
+        return SkillContext(
+            timeout=timeout,
+            command_id=envelope.id,
+            conversation=envelope.conversation,
+            credentials=self.credentials,
+            env={
+                **public_environment(self.settings.env, self.credentials),
+                "ROUTER_ID": self.settings.router_id,
+            },
+            data_dir=self.settings.data_dir,
+            dry_run=self.settings.dry_run,
+            log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
+        )
+
+
+def is_own_read(effect: Effect) -> bool:
+    """A read of the router itself (PING): answered in the loop, it touches nothing outside."""
+    return effect.platform == LOCAL_PLATFORM and not effect.writes
+
+
+def public_environment(env: Mapping[str, str], credentials: Mapping[str, str]) -> dict[str, str]:
+    """The environment a skill sees as settings: no credential, no secret-named variable, no REDIS_URL."""
+    secrets = set(secret_values(env, credentials))
+    return {k: v for k, v in env.items() if k != "REDIS_URL" and k not in credentials and v not in secrets}
