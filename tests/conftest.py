@@ -46,4 +46,4 @@ def workspace(isolated_state) -> Workspace:
     return ws
 
 
-from tests.support.redis_server import redis_server, redis_urls  # noqa: E402, F401
+from tests.support.redis_server import admin, redis_server, redis_urls  # noqa: E402, F401

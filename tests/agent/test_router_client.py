@@ -12,13 +12,6 @@ from tests.support.redis_server import free_port
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def client(redis_urls):
     made = []
 

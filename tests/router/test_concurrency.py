@@ -15,13 +15,6 @@ X_CREDS = {"X_API_KEY": "ck-lanes-1", "X_API_SECRET": "cs-lanes-2",
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def hanging_moltbook():
     fake = FakeMoltbook(api_key="moltbook_sk_" + "lanesKey123").start()
     fake.fail_mode, fake.delay = "slow", 60.0  # answers only when stopped

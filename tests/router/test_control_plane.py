@@ -23,13 +23,6 @@ from tests.router.router_helpers import (
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def control(redis_urls):
     client = redis.Redis.from_url(redis_urls.control_url, decode_responses=True)
     yield client

@@ -3,18 +3,10 @@
 import json
 import time
 
-import pytest
 import redis
 
 from router.dead_letter import DeadLetters
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for, wait_until
-
-
-@pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
 
 
 def test_a_poison_stream_never_grows_the_list_past_its_cap(redis_urls, admin, tmp_path):

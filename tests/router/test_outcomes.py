@@ -39,13 +39,6 @@ def mastodon():
 PLATFORMS = {"moltbook": moltbook, "x": x, "mastodon": mastodon}
 
 
-@pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
 @pytest.fixture(params=sorted(PLATFORMS))
 def platform(request):
     fake, creds, env, path, count = PLATFORMS[request.param]()

@@ -12,13 +12,6 @@ POISON = [b"\xff", b"\xff\xfe" * 1000, b'{"id": "a\xff", "action": "PING"}', b"\
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def agent(redis_urls):
     client = redis.Redis.from_url(redis_urls.agent_url)
     yield client

@@ -28,13 +28,6 @@ WRITES = [
 ]
 
 
-@pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
 def run(redis_urls, admin, tmp_path, commands, **settings):
     env = {"ROUTER_DRY_RUN": "1", **settings}
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path, **env), dict(SKILLS), dict(CREDS)):

@@ -24,13 +24,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def routers():
     started = []
 

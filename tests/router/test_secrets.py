@@ -5,8 +5,6 @@ import base64
 import logging
 from urllib.parse import quote
 
-import pytest
-
 from router.credentials import load_credentials, secret_values
 from router.errors import SkillError
 from router.logs import setup_logging
@@ -56,13 +54,6 @@ def everything_in_redis(admin):
 def assert_clean(text, where):
     for form in FORMS:
         assert form not in text, f"secret found in {where}"
-
-
-@pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
 
 
 def test_secret_echoed_by_a_skill_never_leaves(redis_urls, admin, tmp_path, capfd):

@@ -21,13 +21,6 @@ def fake():
     server.stop()
 
 
-@pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
 def profile_reply(redis_urls, admin, tmp_path, fake):
     settings = settings_for(redis_urls.router_url, tmp_path, MOLTBOOK_API_BASE=fake.base)
     with WorkerThread(settings, dict(SKILLS), {"MOLTBOOK_API_KEY": KEY}):

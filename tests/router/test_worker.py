@@ -21,13 +21,6 @@ from tests.router.router_helpers import (
 
 
 @pytest.fixture
-def admin(redis_urls):
-    client = redis_urls.admin_client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def keys(redis_urls):
     return redis_urls.keys
 

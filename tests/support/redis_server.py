@@ -163,3 +163,11 @@ def redis_urls(redis_server: RedisServer) -> Iterator[RedisUrls]:
         admin = redis_server.admin_client()
         admin.flushall()
         admin.close()
+
+
+@pytest.fixture
+def admin(redis_urls: RedisUrls) -> Iterator[redis.Redis]:
+    """A client of the test Redis as its admin user, closed after the test."""
+    client = redis_urls.admin_client()
+    yield client
+    client.close()
