@@ -23,7 +23,7 @@ from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM
 from agent.llm.turn import TurnRequest, turn_request
-from agent.memory import entry_value, source_of
+from agent.memory import entry_value, one_line, source_of, visible_to
 from agent.prompt import PromptInputs, render_prompt
 from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
@@ -41,11 +41,19 @@ OWN_DATA_ACTIONS = frozenset({"_MEMORY_WRITE", "_MEMORY_FORGET"})
 TARGET_PARAMS = ("url", "uri", "query", "content")  # the param that says what an action read
 
 
-def outside_sources(artifact: dict[str, Any], conversation: str) -> list[str]:
-    """Which outside data (action and its url/uri, if any) the prompt's action results show."""
+def outside_sources(
+    artifact: dict[str, Any], conversation: str, history: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """Which outside data the prompt shows: action results (the action and its url/uri, if any)
+    and messages someone else wrote in the history (a forward the owner's "ok" may act on)."""
+    sources = [
+        f"a message from {one_line(str(turn['outside_author']))[:200]}"
+        for turn in history or []
+        if turn.get("outside_author")
+    ]
+    sources = list(dict.fromkeys(sources))
     if artifact.get("conversation") != conversation:
-        return []
-    sources: list[str] = []
+        return sources
     for step in artifact.get("steps", []):
         for result in step.get("results", []) if isinstance(step, dict) else []:
             if not isinstance(result, dict) or result.get("action") in OWN_DATA_ACTIONS:
@@ -169,14 +177,14 @@ class AgentLoop:
         user_message: str, snapshot: TurnSnapshot, outside_author: str | None = None
     ) -> TurnRequest:
         """What a provider may read besides the prompt (the embedded model chooses from the schemas).
-        Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact."""
+        Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact;
+        and for a turn someone else wrote, only the entries the owner made public."""
         instructions = {
             str(entry["name"]): str(entry.get("instruction", ""))
             for entry in [*snapshot.router_actions, *snapshot.agent_actions]
         }
-        memory = {
-            key: entry_value(entry) for key, entry in snapshot.memory.items() if source_of(entry) is None
-        }
+        visible = visible_to(snapshot.memory, outside_author)
+        memory = {key: entry_value(entry) for key, entry in visible.items() if source_of(entry) is None}
         return TurnRequest(user_message, snapshot.schemas, instructions, memory, outside_author)
 
     def warm_up(self) -> None:
@@ -184,6 +192,10 @@ class AgentLoop:
         snapshot = self.snapshot("")
         with turn_request(self.turn_request("", snapshot)):
             self.llm.prepare(snapshot.template)
+
+    def set_memory_public(self, key: str, public: bool) -> None:
+        with self._lock:
+            self.workspace.set_memory_public(key, public)
 
     def clear_history(self, conversation: str) -> None:
         with self._lock:
@@ -240,7 +252,7 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            seen = outside_sources(artifact, conversation)
+            seen = outside_sources(artifact, conversation, history)
             results = self._execute_all(parsed.actions, conversation, done, outside_author, seen, turn_id)
             if any(r["action"] in OWN_DATA_ACTIONS and r["status"] == "ok" for r in results):
                 snapshot.memory = self.workspace.load_memory()  # the next step sees what was remembered

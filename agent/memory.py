@@ -6,8 +6,10 @@ when the model wrote it. `author` is "owner" or who else wrote the turn. Only th
 words are shown as memory; anything else (an entry read from outside data, one written before
 SafeClaw kept provenance) is shown fenced as data, with where it came from.
 
-A turn written by someone else (a Bluesky post, later the autonomy feed: any message with an
-`outside_author`) cannot write memory at all: see `check_writer`.
+A turn written by someone else (a Bluesky post, a forward, the autonomy feed: any message with
+an `outside_author`) cannot write memory at all (`check_writer`), and sees only the entries the
+owner made public (`/public <key>`, which sets `"public": true`; see `visible_to`): an obedient
+model answering a stranger could otherwise repeat the owner's private facts to them.
 
 The prompt shows the entries that fit `PROMPT_TOKENS`, the most relevant to the message first.
 """
@@ -156,6 +158,34 @@ def source_of(entry: Any) -> str | None:
         where = entry.get("conversation", "?")
         return f"your owner's turn in {where}, after reading {', '.join(map(str, reading))}"
     return None
+
+
+def is_public(entry: Any) -> bool:
+    """True for the owner's own words that the owner made public (a rewrite makes them private)."""
+    return isinstance(entry, dict) and entry.get("public") is True and source_of(entry) is None
+
+
+def visible_to(memory: dict[str, Any], outside_author: str | None) -> dict[str, Any]:
+    """What of memory a turn may see: all of it for the owner, the public entries for anyone else."""
+    if outside_author is None:
+        return memory
+    return {key: entry for key, entry in memory.items() if is_public(entry)}
+
+
+def with_public(memory: dict[str, Any], key: str, public: bool) -> dict[str, Any]:
+    """`memory` with `key` made public (or private again); MemoryRefused when it cannot be."""
+    if key not in memory:
+        raise MemoryRefused(f"nothing is remembered under {key!r} (/memory lists the keys)")
+    entry = memory[key]
+    if public and (not isinstance(entry, dict) or source_of(entry) is not None):
+        raise MemoryRefused(
+            f"{key!r} is not your own words (or has no record of who wrote it), so it cannot be made "
+            "public; write it again with /remember first"
+        )
+    result = dict(memory)
+    if isinstance(entry, dict):
+        result[key] = {k: v for k, v in entry.items() if k != "public"} | ({"public": True} if public else {})
+    return result
 
 
 def terms(text: str) -> set[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
-from agent.memory import Provenance, merged
+from agent.memory import Provenance, merged, with_public
 from agent.pending_writes import PendingWrites
 from agent.workspace_files import check_writable, remove_stale_temp_files
 from agent.workspace_files import read_json as read_json
@@ -114,6 +114,10 @@ class Workspace:
             provenance = Provenance(provenance)
         self.pending.write(self.memory_path, merged(self.load_memory(), new_memory, provenance))
         return sorted(str(k) for k in new_memory)
+
+    def set_memory_public(self, key: str, public: bool) -> None:
+        """Let outside turns see the owner's entry `key` (or stop them); MemoryRefused when it cannot."""
+        self.pending.write(self.memory_path, with_public(self.load_memory(), key, public))
 
     def forget_memory(self, keys: list[str]) -> list[str]:
         """Remove these keys from memory.json; returns the ones that were there."""

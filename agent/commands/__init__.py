@@ -23,6 +23,7 @@ from agent.commands.parse import (
 )
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
+from agent.memory import MemoryRefused, is_public
 
 if TYPE_CHECKING:
     from agent.loop import AgentLoop
@@ -48,6 +49,8 @@ def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
         CommandSpec("remember", "<key> = <value>", "remember a fact", b.remember if b else None),
         CommandSpec("forget", "<key>", "forget a remembered fact", b.forget if b else None),
         CommandSpec("memory", "", "show what I remember"),
+        CommandSpec("public", "<key>", "let messages others wrote (Bluesky, forwards, autonomy) see a fact"),
+        CommandSpec("private", "<key>", "make a public fact private again (the default)"),
         CommandSpec("browse", "<url>", "open a web page and summarise it", b.browse if b else None),
         CommandSpec("approvals", "", "the router's commands waiting for your decision"),
         CommandSpec("approve", "<id>", "run a held command (once)"),
@@ -99,6 +102,8 @@ class CommandDispatcher:
                 return self.loop.run_actions(conversation, text.strip(), actions, describe_results)
             if spec.name in ("approve", "deny"):
                 return self.decide(spec, args, conversation)
+            if spec.name in ("public", "private"):
+                return self.share(spec, args)
             return self.view(spec, args, conversation, specs)
         except CommandUsageError as exc:
             return str(exc)
@@ -134,6 +139,24 @@ class CommandDispatcher:
             return NO_APPROVALS
         return str(self.desk.decide(args.strip(), spec.name, conversation))
 
+    def share(self, spec: CommandSpec, args: str) -> str:
+        """/public and /private: which of the owner's facts a turn someone else wrote may see."""
+        key = args.strip()
+        if not key:
+            raise CommandUsageError(f"Usage: {spec.usage} (/memory lists the keys)")
+        public = spec.name == "public"
+        try:
+            self.loop.set_memory_public(key, public)
+        except MemoryRefused as exc:
+            return f"Not changed: {exc}."
+        if public:
+            return (
+                f"{key!r} is now public: turns others wrote (Bluesky mentions, forwards, autonomy) "
+                "can see it. "
+                f"/private {key} undoes it; a new value makes it private again."
+            )
+        return f"{key!r} is private again: only your own messages can see it."
+
     def memory_text(self) -> str:
         memory = self.loop.workspace.load_memory()
         if not memory:
@@ -142,7 +165,8 @@ class CommandDispatcher:
         for key, entry in memory.items():
             value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            lines.append(f"- {key} = {shown}")
+            public = " (public)" if is_public(entry) else ""
+            lines.append(f"- {key} = {shown}{public}")
         return "What I remember:\n" + "\n".join(lines)
 
     @staticmethod
