@@ -67,6 +67,10 @@ class Keys:
     def intent(self, intent: str) -> str:
         return f"{self.router_prefix}intent:{intent}"
 
+    def fingerprint(self, command_id: str) -> str:
+        """The action and params a side-effecting command id was first seen with (a hash)."""
+        return f"{self.router_prefix}fingerprint:{command_id}"
+
     def attempts(self, command_id: str) -> str:
         return f"{self.router_prefix}attempts:{command_id}"
 
@@ -158,6 +162,21 @@ class Keys:
 
 
 _INTENT = re.compile(r"[A-Za-z0-9_:-]{0,128}")
+# A command id names Redis keys and log lines: a plain token, never a pattern (`*`), a key
+# separator (`:`), a path, a space or a line break (the agent sends uuid4 hex).
+_COMMAND_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def is_command_id(value: object) -> bool:
+    """True for a string that may be a command id: 1-128 ASCII letters, digits, '_', '.', '-'."""
+    return isinstance(value, str) and _COMMAND_ID.fullmatch(value) is not None
+
+
+def command_fingerprint(action: str, params: dict[str, Any]) -> str:
+    """What a command asks for (action and params), as a short hash: two commands with one id or
+    one intent but different fingerprints are different commands."""
+    canonical = json.dumps([action, params], sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:32]
 
 
 def intent_key(turn: str, action: str, params: dict[str, Any]) -> str:
@@ -222,8 +241,8 @@ class CommandEnvelope:
             )
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity
             raise ProtocolError(f"invalid command: {exc}") from None
-        if not envelope.id or len(envelope.id) > 128:
-            raise ProtocolError("invalid command: id must be 1-128 characters")
+        if not is_command_id(envelope.id):
+            raise ProtocolError("invalid command: id must be 1-128 ASCII letters, digits, '_', '.', '-'")
         if not isinstance(envelope.intent, str) or not _INTENT.fullmatch(envelope.intent):
             raise ProtocolError("invalid command: intent must be up to 128 letters, digits, '_', '-', ':'")
         if envelope.v != PROTOCOL_VERSION:

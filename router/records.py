@@ -5,21 +5,32 @@ Idempotency (`Keys.idempotency(id)`): `started` when a side-effecting command is
 (`Keys.intent(key)`): the first command of an intent (action and params within one turn); a
 repeat is answered from the first one's record instead of acting again. Attempts: how often a
 read-only command was recovered, so one that kills its router ends in the dead-letter list.
+
+Both records are bound to what the command asks for (its fingerprint: action and params), since
+the agent's login may forge any id or intent: a command that reuses another's id with other
+params is refused (`id_reused`), never answered with the other's result; the intent record is
+keyed by the intent and the fingerprint, so a forged intent only ever matches the same words.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol import CommandEnvelope, Reply, Status, command_fingerprint
 from router.redis_io import as_bytes
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
+ID_REUSED = "id_reused"  # the error of a command whose id another command with other params holds
+
+
+def fingerprint(envelope: CommandEnvelope) -> str:
+    return command_fingerprint(envelope.action, envelope.params)
 
 
 class CommandRecords:
@@ -31,21 +42,42 @@ class CommandRecords:
         self.max_attempts = settings.max_attempts
 
     def stored_reply(self, envelope: CommandEnvelope) -> Reply | None:
-        """The answer from this command's own record, when it has one."""
-        stored = self.conn.get(self.keys.idempotency(envelope.id))
+        """The answer from this command's own record, when it has one; `id_reused` (never to be
+        stored as this id's answer) when the record is of another command with the same id."""
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.get(self.keys.idempotency(envelope.id))
+        pipe.get(self.keys.fingerprint(envelope.id))
+        stored, first = pipe.execute()
         if stored is None:
             return None
+        if first is not None and as_bytes(first).decode("ascii", "replace") != fingerprint(envelope):
+            log.warning("command %s reuses the id of another command with other params; refused", envelope.id)
+            return Reply(
+                envelope.id,
+                Status.DENIED,
+                f"{envelope.action} was not run: its id was already used by a command with other params "
+                "(a command id names one command; send a new id)",
+                error=ID_REUSED,
+            )
         return self.answer_from_record(envelope, as_bytes(stored).decode("utf-8", "replace"))
 
     def claim(self, envelope: CommandEnvelope) -> bool:
         """Mark the command started; False when another copy of it already is."""
         record = json.dumps({"state": "started", "router_id": self.router_id, "ts": time.time()})
-        return bool(self.conn.set(self.keys.idempotency(envelope.id), record, nx=True, ex=self.ttl))
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.set(self.keys.idempotency(envelope.id), record, nx=True, ex=self.ttl)
+        pipe.set(self.keys.fingerprint(envelope.id), fingerprint(envelope), nx=True, ex=self.ttl)
+        return bool(pipe.execute()[0])
+
+    def intent_key(self, envelope: CommandEnvelope) -> str:
+        """The intent record's key: the sender's intent bound to what the command asks for."""
+        bound = hashlib.sha256(f"{envelope.intent}\n{fingerprint(envelope)}".encode("ascii")).hexdigest()
+        return self.keys.intent(bound[:48])
 
     def repeat_of(self, envelope: CommandEnvelope) -> Reply | None:
         """The answer to a second command of the same intent, from the first one's record; None
         when this one may run (it is the first, or the first is known not to have acted)."""
-        key = self.keys.intent(envelope.intent)
+        key = self.intent_key(envelope)
         ttl = self.ttl
         if self.conn.set(key, envelope.id, nx=True, ex=ttl):
             return None
@@ -61,7 +93,7 @@ class CommandRecords:
     def earlier_of_intent(self, envelope: CommandEnvelope) -> Reply | None:
         """The first command's answer when another command already carried this intent; None when
         there is none (or it did not act). Reads only: `repeat_of` claims the intent later."""
-        first = self.conn.get(self.keys.intent(envelope.intent))
+        first = self.conn.get(self.intent_key(envelope))
         first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
         return None if first_id == envelope.id else self._answer_of_first(envelope, first_id)
 

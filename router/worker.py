@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from protocol import CommandEnvelope, ProtocolError, Reply, Status, is_command_id
 from router.control_plane import APPROVAL_DECISION, RouterControl, Settle
 from router.credentials import secret_values
 from router.dead_letter import DeadLetters
@@ -43,7 +43,7 @@ from router.heartbeat import Heartbeat
 from router.lanes import InFlight, Lanes
 from router.pipeline import Pipeline, Planned, decode
 from router.policy import Policy
-from router.records import CommandRecords
+from router.records import ID_REUSED, CommandRecords
 from router.redaction import Redactor
 from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
 from router.registry import Skill
@@ -273,8 +273,8 @@ class Worker:
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
         if side_effect:
             stored = self.records.stored_reply(envelope)
-            if stored is not None:
-                return stored, True
+            if stored is not None:  # an id_reused refusal must not overwrite the other's record
+                return stored, stored.error != ID_REUSED
         if envelope.is_expired() and not approved:
             return Reply(envelope.id, Status.EXPIRED, "the command expired before the router ran it; "
                          "it was not run", error="expired"), False
@@ -318,5 +318,5 @@ def readable_id(raw: bytes) -> str | None:
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     value = data.get("id") if isinstance(data, dict) else None
-    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+    return value if is_command_id(value) else None
 

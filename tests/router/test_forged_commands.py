@@ -1,0 +1,98 @@
+"""An attacker holding the agent's Redis login forges envelopes: another command's intent key,
+another command's id, ids that are not ids. None of it reads another command's result, none of
+it makes a command be answered with what a different command did, and none of it stops the router.
+"""
+
+import json
+
+import pytest
+
+from protocol import CommandEnvelope, ProtocolError
+from tests.router.router_helpers import WorkerThread, note_lines, reply_of, settings_for
+
+
+def send(admin, keys, action, params, intent="", command_id=None):
+    envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=60, intent=intent)
+    if command_id is not None:
+        envelope.id = command_id
+    admin.lpush(keys.command_queue, envelope.to_json())
+    return reply_of(admin, keys, envelope.id)
+
+
+@pytest.mark.parametrize(
+    ("action", "params"),
+    [("NOTE", {"text": "the second, other words"}), ("SLOW_NOTE", {"text": "the first note"})],
+)
+def test_a_forged_intent_key_never_answers_a_different_command(redis_urls, admin, tmp_path, action, params):
+    keys = redis_urls.keys
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        first = send(admin, keys, "NOTE", {"text": "the first note"}, intent="stolen-intent")
+        second = send(admin, keys, action, params, intent="stolen-intent")
+    assert first["status"] == "ok"
+    assert second["status"] == "ok" and "repeat_of" not in second, second  # its own answer, it ran
+    assert [line["text"] for line in note_lines(tmp_path)] == ["the first note", params["text"]]
+
+
+def test_the_same_intent_with_the_same_words_is_still_answered_once(redis_urls, admin, tmp_path):
+    keys = redis_urls.keys
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        first = send(admin, keys, "NOTE", {"text": "once"}, intent="turn-9")
+        again = send(admin, keys, "NOTE", {"text": "once"}, intent="turn-9")
+    assert again["repeat_of"] == first["id"] and len(note_lines(tmp_path)) == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "params"), [("NOTE", {"text": "b: other words"}), ("SLOW_NOTE", {"text": "a"})]
+)
+def test_a_reused_command_id_with_other_params_is_refused_never_answered_from_the_record(
+    redis_urls, admin, tmp_path, action, params
+):
+    keys = redis_urls.keys
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        first = send(admin, keys, "NOTE", {"text": "a"}, command_id="cmd-1")
+        second = send(admin, keys, action, params, command_id="cmd-1")
+    assert first["status"] == "ok"
+    assert (second["status"], second.get("error")) == ("denied", "id_reused"), second
+    assert "result" not in second
+    assert [line["text"] for line in note_lines(tmp_path)] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    ["a:b", "*", "safeclaw:*", "a b", "a\nINFO forged log line", "\u00e9", "x" * 129, "\ud800", "a/../b", ""],
+)
+def test_a_command_id_that_is_not_a_plain_token_is_a_malformed_command(bad_id):
+    raw = json.dumps(
+        {
+            "id": bad_id,
+            "action": "PING",
+            "params": {},
+            "conversation": "t",
+            "created_at": 1.0,
+            "expires_at": 2.0,
+        }
+    )
+    with pytest.raises(ProtocolError, match="id"):
+        CommandEnvelope.from_json(raw)
+
+
+def test_forged_ids_reach_no_key_of_another_command_and_the_router_goes_on(redis_urls, admin, tmp_path):
+    keys = redis_urls.keys
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        for bad_id in ["*", "a:b", "x" * 5000, "\ud800"]:
+            raw = json.dumps(
+                {
+                    "id": bad_id,
+                    "action": "NOTE",
+                    "params": {"text": "forged"},
+                    "conversation": "t",
+                    "created_at": 1.0,
+                    "expires_at": 9e9,
+                }
+            )
+            admin.lpush(keys.command_queue, raw)
+        ping = send(admin, keys, "PING", {})
+    assert ping["status"] == "ok"
+    assert note_lines(tmp_path) == []
+    assert admin.llen(keys.dead_letter) == 4
+    assert not [k for k in admin.keys(keys.response("*")) if k != keys.response(ping["id"])]
