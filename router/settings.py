@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import socket
@@ -15,13 +16,30 @@ from dotenv import dotenv_values
 from protocol import Keys
 from router.bounds.settings import BoundsSettings
 from router.errors import ConfigError
+from router.setting_values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 
 ROUTER_DIR = Path(__file__).resolve().parent
 REPO_ROOT = ROUTER_DIR.parent
 DEFAULT_ENV_FILE = ROUTER_DIR / ".env"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
-_RATE_LIMIT = re.compile(r"^\s*([^=\s][^=]*?)\s*=\s*(\d+)\s*/\s*(\d+)\s*$")
+_RATE_LIMIT = re.compile(r"^\s*([^=\s][^=]*?)\s*=\s*(\S+?)\s*/\s*(\S+)\s*$")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Every variable the router reads whose name starts with ROUTER_. Any other ROUTER_ name (a typo,
+# another case) stops the router: a misspelt ROUTER_KILL_SWITCH must not quietly mean "off".
+KNOWN_SETTINGS = frozenset(
+    {
+        "ROUTER_ID", "ROUTER_ENV_FILE", "ROUTER_REPLY_TTL", "ROUTER_MAX_ATTEMPTS", "ROUTER_DATA_DIR",
+        "ROUTER_DRY_RUN", "ROUTER_KILL_SWITCH", "ROUTER_RATE_LIMITS", "ROUTER_REQUIRE_APPROVAL",
+        "ROUTER_LOG_FILE", "ROUTER_LOG_LEVEL", "ROUTER_HEARTBEAT_TTL", "ROUTER_PLATFORM_CONCURRENCY",
+        "ROUTER_PLATFORM_BACKLOG", "ROUTER_DEAD_LETTER_MAX", "ROUTER_DEAD_LETTER_TTL", "ROUTER_AUDIT_DIR",
+        "ROUTER_AUDIT_MAX_BYTES", "ROUTER_APPROVAL_TTL",
+        # the hard bounds (router.bounds.settings)
+        "ROUTER_QUOTAS", "ROUTER_PACING", "ROUTER_MOLTBOOK_ACCOUNT_CREATED", "ROUTER_DUPLICATE_THRESHOLD",
+        "ROUTER_DUPLICATE_DAYS", "ROUTER_DUPLICATE_SCOPE", "ROUTER_CIRCUIT_FAILURES",
+        "ROUTER_CIRCUIT_OPEN_SECONDS",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,7 @@ class RouterSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str], require_redis: bool = True) -> RouterSettings:
         """`require_redis=False` (the one-shot CLI): REDIS_URL may be unset; it is then ""."""
+        check_setting_names(env)
         redis_url = env.get("REDIS_URL", "").strip()
         if not redis_url and not require_redis:
             return cls._build(env, "")
@@ -96,8 +115,8 @@ class RouterSettings:
             keys=keys,
             bounds=BoundsSettings.from_env(env),
             router_id=_router_id(env.get("ROUTER_ID", "")),
-            reply_ttl=_int(env, "ROUTER_REPLY_TTL", 3600, minimum=1),
-            max_attempts=_int(env, "ROUTER_MAX_ATTEMPTS", 3, minimum=1),
+            reply_ttl=_int(env, "ROUTER_REPLY_TTL", 3600, minimum=1, maximum=30 * DAY_SECONDS),
+            max_attempts=_int(env, "ROUTER_MAX_ATTEMPTS", 3, minimum=1, maximum=100),
             data_dir=_path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR),
             dry_run=_bool(env, "ROUTER_DRY_RUN"),
             kill_switch=_bool(env, "ROUTER_KILL_SWITCH"),
@@ -106,15 +125,19 @@ class RouterSettings:
                 a.strip() for a in env.get("ROUTER_REQUIRE_APPROVAL", "").split(",") if a.strip()
             ),
             log_file=_path(env.get("ROUTER_LOG_FILE"), REPO_ROOT / "logs" / "router.log"),
-            log_level=(env.get("ROUTER_LOG_LEVEL") or "INFO").upper(),
-            heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3),
-            platform_concurrency=_int(env, "ROUTER_PLATFORM_CONCURRENCY", 4, minimum=1),
-            platform_backlog=_int(env, "ROUTER_PLATFORM_BACKLOG", 1000, minimum=0),
-            dead_letter_max=_int(env, "ROUTER_DEAD_LETTER_MAX", 1000, minimum=1),
-            dead_letter_ttl=_int(env, "ROUTER_DEAD_LETTER_TTL", 7 * 24 * 3600, minimum=60),
+            log_level=_log_level(env),
+            heartbeat_ttl=_int(env, "ROUTER_HEARTBEAT_TTL", 15, minimum=3, maximum=3600),
+            platform_concurrency=_int(env, "ROUTER_PLATFORM_CONCURRENCY", 4, minimum=1, maximum=64),
+            platform_backlog=_int(env, "ROUTER_PLATFORM_BACKLOG", 1000, minimum=0, maximum=1_000_000),
+            dead_letter_max=_int(env, "ROUTER_DEAD_LETTER_MAX", 1000, minimum=1, maximum=1_000_000),
+            dead_letter_ttl=_int(
+                env, "ROUTER_DEAD_LETTER_TTL", 7 * DAY_SECONDS, minimum=60, maximum=MAX_SECONDS
+            ),
             audit_dir=audit_directory(env),
-            audit_max_bytes=_int(env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024),
-            approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", 24 * 3600, minimum=60),
+            audit_max_bytes=_int(
+                env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1 << 40
+            ),
+            approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", DAY_SECONDS, minimum=60, maximum=30 * DAY_SECONDS),
             env=dict(env),
         )
 
@@ -138,12 +161,36 @@ def parse_rate_limits(text: str) -> dict[str, RateLimit]:
 
     Names are checked against the registry and the effect vocabulary by `router.policy.Policy`."""
     limits: dict[str, RateLimit] = {}
+    names: list[str] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         match = _RATE_LIMIT.match(item)
-        if match is None or int(match.group(3)) == 0:
+        if match is None:
             raise ConfigError(f"ROUTER_RATE_LIMITS: {item!r} is not ACTION=COUNT/SECONDS (e.g. NOTE=30/60)")
-        limits[match.group(1)] = RateLimit(int(match.group(2)), int(match.group(3)))
+        name, count, window = match.groups()
+        names.append(name)
+        limits[name] = RateLimit(
+            whole_number("ROUTER_RATE_LIMITS", count, 0, MAX_COUNT, item),
+            whole_number("ROUTER_RATE_LIMITS", window, 1, MAX_SECONDS, item),
+        )
+    no_repeats("ROUTER_RATE_LIMITS", names)
     return limits
+
+
+def check_setting_names(env: Mapping[str, str]) -> None:
+    """A ConfigError for the first ROUTER_ name the router does not read, with the likely meant one."""
+    for name in sorted(env):
+        if not name.strip().upper().startswith("ROUTER_") or name in KNOWN_SETTINGS:
+            continue
+        meant = difflib.get_close_matches(name.strip().upper(), sorted(KNOWN_SETTINGS), n=1, cutoff=0.75)
+        hint = f"did you mean {meant[0]}?" if meant else "the router's settings are listed in .env.example"
+        raise ConfigError(f"{name!r} is not a router setting ({hint}); the router does not guess: it stops")
+
+
+def _log_level(env: Mapping[str, str]) -> str:
+    level = (env.get("ROUTER_LOG_LEVEL") or "INFO").strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"ROUTER_LOG_LEVEL: {level!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
 
 
 def _path(value: str | None, default: Path) -> Path:
@@ -163,17 +210,9 @@ def _router_id(value: str) -> str:
     return value
 
 
-def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
     raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}")
-    return value
+    return whole_number(name, raw, minimum, maximum) if raw else default
 
 
 def _bool(env: Mapping[str, str], name: str) -> bool:

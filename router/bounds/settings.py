@@ -22,6 +22,7 @@ from datetime import datetime
 
 from protocol import PLATFORM_CREDENTIAL_VARIABLES
 from router.errors import ConfigError
+from router.setting_values import MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 
 PLATFORMS: tuple[str, ...] = tuple(sorted(PLATFORM_CREDENTIAL_VARIABLES))  # bsky, mastodon, ...
 BOUNDED_KINDS: tuple[str, ...] = ("post", "reply", "like", "delete")  # the write kinds
@@ -70,10 +71,12 @@ class BoundsSettings:
                 "ROUTER_MOLTBOOK_ACCOUNT_CREATED", env.get("ROUTER_MOLTBOOK_ACCOUNT_CREATED", "")
             ),
             duplicate_threshold=_fraction(env, "ROUTER_DUPLICATE_THRESHOLD", 0.9),
-            duplicate_days=_whole(env, "ROUTER_DUPLICATE_DAYS", 7, minimum=1),
+            duplicate_days=_whole(env, "ROUTER_DUPLICATE_DAYS", 7, minimum=1, maximum=365),
             duplicate_scope=_choice(env, "ROUTER_DUPLICATE_SCOPE", ("platform", "all")),
-            circuit_failures=_whole(env, "ROUTER_CIRCUIT_FAILURES", 5, minimum=1),
-            circuit_open_seconds=_whole(env, "ROUTER_CIRCUIT_OPEN_SECONDS", 900, minimum=1),
+            circuit_failures=_whole(env, "ROUTER_CIRCUIT_FAILURES", 5, minimum=1, maximum=1000),
+            circuit_open_seconds=_whole(
+                env, "ROUTER_CIRCUIT_OPEN_SECONDS", 900, minimum=1, maximum=MAX_SECONDS
+            ),
         )
 
     def new_account(self, platform: str, now: float) -> bool:
@@ -134,6 +137,7 @@ def parse_pacing(text: str) -> dict[Scope, int]:
 
 def _items(setting: str, text: str) -> list[tuple[Scope, int]]:
     found: list[tuple[Scope, int]] = []
+    maximum = MAX_SECONDS if setting == "ROUTER_PACING" else MAX_COUNT
     for item in filter(None, (part.strip() for part in text.split(","))):
         match = _ITEM.match(item)
         if match is None:
@@ -152,9 +156,8 @@ def _items(setting: str, text: str) -> list[tuple[Scope, int]]:
                 f"{setting}: unknown or unbounded effect kind {kind!r} in {item!r} "
                 f"(kinds: {', '.join(BOUNDED_KINDS)})"
             )
-        if not raw.isdigit() or not raw.isascii():
-            raise ConfigError(f"{setting}: {raw!r} in {item!r} is not a whole number of 0 or more")
-        found.append(((platform, kind), int(raw)))
+        found.append(((platform, kind), whole_number(setting, raw, 0, maximum, item)))
+    no_repeats(setting, [f"{platform}:{kind}" for (platform, kind), _ in found])
     return found
 
 
@@ -171,13 +174,9 @@ def parse_time(setting: str, raw: str) -> float | None:
     return moment.timestamp()
 
 
-def _whole(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
+def _whole(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
     raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isascii() or not raw.isdigit() or int(raw) < minimum:
-        raise ConfigError(f"{name}: {raw!r} is not a whole number of {minimum} or more")
-    return int(raw)
+    return whole_number(name, raw, minimum, maximum) if raw else default
 
 
 def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
