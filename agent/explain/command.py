@@ -12,7 +12,7 @@ from agent.explain.run import Progress, explain_post
 from agent.llm.base import BaseLLM
 
 USAGE = "Usage: /explain <post URL> (a bsky.app post URL with a handle or a DID, or an at:// URI)"
-_PLAIN = re.compile(r"^\s*explain\s+((?:https?://(?:www\.)?bsky\.app/|at://)\S+)\s*$", re.IGNORECASE)
+_PLAIN = re.compile(r"^\s*explain\s+(\S*(?:bsky\.app/|at://)\S*)\s*$", re.IGNORECASE)
 
 
 def plain_explain_address(text: str) -> str | None:
