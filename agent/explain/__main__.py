@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -50,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, exc.kind, exc.message)
     except AgentError as exc:
         return _fail(args, "setup", str(exc))
+    except Exception as exc:  # a bug must still end in one clear line (and valid JSON), not a traceback
+        logging.getLogger("safeclaw.explain").debug("explain crashed", exc_info=True)
+        return _fail(
+            args, "internal", f"an internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it"
+        )
     finally:
         close = getattr(router, "close", None)
         if close is not None:

@@ -12,8 +12,11 @@ KINDS = frozenset(
         "login_required",  # the author hides their posts from logged-out viewers
         "search_empty",  # Bluesky search found nothing, so there is nothing to cite
         "router_down",  # the router (the only way to read Bluesky) did not answer
+        "router_timeout",  # the router took the command but did not answer in time
         "read_failed",  # the router answered with another error
-        "llm_failed",  # the model could not be reached before any answer existed
+        "llm_failed",  # the model could not be reached, or gave no usable answer, before any answer existed
+        "budget_exhausted",  # the LLM budget ran out before any answer existed (no call was sent)
+        "internal",  # a bug: the message says where to look
     }
 )
 

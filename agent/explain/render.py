@@ -15,4 +15,6 @@ def render_text(result: ExplainResult) -> str:
     lines += [f"[{s['n']}] @{s['author']}: {s['url']}" for s in result.sources] or ["(none)"]
     if not result.passed:
         lines += ["", f"(Not passing after {result.iterations} iterations: {result.verdict_reason})"]
+    if result.stopped:
+        lines += [f"(Stopped early: {result.stopped}; this is the best attempt so far.)"]
     return "\n".join(lines)

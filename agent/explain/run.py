@@ -3,25 +3,27 @@
 fetch the post (thread, quote, alt texts) → the model searches and fetches, one step at a time
 → it finishes → deterministic checks → a temperature-0 structured self-critique → a failure's
 reason goes back into the loop. After `max_iterations` model steps the best attempt so far is
-returned, marked as not passing.
+returned, marked as not passing. A budget that runs out, a model or router that stops
+answering mid-loop, also end it with the best attempt so far (`stopped` says why); before any
+attempt they are an ExplainError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.errors import LLMError
+from agent.errors import BudgetExhausted, LLMError
 from agent.explain import checks, prompts, reader
 from agent.explain.address import post_address
 from agent.explain.errors import ExplainError
 from agent.explain.reader import RouterPort
-from agent.explain.sources import SourceBook, describe
+from agent.explain.session import BadAnswer, Progress, Session
+from agent.explain.sources import describe, outside
 from agent.llm.base import BaseLLM
-from agent.llm.usage import estimated_usage
+from protocol.untrusted import strip_invisible
 
-Progress = Callable[[str], None]
+__all__ = ["MAX_ITERATIONS", "ExplainResult", "Progress", "explain_post"]
 MAX_ITERATIONS = 10
 
 
@@ -41,6 +43,7 @@ class ExplainResult:
     searches: list[str] = field(default_factory=list)
     fetches: list[str] = field(default_factory=list)
     citation_validity: float = 0.0
+    stopped: str = ""  # why the loop ended before its last iteration without a pass ("" if it did not)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -52,90 +55,37 @@ class _Attempt:
     problems: list[str]
     critique_passed: bool = False
     reason: str = ""
+    stop: str = ""  # set when the loop cannot go on after this attempt (the budget ran out)
 
     def rank(self) -> tuple[int, int, int]:
         return (int(self.critique_passed), -len(self.problems), len(self.bullets))
 
 
-class _Run:
-    def __init__(self, router: RouterPort, llm: BaseLLM, progress: Progress) -> None:
-        self.router, self.llm, self.say = router, llm, progress
-        self.book = SourceBook()
-        self.log: list[str] = []
-        self.calls = 0
-        self.tokens = 0
-        self.searches: list[str] = []
-        self.fetches: list[str] = []
-        self.empty_searches: list[str] = []
-
-    def ask(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
-        self.calls += 1
-        answer = self.llm.chat_json(prompt, schema)
-        usage = self.llm.last_usage or estimated_usage(prompt, str(answer))
-        self.tokens += usage.total
-        return answer
-
-    def add_thread(self, result: dict[str, Any]) -> int | None:
-        """Number the post, its parents, quote and replies as sources; the post's own number."""
-        for parent in result.get("parents") or []:
-            self.book.add(parent)
-        post = result["post"]
-        number = self.book.add(post)
-        quoted = post.get("quoted")
-        if isinstance(quoted, dict):
-            self.book.add(quoted)
-        for reply in result.get("replies") or []:
-            self.book.add(reply)
-        return number
-
-    def search(self, query: str) -> None:
-        query = " ".join(query.split())[:200]
-        if not query:
-            self.log.append("search: (empty query, nothing done)")
-            return
-        self.searches.append(query)
-        self.say(f"search: {query}")
-        found = reader.search_posts(self.router, query)
-        numbers = [n for n in (self.book.add(p) for p in found) if n is not None]
-        if not numbers:
-            self.empty_searches.append(query)
-        self.log.append(f"search {query!r}: " + (f"sources {numbers}" if numbers else "no posts matched"))
-
-    def fetch(self, address: str) -> None:
-        try:
-            address = post_address(address)
-        except ExplainError as exc:
-            self.log.append(f"fetch {address[:80]!r}: {exc.message}")
-            return
-        self.fetches.append(address)
-        self.say(f"fetch: {address}")
-        try:
-            number = self.add_thread(reader.fetch_post(self.router, address))
-        except ExplainError as exc:
-            if exc.kind == "router_down":
-                raise
-            self.log.append(f"fetch {address}: {exc.message}")
-            return
-        self.log.append(f"fetch {address}: source [{number}] and its thread")
-
-
 def _context_of(result: dict[str, Any]) -> str:
     """The post as a reader sees it: the thread above, the post, the quoted post."""
     lines = []
-    for parent in result.get("parents") or []:
+    for parent in result["parents"]:
         lines.append(
-            f"(earlier in the thread) @{parent.get('author', '?')}: "
-            + (describe(parent) or str(parent.get("unavailable") or ""))
+            f"(earlier in the thread) @{parent['author'] or '?'}: "
+            + (describe(parent) or parent.get("unavailable", ""))
         )
     post = result["post"]
     lines.append(f"(THE POST) {describe(post)}")
     quoted = post.get("quoted")
-    if isinstance(quoted, dict):
+    if quoted is not None:
         lines.append(
-            f"(quoted post) @{quoted.get('author', '?')}: "
-            + (describe(quoted) or str(quoted.get("unavailable") or ""))
+            f"(quoted post) @{quoted['author'] or '?'}: "
+            + (describe(quoted) or quoted.get("unavailable", ""))
         )
-    return "\n".join(lines)
+    return outside("\n".join(lines), 4000)
+
+
+class _Stop(Exception):
+    """The loop cannot go on (budget, model, router); `message` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def explain_post(
@@ -148,7 +98,7 @@ def explain_post(
     """Explain the post at `address`; raises ExplainError when it cannot be read or explained."""
     say = progress or (lambda _line: None)
     url = post_address(address)
-    run = _Run(router, llm, say)
+    run = Session(router, llm, say)
     say(f"fetch: {url}")
     target = reader.fetch_post(router, url)
     post = target["post"]
@@ -156,72 +106,125 @@ def explain_post(
     block = prompts.post_block(post, _context_of(target))
     best: _Attempt | None = None
     feedback = ""
-    for iteration in range(1, max_iterations + 1):
-        say(f"iteration {iteration}/{max_iterations}")
-        prompt = prompts.step_prompt(
-            block, run.book.fenced(), run.log, feedback, max_iterations - iteration + 1
+    iteration = 0
+    stopped = ""
+    try:
+        for iteration in range(1, max_iterations + 1):
+            say(f"iteration {iteration}/{max_iterations}")
+            prompt = prompts.step_prompt(
+                block, run.book.fenced(), run.log, feedback, max_iterations - iteration + 1
+            )
+            step = _step(run, prompt, best)
+            if step is None:
+                feedback = "your last reply was not one JSON object of the asked form; answer again"
+                continue
+            if step["action"] in ("search", "fetch"):
+                _read(run, step, best)
+                continue
+            attempt = _judge(run, block, post, target_number, step["bullets"])
+            if best is None or attempt.rank() > best.rank():
+                best = attempt
+            if attempt.stop:
+                raise _Stop(attempt.stop)
+            if attempt.critique_passed:
+                return _result(url, post, run, attempt, iteration)
+            feedback = attempt.reason
+            run.note(f"finish: rejected ({attempt.reason[:300]})")
+    except _Stop as stop:
+        stopped = stop.message
+        say(f"{stopped}; returning the best attempt so far")
+    if best is None:
+        if run.searches and run.empty_searches == run.searches and not run.fetches:
+            raise ExplainError(
+                "search_empty",
+                "Bluesky search found nothing for "
+                + ", ".join(repr(q) for q in run.empty_searches)
+                + "; there is no context to cite, so no explanation was made",
+            )
+        raise ExplainError(
+            "llm_failed",
+            f"the model gave no usable answer in {max_iterations} steps ({feedback or 'no answer'})",
         )
-        try:
-            step = run.ask(prompt, prompts.STEP_SCHEMA)
-        except LLMError as exc:
-            if best is None:
-                raise ExplainError("llm_failed", f"the model failed: {exc}") from None
-            say(f"model failed ({exc}); returning the best attempt")
-            break
+    if not stopped:
+        say(f"no passing answer after {max_iterations} iterations; returning the best attempt")
+    result = _result(url, post, run, best, iteration)
+    result.stopped = stopped
+    return result
+
+
+def _step(run: Session, prompt: str, best: _Attempt | None) -> dict[str, Any] | None:
+    """The model's next step; None for a junk answer (fed back). A refused or failed call ends
+    the loop with the best attempt, or before any attempt is an ExplainError."""
+    try:
+        return run.ask(prompt, prompts.STEP_SCHEMA)
+    except BadAnswer as exc:
+        run.say(f"model: unusable answer ({exc})")
+        return None
+    except BudgetExhausted as exc:
+        if best is None:
+            raise ExplainError("budget_exhausted", exc.reply) from None
+        raise _Stop(f"the LLM budget ran out ({exc.reply})") from None
+    except LLMError as exc:
+        if best is None:
+            raise ExplainError("llm_failed", f"the model failed: {exc}") from None
+        raise _Stop(f"the model failed ({exc})") from None
+
+
+def _read(run: Session, step: dict[str, Any], best: _Attempt | None) -> None:
+    try:
         if step["action"] == "search":
             run.search(step["query"])
-            continue
-        if step["action"] == "fetch":
-            run.fetch(step["url"])
-            continue
-        attempt = _Attempt([b.strip() for b in step["bullets"]], [])
-        attempt.problems = checks.problems(attempt.bullets, run.book, str(post.get("text") or ""))
-        attempt.problems += [
-            f"bullet {i} cites the post itself [{target_number}]; cite background sources"
-            for i, b in enumerate(attempt.bullets, 1)
-            if checks.citations(b) and set(checks.citations(b)) == {target_number}
-        ]
-        if attempt.problems:
-            attempt.reason = "; ".join(attempt.problems)
-            say(f"checks: fail ({attempt.reason})")
         else:
-            say("checks: pass")
-            try:
-                verdict = run.ask(
-                    prompts.critique_prompt(block, run.book.fenced(), attempt.bullets),
-                    prompts.CRITIQUE_SCHEMA,
-                )
-            except LLMError as exc:
-                verdict = {"verdict": "fail", "reason": f"the critique call failed: {exc}"}
-            attempt.critique_passed = verdict["verdict"] == "pass"
-            attempt.reason = verdict["reason"]
-            say(f"critique: {verdict['verdict']} ({attempt.reason})")
-        if best is None or attempt.rank() > best.rank():
-            best = attempt
-        if attempt.critique_passed:
-            return _result(url, post, run, attempt, iteration)
-        feedback = attempt.reason
-        run.log.append(f"finish: rejected ({attempt.reason[:300]})")
-    if run.searches and run.empty_searches == run.searches and not run.fetches:
-        raise ExplainError(
-            "search_empty",
-            "Bluesky search found nothing for "
-            + ", ".join(repr(q) for q in run.empty_searches)
-            + "; there is no context to cite, so no explanation was made",
+            run.fetch(step["url"])
+    except ExplainError as exc:  # the router went down or stopped answering mid-loop
+        if best is None:
+            raise
+        raise _Stop(exc.message) from None
+
+
+def _judge(
+    run: Session, block: str, post: dict[str, Any], target: int | None, bullets: list[str]
+) -> _Attempt:
+    """The deterministic checks, then (only if they pass) the critique; the attempt's verdict."""
+    attempt = _Attempt([strip_invisible(b).strip() for b in bullets], [])
+    attempt.problems = checks.problems(attempt.bullets, run.book, post["text"])
+    attempt.problems += [
+        f"bullet {i} cites the post itself [{target}]; cite background sources"
+        for i, b in enumerate(attempt.bullets, 1)
+        if checks.citations(b) and set(checks.citations(b)) == {target}
+    ]
+    if attempt.problems:
+        attempt.reason = "; ".join(attempt.problems)
+        run.say(f"checks: fail ({attempt.reason})")
+        return attempt
+    run.say("checks: pass")
+    try:
+        verdict = run.ask(
+            prompts.critique_prompt(block, run.book.fenced(), attempt.bullets), prompts.CRITIQUE_SCHEMA
         )
-    if best is None:
-        raise ExplainError("read_failed", f"the model gave no answer in {max_iterations} steps")
-    say(f"no passing answer after {max_iterations} iterations; returning the best attempt")
-    return _result(url, post, run, best, max_iterations)
+    except BudgetExhausted as exc:
+        attempt.reason = "not critiqued: the LLM budget ran out before the critique call"
+        attempt.stop = f"the LLM budget ran out ({exc.reply})"
+        return attempt
+    except BadAnswer as exc:
+        verdict = {"verdict": "fail", "reason": f"the critique's answer was unusable ({exc}); answer again"}
+    except LLMError as exc:
+        verdict = {"verdict": "fail", "reason": f"the critique call failed: {exc}"}
+    attempt.critique_passed = verdict["verdict"] == "pass"
+    attempt.reason = outside(verdict["reason"], 400)
+    run.say(f"critique: {verdict['verdict']} ({attempt.reason})")
+    return attempt
 
 
-def _result(url: str, post: dict[str, Any], run: _Run, attempt: _Attempt, iterations: int) -> ExplainResult:
+def _result(
+    url: str, post: dict[str, Any], run: Session, attempt: _Attempt, iterations: int
+) -> ExplainResult:
     cited = sorted({n for b in attempt.bullets for n in checks.citations(b)})
     sources = [s.to_json() for n in cited if (s := run.book.get(n)) is not None]
     return ExplainResult(
         url=url,
-        author=str(post.get("author") or ""),
-        post_text=str(post.get("text") or ""),
+        author=outside(post["author"], 100),
+        post_text=outside(post["text"], 4000),
         bullets=attempt.bullets,
         sources=sources,
         passed=attempt.critique_passed and not attempt.problems,

@@ -1,11 +1,16 @@
 """The posts read in one run, numbered in the order they were first seen: the only things a
-bullet may cite. Their text came from outside: it reaches a prompt sanitised and fenced."""
+bullet may cite. Their text came from outside: it reaches a prompt sanitised, with any sentence
+aimed at AI models withheld (steering.py), and fenced. A source's URL is its bsky.app page,
+rebuilt from its at:// id, so a link never names another host."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from agent.explain.address import POST_COLLECTION, post_address
+from agent.explain.errors import ExplainError
+from agent.explain.steering import withhold
 from protocol.untrusted import fence, sanitise_text
 
 EXCERPT_CHARS = 500
@@ -35,6 +40,29 @@ def describe(post: dict[str, Any]) -> str:
     return " ".join(p for p in parts if p).strip()
 
 
+def outside(text: str, max_chars: int) -> str:
+    """Outside text as a prompt may show it: steering withheld, sanitised, cut to `max_chars`."""
+    return sanitise_text(withhold(text), max_chars).text
+
+
+def web_url(post_id: str, given: str = "") -> str:
+    """The bsky.app page of an at:// post id ("" for anything else): `given` (the router's URL,
+    with the author's handle) when it is that post's page, else one built from the id."""
+    parts = post_id.removeprefix("at://").split("/")
+    if not post_id.startswith("at://") or len(parts) != 3 or parts[1] != POST_COLLECTION:
+        return ""
+    try:
+        canonical = post_address(given) if given else ""
+    except ExplainError:
+        canonical = ""
+    if canonical.startswith("https://bsky.app/profile/") and canonical.endswith(f"/post/{parts[2]}"):
+        return canonical
+    try:
+        return post_address(f"https://bsky.app/profile/{parts[0]}/post/{parts[2]}")
+    except ExplainError:
+        return ""
+
+
 class SourceBook:
     def __init__(self) -> None:
         self._by_id: dict[str, Source] = {}
@@ -48,12 +76,16 @@ class SourceBook:
     def add(self, post: dict[str, Any]) -> int | None:
         """Number a readable post (the same post keeps its number); None for an unavailable one."""
         post_id = str(post.get("id") or "")
-        if not post_id or post.get("unavailable"):
+        url = web_url(post_id, str(post.get("url") or ""))
+        if not url or post.get("unavailable"):
             return None
         if post_id not in self._by_id:
-            text = sanitise_text(describe(post), EXCERPT_CHARS).text
             self._by_id[post_id] = Source(
-                len(self._by_id) + 1, post_id, str(post.get("url") or ""), str(post.get("author") or ""), text
+                len(self._by_id) + 1,
+                post_id,
+                url,
+                outside(str(post.get("author") or ""), 100),
+                outside(describe(post), EXCERPT_CHARS),
             )
         return self._by_id[post_id].number
 

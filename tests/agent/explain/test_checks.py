@@ -11,7 +11,13 @@ POST = "vibe coded the MVP over the weekend, accept all, no diffs. ship it"
 def book_of(n):
     book = SourceBook()
     for i in range(n):
-        book.add({"id": f"at://did:plc:x/app.bsky.feed.post/{i}", "author": "a.test", "text": f"source {i}"})
+        book.add(
+            {
+                "id": f"at://did:plc:{'x' * 24}/app.bsky.feed.post/{i}",
+                "author": "a.test",
+                "text": f"source {i}",
+            }
+        )
     return book
 
 

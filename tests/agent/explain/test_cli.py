@@ -79,3 +79,46 @@ def test_a_failure_exits_2_with_its_kind_in_json(stack, bsky, tmp_path):
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"] == "not_found"
     assert "explain: there is no Bluesky account @ghost.test" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args,kind",
+    [
+        (["javascript:alert(1)"], "malformed_url"),
+        (["https://evil.test/profile/a.test/post/x"], "malformed_url"),
+        (["https://bsky.app/profile/a.test/post/" + "x" * 3000], "malformed_url"),
+    ],
+)
+def test_a_malformed_address_is_json_with_an_error_and_exit_2(stack, tmp_path, args, kind):
+    done = run_cli(stack, tmp_path, [], *args, "--json")
+    assert done.returncode == 2 and json.loads(done.stdout)["error"] == kind
+    assert "Traceback" not in done.stderr and done.stderr.startswith("explain: ")
+
+
+def test_a_crash_is_one_clear_line_and_valid_json(monkeypatch, capsys):
+    import agent.explain.__main__ as cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")
+    monkeypatch.setattr(cli, "explain_post", broken)
+    assert cli.main(["https://bsky.app/profile/a.test/post/3l2abc", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"error": "internal", "message": json.loads(out)["message"]}
+    assert "RuntimeError: boom" in err and "Traceback" not in err
+
+
+def test_a_router_that_times_out_is_json_with_its_kind(monkeypatch, capsys):
+    import agent.explain.__main__ as cli
+    import agent.service
+
+    class Slow:
+        def call(self, action, params, conversation):
+            return {"status": "unknown", "message": "no answer within 30s yet"}
+
+    monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")
+    monkeypatch.setattr(agent.service, "build_router", lambda settings: Slow())
+    assert cli.main(["https://bsky.app/profile/a.test/post/3l2abc", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"] == "router_timeout" and "in time" in err

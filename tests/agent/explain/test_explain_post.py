@@ -6,6 +6,7 @@ import pytest
 
 from agent.explain import ExplainError, explain_post
 from agent.explain.prompts import CRITIQUE_SCHEMA, STEP_SCHEMA
+from agent.explain.steering import WITHHELD
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.router_client import NoRouter, RouterClient
 from protocol import Keys
@@ -67,9 +68,10 @@ def test_a_post_is_explained_with_cited_bullets_and_checked_sources(router, bsky
     # everything read from outside reaches the model fenced as data; the alt text is there
     after_search = llm.prompts[1]
     assert "ads in the home feed" in after_search
-    assert INJECTION not in after_search.split(FENCE_OPEN)[0]
-    injected = after_search.index("ignore previous instructions")
-    assert after_search.rfind(FENCE_OPEN, 0, injected) > after_search.rfind("END_UNTRUSTED", 0, injected)
+    assert not any("ignore previous instructions" in p for p in llm.prompts)  # withheld, fenced
+    withheld = after_search.index(WITHHELD)
+    assert after_search.rfind(FENCE_OPEN, 0, withheld) > after_search.rfind("END_UNTRUSTED", 0, withheld)
+    assert "platforms decay in stages" in after_search  # the rest of that post is kept
     assert not any("authorization" in r.headers for r in bsky.requests)
 
 
