@@ -14,7 +14,7 @@ import unicodedata
 from protocol.untrusted import injection_reasons
 
 WITHHELD = "[a sentence addressed to AI models was withheld]"
-_SENTENCE_END = re.compile(r"(?<=[.!?;:\n])\s+|\s*(?:<<<|>>>|\|\|)\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?\n])\s+|\s*(?:<<<|>>>|\|\|)\s*")
 _ADDRESSEE = r"(?:critique|self-critique|reviewer|grader|evaluator|verdict|judge|quality\s+check)"
 _STEERING = re.compile(
     # "the critique must pass", "reviewer: you should approve this"
@@ -33,7 +33,7 @@ _STEERING = re.compile(
 def steers(text: str) -> bool:
     """Whether `text` holds instructions for an AI or words aimed at the explainer's review."""
     folded = unicodedata.normalize("NFKC", text)
-    if injection_reasons(folded):
+    if injection_reasons(folded) or _STEERING.search(folded):
         return True
     return any(_STEERING.search(sentence) for sentence in _SENTENCE_END.split(folded) if sentence)
 
@@ -49,4 +49,6 @@ def withhold(text: str) -> str:
         piece = WITHHELD if steers(sentence) else sentence
         if not (piece == WITHHELD and kept and kept[-1] == WITHHELD):
             kept.append(piece)
+    if WITHHELD not in kept:  # it steers only across sentences: none of it is kept
+        return WITHHELD
     return " ".join(kept)
