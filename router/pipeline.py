@@ -118,8 +118,13 @@ class Pipeline:
     def secret_in_text(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        """No text that holds a credential or a secret-shaped string is published."""
-        if effect.writes and effect.text and self.redactor.finds(effect.text):
+        """No text that holds a credential or a secret-shaped string is published: the effect's
+        text, and every other param of a write (a title, a link, a target), whatever it becomes."""
+        if not effect.writes:
+            return None
+        if (effect.text and self.redactor.finds(effect.text)) or self.redactor.value(
+            envelope.params
+        ) != envelope.params:
             return Decision(
                 Status.DENIED,
                 "secret_in_text",

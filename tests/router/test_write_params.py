@@ -1,0 +1,83 @@
+"""Every param of every command that writes, not only its `text`: a credential or secret-shaped
+string in a title, a link, a reply target or any other field is refused as `secret_in_text`
+before anything runs (a Reddit or Moltbook title, or a link, is published as surely as the text).
+
+The property runs over the registry itself, so a write skill added later is covered too.
+"""
+
+import pytest
+
+from protocol import CommandEnvelope
+from router.pipeline import Pipeline, Planned
+from router.policy import Policy
+from router.redaction import Redactor
+from router.registry import discover_skills
+from router.settings import RouterSettings
+
+SKILLS = discover_skills()
+KEY = "moltbook_sk_" + "writeParamsKey98765"
+SHAPED = "ghp_" + "b" * 36  # a secret shape the router was never told about
+# Valid params for each skill that writes; each free-text field is then replaced by a secret.
+BASE = {
+    "CREATE_POST": {
+        "platform": "reddit",
+        "text": "hello",
+        "subreddit": "test",
+        "title": "a title",
+        "url": "https://example.com/a",
+        "quote": "t3_abc",
+    },
+    "DELETE_POST": {"platform": "bsky", "post_id": "at://did:plc:a/app.bsky.feed.post/b"},
+    "LIKE_POST": {"platform": "mastodon", "post_id": "1234"},
+    "MOLTBOOK_COMMENT": {"post_id": "p1", "text": "hello"},
+    "NOTE": {"text": "hello"},
+}
+WRITE_SKILLS = sorted(name for name, skill in SKILLS.items() if skill.side_effect)
+
+
+def pipeline() -> Pipeline:
+    settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0"})
+    return Pipeline(SKILLS, Policy(settings, SKILLS), Redactor([KEY]))
+
+
+def secret_variants(skill_name: str):
+    """(field, params) with a secret put in each string field the schema lets hold one."""
+    skill = SKILLS[skill_name]
+    for field, spec in skill.schema["properties"].items():
+        if spec.get("type") != "string" or "enum" in spec:
+            continue
+        for secret in (KEY, SHAPED):
+            for value in (secret, f"see {secret} here", f"https://example.com/?k={secret}"):
+                params = {**BASE[skill_name], field: value}
+                if skill.validation_error(params) is None:
+                    yield field, params
+                    break
+
+
+def test_every_write_skill_has_base_params():
+    assert set(WRITE_SKILLS) <= set(BASE), "add valid params for the new write skill to BASE"
+    for name in WRITE_SKILLS:
+        assert SKILLS[name].validation_error(BASE[name]) is None, name
+
+
+@pytest.mark.parametrize("skill_name", WRITE_SKILLS)
+def test_a_secret_in_any_param_of_a_write_is_refused_before_it_runs(skill_name):
+    refused = pipeline()
+    seen = set()
+    for field, params in secret_variants(skill_name):
+        seen.add(field)
+        envelope = CommandEnvelope.new(skill_name, params, "t", ttl_seconds=60)
+        planned = refused.plan(envelope)
+        assert isinstance(planned, Planned), (field, planned)
+        reply = refused.check(planned, None)
+        assert reply is not None and reply.error == "secret_in_text", (skill_name, field, reply)
+    assert seen, f"{skill_name}: no field could hold a secret; check BASE"
+
+
+def test_a_write_without_a_secret_is_not_refused_for_one():
+    checked = pipeline()
+    for name in WRITE_SKILLS:
+        planned = checked.plan(CommandEnvelope.new(name, BASE[name], "t", ttl_seconds=60))
+        assert isinstance(planned, Planned)
+        reply = checked.check(planned, None)
+        assert reply is None or reply.error != "secret_in_text", (name, reply)
