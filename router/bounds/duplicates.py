@@ -6,9 +6,12 @@ reshuffled text is not "the same", and forgiving of a changed word: one word cha
 100-character text scores about 0.93. Two sets can only reach the threshold t when their sizes
 are within a ratio of t / (2 - t), so most stored texts are skipped by their size alone.
 
-Normalising (before the trigrams): NFKC, format characters (zero-width, bidi) dropped, case
-folded, accents dropped, common Cyrillic/Greek look-alikes mapped to Latin, every run of
-punctuation, symbols (emoji) and spaces made one space.
+Normalising (before the trigrams): NFKC, invisible characters dropped (format characters such
+as zero-width and bidi, every combining mark, the Hangul fillers), links dropped (a link added
+to a text does not make it new), case folded, accents dropped, common Cyrillic/Greek look-alikes
+mapped to Latin, every run of punctuation, symbols (emoji) and spaces made one space. The
+trigrams are then taken with the spaces left out, so letters spaced or dotted apart
+("s.p.a.m") are the same letters.
 
 Stored: no text, only each trigram's 32-bit CRC (sorted, base64) in a sorted set per platform
 (or one for all, ROUTER_DUPLICATE_SCOPE=all) scored by the send time; entries older than the
@@ -37,18 +40,28 @@ DAY = 24 * 3600
 # confusables: the lowercase Cyrillic and Greek that render like ASCII letters).
 _LOOKALIKES = str.maketrans("авеёкмнорстухіјѕԁԛԝαβεικνορτυχγ", "abeekmhopctyxijsdqwabeikvoptuxy")
 _NOT_WORD = re.compile(r"[\W_]+")
+_LINK = re.compile(r"(?:https?://|www\.)\S*", re.IGNORECASE)
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Me"})  # format characters, combining marks
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers: letters (Lo) that show nothing
+
+
+def _visible(text: str) -> str:
+    return "".join(
+        c for c in text if unicodedata.category(c) not in _INVISIBLE_CATEGORIES and c not in _FILLERS
+    )
 
 
 def normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = _visible(unicodedata.normalize("NFKC", text)).casefold()
+    text = _LINK.sub(" ", text)
+    text = _visible(unicodedata.normalize("NFKD", text))
     return _NOT_WORD.sub(" ", text.translate(_LOOKALIKES)).strip()
 
 
 def trigrams(text: str) -> frozenset[int]:
-    """The CRC-32 of each character trigram of the normalised text (the whole text if shorter)."""
-    norm = normalise(text) or text.strip().casefold()  # all symbols: compare the symbols themselves
+    """The CRC-32 of each character trigram of the normalised text without its spaces (the whole
+    text if shorter)."""
+    norm = normalise(text).replace(" ", "") or text.strip().casefold()  # all symbols or a bare link
     grams = {norm[i : i + 3] for i in range(max(1, len(norm) - 2))}
     return frozenset(zlib.crc32(gram.encode("utf-8")) for gram in grams)
 
