@@ -73,14 +73,16 @@ class Heartbeat:
                 log.exception("cannot read the bounds' counters for the heartbeat")
         return json.dumps(value)
 
+    def beat(self, conn: redis.Redis) -> None:
+        key = self.keys.router_heartbeat(self.settings.router_id)
+        conn.set(key, self.value(self.dead_letters.size(conn), conn), ex=self.settings.heartbeat_ttl)
+
     def loop(self) -> None:
         conn = connect(self.settings)
-        key = self.keys.router_heartbeat(self.settings.router_id)
         try:
             while not self._stop.is_set():
                 with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
-                    size = self.dead_letters.size(conn)
-                    conn.set(key, self.value(size, conn), ex=self.settings.heartbeat_ttl)
+                    self.beat(conn)
                 self._stop.wait(self.settings.heartbeat_ttl / 3)
         finally:
             conn.close()

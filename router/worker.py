@@ -142,6 +142,9 @@ class Worker:
     def _recover(self) -> None:
         """Re-handle what is left in our list, then take over the lists of dead routers. Each step
         is contained: one item that cannot be handled is dead-lettered, never a stop."""
+        # Our heartbeat is up before we take anything (at start, and after Redis comes back), so
+        # no other router mistakes the commands in our list for a dead router's.
+        self.heartbeat.beat(self.conn)
         self.dead_letters.age_out(self.conn)
         self.control.poll(self._run_approved, recovering=True)
         skipped: Counter[bytes] = Counter()

@@ -273,3 +273,22 @@ def test_a_deeply_nested_command_is_dead_lettered_and_the_router_lives_on(redis_
         wait_until(lambda: admin.llen(keys.dead_letter) == 1, "the nested command dead-lettered")
         assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
     assert admin.llen(keys.processing("r1")) == 0
+
+
+def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin, keys, tmp_path, monkeypatch):
+    # The beat thread may be scheduled late on a loaded machine; meanwhile a second router must not
+    # take the first one's list for a dead router's (its commands in hand would come back unknown).
+    seen_at_first_take: list[bool] = []
+    worker = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
+    monkeypatch.setattr(worker.worker.heartbeat, "loop", lambda: None)  # a beat thread that never runs
+    taking = worker.worker._handle
+
+    def handle(raw, recovering=False):
+        seen_at_first_take.append(bool(admin.exists(keys.router_heartbeat("r1"))))
+        return taking(raw, recovering)
+
+    monkeypatch.setattr(worker.worker, "_handle", handle)
+    cid = push(admin, keys, "PING", {})
+    with worker:
+        assert reply_of(admin, keys, cid)["status"] == "ok"
+    assert seen_at_first_take[:1] == [True]
