@@ -60,7 +60,17 @@ def run(args: argparse.Namespace) -> int:
 
     items = load_dataset(args.dataset or DEFAULT_DATASET)
     if args.only:
+        unknown = [name for name in args.only if name not in {item.id for item in items}]
+        if unknown:
+            raise AgentError(
+                f"no item with id {unknown[0]!r} in the dataset; ids: " + ", ".join(item.id for item in items)
+            )
         items = [item for item in items if item.id in args.only]
+    if args.live and not any(item.live_url for item in items):
+        raise AgentError(
+            "--live reads the real AppView at each item's live_url, and no item has one: record "
+            "checked public post URLs in the dataset's live_url fields first"
+        )
     provider, model, llm = _provider(args)
 
     def say(line: str) -> None:

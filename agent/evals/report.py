@@ -28,11 +28,19 @@ _METRICS = [
 ]
 
 
+def _link(url: str, label: str) -> str:
+    """A link to a post's bsky.app page; anything else (javascript:, another host) is plain text."""
+    if not url.startswith("https://bsky.app/profile/"):
+        return f"{escape(label)} ({escape(url)})"
+    return f'<a href="{escape(url)}" rel="noreferrer noopener">{escape(label)}</a>'
+
+
 def _post_row(outcome: dict[str, Any]) -> str:
     verdict = "PASS" if outcome["passed"] else "FAIL"
     bullets = "".join(f"<li>{escape(b)}</li>" for b in outcome.get("bullets", []))
     sources = "".join(
-        f'<li>[{s["n"]}] <a href="{escape(s["url"])}">@{escape(s["author"])}</a>: {escape(s["text"])}</li>'
+        f"<li>[{escape(str(s['n']))}] {_link(str(s['url']), '@' + str(s['author']))}: "
+        f"{escape(str(s['text']))}</li>"
         for s in outcome.get("sources", [])
     )
     problem = (
