@@ -5,7 +5,9 @@ of restatements to their post, on the eval dataset.
 
 Background bullets are the final answers recorded in agent/evals/data/explain_dataset.json.
 Restatements are made from each post mechanically (verbatim with a citation, with a lead-in,
-every fifth word dropped, the two halves swapped, lower-cased without punctuation). Prints both
+every fifth word dropped, the two halves swapped, lower-cased without punctuation, upper-cased,
+full-width, zero-width characters between letters, emoji between words, Cyrillic look-alikes,
+padded inside a longer bullet, swapped and padded). Prints both
 distributions, the errors at the threshold, and the time per check; writes
 bench/results/explain_similarity.json. In-sample figures: the threshold was set on this data.
 """
@@ -27,6 +29,10 @@ from agent.explain.checks import RESTATE_THRESHOLD, similarity  # noqa: E402
 RESULTS = ROOT / "bench" / "results" / "explain_similarity.json"
 
 
+_FULL_WIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}
+_CYRILLIC = str.maketrans("aeopcx", "аеорсх")
+
+
 def restatements(post: str) -> list[str]:
     words = post.split()
     half = len(words) // 2
@@ -36,6 +42,13 @@ def restatements(post: str) -> list[str]:
         " ".join(w for i, w in enumerate(words) if i % 5 != 4) + " [1]",
         " ".join(words[half:] + words[:half]) + " [1]",
         "".join(c for c in post.lower() if c.isalnum() or c.isspace()) + " [3]",
+        post.upper() + " [1]",
+        "".join(_FULL_WIDTH.get(c, c) for c in post) + " [1]",
+        "\u200b".join(post) + " [1]",
+        "🔥".join(words) + " [1]",
+        post.translate(_CYRILLIC) + " [1]",
+        "Background: the post says " + post + ", which is how people talk about it online [2]",
+        "Put simply, " + " ".join(words[half:] + words[:half]) + " is what this is about [2]",
     ]
 
 
@@ -55,7 +68,7 @@ def main() -> int:
             background.append(similarity(bullet, post))
         for text in restatements(post):
             restated.append(similarity(text, post))
-        checks += len(final_bullets(item.script)) + 5
+        checks += len(final_bullets(item.script)) + len(restatements(post))
     seconds = time.perf_counter() - started
     figures = {
         "threshold": RESTATE_THRESHOLD,
