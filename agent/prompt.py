@@ -18,7 +18,7 @@ from agent.memory import one_line, visible_to
 from agent.memory import select as select_memory
 from agent.snapshot import TurnSnapshot
 from agent.workspace import Workspace
-from protocol.untrusted import fence, neutralise, sanitise_text, sanitise_value
+from protocol.untrusted import fence, inert_angles, neutralise, sanitise_text, sanitise_value
 
 PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 PLACEHOLDERS = (
@@ -35,7 +35,7 @@ PLACEHOLDERS = (
 def escape_text(text: str) -> str:
     """Make owner-side text inert inside the prompt: no tags, no placeholders, no template tokens."""
     text = neutralise(text)
-    text = html.escape(text, quote=False)
+    text = inert_angles(html.escape(text, quote=False))  # ＜/memory＞ reads as a tag too
     return text.replace("{{", "{ {").replace("}}", "} }")
 
 
