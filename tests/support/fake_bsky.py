@@ -100,6 +100,8 @@ class FakeBluesky(RecordingHTTPServer):
         super().__init__()
         self.handle, self.password = handle, password
         self.did = self.add_account(handle, "SafeClaw", "A careful agent.")
+        self.login_paths = frozenset({"/xrpc/com.atproto.server.createSession",
+                                      "/xrpc/com.atproto.server.refreshSession"})
         self.access_jwt = fake_jwt(
             {
                 "scope": "com.atproto.appPass",

@@ -6,11 +6,17 @@ does), "rate" (429 with Retry-After), "error" (500), "slow" (answers after `dela
 past the client's timeout; `stop()` ends the wait), "garbled" (does what a write asks, then
 answers 200 with an unreadable body; only for paths in `garble_paths` when that is set). Fakes
 override `failure()` to answer in their platform's own shapes.
+
+`break_writes` (a flaky platform that acted): every write (not a GET, not a login) is done, then
+its answer is lost: "garbled" (200, unreadable), "error" (502), "reset" (the connection is
+dropped without an answer) or "timeout" (the answer comes `delay` seconds late).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 Response = tuple[int, dict[str, str], bytes]
+RESET = -1  # a status that makes the handler drop the connection without answering
 
 
 @dataclass
@@ -50,6 +57,8 @@ class RecordingServer:
         self.delay = 3.0
         self.retry_after = "7"
         self.garble_paths: set[str] | None = None
+        self.break_writes: str | None = None
+        self.login_paths: frozenset[str] = frozenset()  # writes that only log in: never broken
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._release = threading.Event()  # ends a "slow" wait early at stop()
@@ -64,6 +73,16 @@ class RecordingServer:
         raise NotImplementedError
 
     def respond(self, request: Recorded) -> Response:
+        if self.break_writes and request.method != "GET" and request.path not in self.login_paths:
+            answer = self.route(request)  # it acted; now the answer is lost
+            if self.break_writes == "timeout":
+                self._release.wait(self.delay)
+                return answer
+            if self.break_writes == "reset":
+                return RESET, {}, b""
+            if self.break_writes == "error":
+                return json_response(502, {"error": "bad gateway"})
+            return 200, {"Content-Type": "application/json"}, b"\x00\xff{unreadable"
         answer = self.failure(request) or self.route(request)
         garble = self.garble_paths is None or request.path in self.garble_paths
         if self.fail_mode == "garbled" and request.method != "GET" and garble:
@@ -109,6 +128,10 @@ class RecordingServer:
                 )
                 server.requests.append(recorded)
                 status, headers, body = server.respond(recorded)
+                if status == RESET:  # RST, not FIN: the client sees its request vanish
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
                 try:
                     self.send_response(status)
                     for name, value in headers.items():
