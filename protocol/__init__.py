@@ -236,7 +236,7 @@ class CommandEnvelope:
                 conversation=_require(data, "conversation", str),
                 created_at=_finite(data, "created_at"),
                 expires_at=_finite(data, "expires_at"),
-                v=int(data.get("v", PROTOCOL_VERSION)),
+                v=_require(data, "v", int) if "v" in data else PROTOCOL_VERSION,
                 intent=data.get("intent", ""),
             )
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity

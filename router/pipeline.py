@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,9 @@ from router.redaction import Redactor
 from router.registry import Skill, SkillContext
 
 log = logging.getLogger("safeclaw.router.pipeline")
+# A command is asked for now: one that says it stays valid for longer than this is not one the
+# agent sent (its commands live seconds), and would outlive every deadline derived from it.
+MAX_COMMAND_SECONDS = 24 * 3600
 
 # Failures that are known to happen before anything was sent, or that the platform answered with
 # a refusal: the action did not happen, so `error` (a retry is safe).
@@ -79,6 +83,14 @@ class Pipeline:
 
     def plan(self, envelope: CommandEnvelope) -> Planned | Reply:
         """Validate the command and ask its skill for the effect; a Reply when it is refused."""
+        if envelope.expires_at > time.time() + MAX_COMMAND_SECONDS:
+            return Reply(
+                envelope.id,
+                Status.DENIED,
+                f"{envelope.action} was not run: its expiry is more than {MAX_COMMAND_SECONDS // 3600} h "
+                "ahead; a command is valid for seconds or minutes",
+                error="invalid_expiry",
+            )
         skill = self.skills.get(envelope.action)
         if skill is None:
             known = ", ".join(sorted(self.skills))

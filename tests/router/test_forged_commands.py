@@ -96,3 +96,25 @@ def test_forged_ids_reach_no_key_of_another_command_and_the_router_goes_on(redis
     assert note_lines(tmp_path) == []
     assert admin.llen(keys.dead_letter) == 4
     assert not [k for k in admin.keys(keys.response("*")) if k != keys.response(ping["id"])]
+
+
+@pytest.mark.parametrize("bad_v", ['"1"', "1.9", "true", "[1]", "null"])
+def test_a_protocol_version_of_the_wrong_type_is_malformed(bad_v):
+    raw = (
+        '{"id": "a1", "action": "PING", "params": {}, "conversation": "t", '
+        f'"created_at": 1.0, "expires_at": 2.0, "v": {bad_v}}}'
+    )
+    with pytest.raises(ProtocolError, match="'v'"):
+        CommandEnvelope.from_json(raw)
+
+
+@pytest.mark.parametrize("expires_at", [1e308, 4e9, "far"])
+def test_a_command_that_would_never_expire_is_refused_and_never_run(redis_urls, admin, tmp_path, expires_at):
+    keys = redis_urls.keys
+    envelope = CommandEnvelope.new("NOTE", {"text": "from the far future"}, "t", ttl_seconds=60)
+    envelope.expires_at = envelope.created_at + 2 * 24 * 3600 if expires_at == "far" else expires_at
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+        admin.lpush(keys.command_queue, envelope.to_json())
+        reply = reply_of(admin, keys, envelope.id)
+    assert (reply["status"], reply["error"]) == ("denied", "invalid_expiry"), reply
+    assert note_lines(tmp_path) == []
