@@ -172,6 +172,18 @@ def is_command_id(value: object) -> bool:
     return isinstance(value, str) and _COMMAND_ID.fullmatch(value) is not None
 
 
+# Action and conversation reach log lines and the audit log: no control character (a line break
+# would forge a log line), and a bounded length.
+_LOGGABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _loggable(value: str, field: str, limit: int, minimum: int = 1) -> None:
+    if not minimum <= len(value) <= limit or (value and not _LOGGABLE.fullmatch(value)):
+        raise ProtocolError(
+            f"invalid command: {field} must be {minimum}-{limit} characters, none a control character"
+        )
+
+
 def command_fingerprint(action: str, params: dict[str, Any]) -> str:
     """What a command asks for (action and params), as a short hash: two commands with one id or
     one intent but different fingerprints are different commands."""
@@ -241,6 +253,8 @@ class CommandEnvelope:
             )
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity
             raise ProtocolError(f"invalid command: {exc}") from None
+        _loggable(envelope.action, "action", 64)
+        _loggable(envelope.conversation, "conversation", 256, minimum=0)
         if not is_command_id(envelope.id):
             raise ProtocolError("invalid command: id must be 1-128 ASCII letters, digits, '_', '.', '-'")
         if not isinstance(envelope.intent, str) or not _INTENT.fullmatch(envelope.intent):

@@ -118,3 +118,28 @@ def test_a_command_that_would_never_expire_is_refused_and_never_run(redis_urls, 
         reply = reply_of(admin, keys, envelope.id)
     assert (reply["status"], reply["error"]) == ("denied", "invalid_expiry"), reply
     assert note_lines(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("action", "NOTE\n2026-11-22 00:00:00 INFO safeclaw.router forged line"),
+        ("action", "PING\r"),
+        ("action", "A" * 200),
+        ("action", ""),
+        ("conversation", "t\n2026-11-22 00:00:00 INFO safeclaw.router forged line"),
+        ("conversation", "t\x1b[2J"),
+        ("conversation", "c" * 1000),
+    ],
+)
+def test_an_action_or_conversation_that_could_forge_a_log_line_is_malformed(field, value):
+    data = {
+        "id": "a1",
+        "action": "PING",
+        "params": {},
+        "conversation": "t",
+        "created_at": 1.0,
+        "expires_at": 2.0,
+    }
+    with pytest.raises(ProtocolError, match=field):
+        CommandEnvelope.from_json(json.dumps({**data, field: value}))
