@@ -81,3 +81,50 @@ def test_a_write_without_a_secret_is_not_refused_for_one():
         assert isinstance(planned, Planned)
         reply = checked.check(planned, None)
         assert reply is None or reply.error != "secret_in_text", (name, reply)
+
+
+PLATFORM_WRITES = [
+    (platform, action, params)
+    for platform in ("bsky", "mastodon", "reddit", "x", "moltbook")
+    for action, params in [
+        ("CREATE_POST", {"platform": platform, "text": "a post"}),
+        ("CREATE_POST", {"platform": platform, "text": "a reply", "reply_to": "t3_abc"}),
+        ("CREATE_POST", {"platform": platform, "text": "a quote", "quote": "t3_abc"}),
+        ("LIKE_POST", {"platform": platform, "post_id": "t3_abc"}),
+        ("DELETE_POST", {"platform": platform, "post_id": "t3_abc"}),
+    ]
+] + [("moltbook", "MOLTBOOK_COMMENT", {"post_id": "p1", "text": "a comment"})]
+
+
+def decide(env: dict[str, str], action: str, params: dict):
+    settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0", **env})
+    checked = Pipeline(SKILLS, Policy(settings, SKILLS), Redactor([KEY]))
+    planned = checked.plan(CommandEnvelope.new(action, params, "t", ttl_seconds=60))
+    assert isinstance(planned, Planned), planned
+    return planned.effect, checked.check(planned, None)
+
+
+@pytest.mark.parametrize(("platform", "action", "params"), PLATFORM_WRITES)
+def test_the_kill_switch_and_approvals_hold_every_write_on_every_platform(platform, action, params):
+    effect, killed = decide({"ROUTER_KILL_SWITCH": "on"}, action, params)
+    assert effect.platform == platform and killed is not None and killed.error == "kill_switch", killed
+    for setting in (action, f"{platform}:{effect.kind}", effect.kind, f"{platform}:*", f"*:{effect.kind}"):
+        _, held = decide({"ROUTER_REQUIRE_APPROVAL": setting}, action, params)
+        assert held is not None and held.status == "pending_approval", (setting, held)
+
+
+@pytest.mark.parametrize(
+    "platform", ["BSKY", " bsky", "bsky ", "\uff42\uff53\uff4b\uff59", "bsky\u200b", "Bsky", ""]
+)
+def test_a_platform_in_another_spelling_is_invalid_never_another_effect(platform):
+    for name in WRITE_SKILLS:
+        if "platform" in SKILLS[name].schema["properties"]:
+            assert SKILLS[name].validation_error({**BASE[name], "platform": platform}), (name, platform)
+
+
+def test_no_write_skill_takes_a_param_it_does_not_declare():
+    for name in WRITE_SKILLS:
+        assert SKILLS[name].validation_error({**BASE[name], "in_reply_to": "x"}), name
+        assert (
+            SKILLS[name].validation_error({**BASE[name], "reply_to": ""}) if name == "CREATE_POST" else True
+        )
