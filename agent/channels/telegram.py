@@ -130,7 +130,8 @@ class TelegramChannel(BaseChannel):
                     assert app.updater is not None
                     await app.updater.start_polling(
                         drop_pending_updates=False, timeout=POLL_TIMEOUT, bootstrap_retries=3,
-                        allowed_updates=[Update.MESSAGE], error_callback=self._on_polling_error,
+                        allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],  # approval buttons
+                        error_callback=self._on_polling_error,
                     )
                     await self._announce(app.bot)
                     await self._stop_requested.wait()
@@ -199,6 +200,13 @@ class TelegramChannel(BaseChannel):
         Groups are refused (with a log line, and nothing said in the group) unless
         channels.telegram.allow_groups is on; even then only allowlisted users are answered."""
         user, chat = update.effective_user, update.effective_chat
+        if update.message is None and update.callback_query is None:
+            # Asked for new messages only: an edit, a channel post or a business chat's message is not
+            # something the owner said to the bot now, whatever a server sends.
+            kinds = sorted(set(update.to_dict()) - {"update_id"})
+            log.warning("Telegram: refused a %s update (only new messages to the bot are read)",
+                        ", ".join(kinds) or "empty")
+            raise ApplicationHandlerStop
         if chat is not None and chat.type != Chat.PRIVATE and not self.allow_groups:
             who = user.id if user else "unknown"
             log.warning("Telegram: refused a message in %s chat %s from user id %s "

@@ -3,7 +3,8 @@
 Bot API 7.0 describes a forward by `forward_origin`: a user, a user who hides their account, a
 chat (a group speaking as itself) or a channel. Each becomes an `outside_author` naming that
 origin, so the loop fences the text as data and the turn cannot write the owner's memory.
-A channel post Telegram copies into its linked group (`is_automatic_forward`) is a forward too.
+A channel post Telegram copies into its linked group (`is_automatic_forward`) is a forward too,
+and a message sent through an inline bot (`via_bot`) holds that bot's words, not the owner's.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ def forward_author(message: Message, forwarder: str) -> str | None:
         return f"{describe_origin(message.forward_origin)}, forwarded by {forwarder}"
     if message.is_automatic_forward:
         return f"a channel post copied into {chat_name(message.chat)}"
+    if message.via_bot is not None:
+        bot = message.via_bot
+        handle = f"@{clean(bot.username)}" if bot.username else clean(bot.full_name)
+        return f"Telegram inline bot {handle} (id {bot.id}), sent by {forwarder}"
     legacy = sorted(key for key in message.api_kwargs if key.startswith("forward_"))
     if legacy:  # a Bot API server older than 7.0 marks a forward only with these fields
         origin = legacy_origin(message.api_kwargs)

@@ -158,6 +158,10 @@ class FakeTelegram:
         self.updates: list[dict[str, Any]] = []  # every update ever queued, confirmed or not
         self.confirmed = 0  # highest update_id the client confirmed with an offset
         self.reject_markdown_marker: str | None = None
+        # Like the real server, only the update kinds the last getUpdates asked for are delivered;
+        # False plays a server that sends every kind anyway.
+        self.honour_allowed_updates = True
+        self.allowed_updates: list[str] | None = None
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._next_update_id = 1000
         self._next_message_id = 1
@@ -202,11 +206,18 @@ class FakeTelegram:
 
     # --- scripting ------------------------------------------------------------------------
     def push_message(
-        self, user_id: int, chat_id: int, text: str, chat_type: str = "private", **fields: Any
+        self,
+        user_id: int,
+        chat_id: int,
+        text: str,
+        chat_type: str = "private",
+        update_kind: str = "message",
+        **fields: Any,
     ) -> int:
         """Queue an incoming text message (a command when it starts with '/'); returns its update_id.
 
-        `fields` are more Message fields as the Bot API sends them (`forward_origin`, …)."""
+        `fields` are more Message fields as the Bot API sends them (`forward_origin`, …);
+        `update_kind` the update's field that carries it (`edited_message`, `business_message`, …)."""
         with self._cond:
             self._next_update_id += 1
             update_id = self._next_update_id
@@ -223,7 +234,7 @@ class FakeTelegram:
             if chat_type != "private":
                 message["chat"] = {"id": chat_id, "type": chat_type, "title": f"Group{chat_id}"}
             message.update(fields)
-            self.updates.append({"update_id": update_id, "message": message})
+            self.updates.append({"update_id": update_id, update_kind: message})
             self._cond.notify_all()
         return update_id
 
@@ -321,11 +332,22 @@ class FakeTelegram:
         return self._next_message_id
 
     def _pending(self, offset: int) -> list[dict[str, Any]]:
-        return [u for u in self.updates if u["update_id"] >= offset and u["update_id"] > self.confirmed]
+        return [
+            u
+            for u in self.updates
+            if u["update_id"] >= offset and u["update_id"] > self.confirmed and self._delivered(u)
+        ]
+
+    def _delivered(self, update: dict[str, Any]) -> bool:
+        if not self.honour_allowed_updates or not self.allowed_updates:
+            return True
+        return any(kind in update for kind in self.allowed_updates)
 
     def _get_updates(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 100)
+        if params.get("allowed_updates") is not None:
+            self.allowed_updates = list(params["allowed_updates"])
         deadline = time.monotonic() + float(params.get("timeout") or 0)
         with self._cond:
             self._poll_generation += 1
