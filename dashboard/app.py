@@ -1,8 +1,10 @@
 """The dashboard's web app (Starlette on uvicorn): a JSON API, a live stream and one page.
 
 Every /api request needs `Authorization: Bearer <DASHBOARD_TOKEN>`, compared in constant time;
-`DASHBOARD_PUBLIC_READ=true` opens the GET endpoints only. There are no cookies and no CORS
-headers, so another site can neither read nor act. The page and its two static files hold no
+`DASHBOARD_PUBLIC_READ=true` opens the GET endpoints only (not the live stream). There are no
+cookies and no CORS headers, so another site can neither read nor act; on top of that a POST
+must be `application/json` (what a cross-site form cannot send) and, when it carries an Origin,
+come from the dashboard's own. The page and its two static files hold no
 data and are served to anyone; the page asks for the token and keeps it in the tab's
 sessionStorage. The app talks to Redis only as the `control` user.
 """
@@ -17,6 +19,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 from anyio import to_thread
@@ -72,10 +75,18 @@ class Dashboard:
 
     # -- auth ---------------------------------------------------------------------------------
     def authorised(self, request: Request) -> bool:
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
+        parts = request.headers.get("authorization", "").split(None, 1)
+        scheme, given = (parts[0], parts[1].strip()) if len(parts) == 2 else ("", "")
         # Digests of equal length, compared in constant time: neither the length nor a prefix leaks.
-        return scheme.lower() == "bearer" and hmac.compare_digest(_digest(given.strip()), self._token_digest)
+        matches = hmac.compare_digest(_digest(given), self._token_digest)
+        return scheme.lower() == "bearer" and matches
+
+    @staticmethod
+    def same_origin(request: Request) -> bool:
+        """A request a browser sent from another page carries that page's Origin: only the
+        dashboard's own (or none, from a command-line client) may act."""
+        origin = request.headers.get("origin")
+        return origin is None or urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
 
     def guard(self, handler: Handler, admin: bool) -> Handler:
         async def guarded(request: Request) -> Response:
@@ -99,6 +110,15 @@ class Dashboard:
                 return self.json(
                     {"error": "unauthorised", "message": message}, 401, {"WWW-Authenticate": "Bearer"}
                 )
+            if request.method != "GET" and not self.same_origin(request):
+                log.warning(
+                    "403 for %s %s from %s: sent by another site's page",
+                    request.method,
+                    request.url.path,
+                    client,
+                )
+                message = "the dashboard acts only on requests from its own page"
+                return self.json({"error": "cross_origin", "message": message}, 403)
             try:
                 return await handler(request)
             except ApiError as exc:
@@ -152,6 +172,11 @@ class Dashboard:
 
     # -- admin --------------------------------------------------------------------------------
     async def body(self, request: Request) -> dict[str, Any]:
+        """The JSON object posted. Only `Content-Type: application/json`: what a form or a
+        text/plain fetch from another site can send without a preflight never acts."""
+        media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media_type != "application/json":
+            raise ApiError(415, "send the body as JSON, with Content-Type: application/json")
         raw = await request.body()
         if len(raw) > MAX_BODY_BYTES:
             raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes")
@@ -186,6 +211,7 @@ class Dashboard:
     async def post_accept(self, request: Request) -> Response:
         """The owner accepts proposal N: an `{accept: N}` entry on the rule-injection list, which
         the agent applies with the same `Governance.accept` as `./safeclaw rules accept N`."""
+        await self.body(request)
         raw = str(request.path_params["number"])
         if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
             raise ApiError(400, "the proposal number must be a whole number from 1")
@@ -205,6 +231,7 @@ class Dashboard:
         return self.json({"accept_requested": entry, "message": message}, 202)
 
     async def post_decision(self, request: Request) -> Response:
+        await self.body(request)
         approval_id = str(request.path_params["approval_id"])
         decision = "approve" if request.url.path.endswith("/approve") else "deny"
         try:
@@ -288,7 +315,8 @@ def create_app(settings: DashboardSettings, conn: redis.Redis | None = None) -> 
         Route("/api/cost", read(board.get_cost), methods=["GET"]),
         Route("/api/governance", read(board.get_governance), methods=["GET"]),
         Route("/api/approvals", read(board.get_approvals), methods=["GET"]),
-        Route("/api/stream", read(board.get_stream), methods=["GET"]),
+        # The live stream carries every approval and audit line: never opened by public read.
+        Route("/api/stream", admin(board.get_stream), methods=["GET"]),
         Route("/api/kill", admin(board.post_kill), methods=["POST"]),
         Route("/api/inject-rule", admin(board.post_inject_rule), methods=["POST"]),
         Route("/api/proposals/{number}/accept", admin(board.post_accept), methods=["POST"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,11 @@ class DashboardSettings:
             raise ConfigError(
                 f"DASHBOARD_TOKEN must be set, at least {MIN_TOKEN_CHARS} characters "
                 "(or DASHBOARD_TOKEN_FILE naming a file that holds it); ./safeclaw makes one"
+            )
+        if not re.fullmatch(r"[\x21-\x7e]+", token):
+            raise ConfigError(
+                "DASHBOARD_TOKEN must be printable ASCII without spaces (what an Authorization "
+                "header carries intact); ./safeclaw makes one"
             )
         workspace = Path(env.get("SAFECLAW_WORKSPACE") or REPO_ROOT / "workspace")
         log_dir = Path(env["SAFECLAW_LOG_DIR"]) if env.get("SAFECLAW_LOG_DIR") else REPO_ROOT / "logs"

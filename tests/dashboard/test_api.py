@@ -33,6 +33,7 @@ def settings(redis_urls, tmp_path):
 def api(settings):
     with TestClient(create_app(settings)) as client:
         client.headers["Authorization"] = f"Bearer {TOKEN}"
+        client.headers["Content-Type"] = "application/json"
         yield client
 
 

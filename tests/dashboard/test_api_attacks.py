@@ -1,0 +1,276 @@
+"""Attacks on the dashboard's API: tokens where they do not belong, odd Authorization headers,
+cross-site requests, public read, and approvals decided twice, late or with someone else's code."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+import pytest
+import redis
+from starlette.testclient import TestClient
+
+from dashboard.app import create_app
+from dashboard.settings import ConfigError, DashboardSettings
+from protocol import CommandEnvelope, Keys
+from router.approvals import ApprovalError, ApprovalStore
+from tests.dashboard.helpers import TOKEN
+
+KEYS = Keys()
+ADMIN_PATHS = [
+    ("/api/kill", {"on": True}),
+    ("/api/inject-rule", {"rule": "be kind", "why": "x"}),
+    ("/api/approvals/" + "a" * 32 + "/approve", {}),
+    ("/api/approvals/" + "a" * 32 + "/deny", {}),
+    ("/api/proposals/1/accept", {}),
+]
+
+
+def _settings(redis_urls, **extra: str) -> DashboardSettings:
+    return DashboardSettings.from_env(
+        {"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": TOKEN, **extra}
+    )
+
+
+@pytest.fixture
+def client(redis_urls):
+    with TestClient(create_app(_settings(redis_urls))) as test_client:
+        yield test_client
+
+
+def _nothing_written(redis_urls) -> None:
+    admin = redis_urls.admin_client()
+    assert admin.get(KEYS.kill_switch) is None
+    assert admin.llen(KEYS.rule_injections) == 0
+    assert admin.llen(KEYS.approvals_decided) == 0
+
+
+# -- the token ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("query", ["token", "access_token", "authorization", "bearer", "DASHBOARD_TOKEN"])
+def test_a_token_in_the_query_string_never_authenticates_and_is_never_logged(client, query, caplog):
+    with caplog.at_level(logging.DEBUG):
+        response = client.get(f"/api/status?{query}={TOKEN}")
+        stream = client.get(f"/api/stream?{query}={TOKEN}")
+        kill = client.post(f"/api/kill?{query}={TOKEN}", json={"on": True})
+    assert response.status_code == stream.status_code == kill.status_code == 401
+    server_side = [r.getMessage() for r in caplog.records if not r.name.startswith("httpx")]
+    assert server_side and not [line for line in server_side if TOKEN in line]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [f"bearer {TOKEN}", f"BEARER {TOKEN}", f"Bearer   {TOKEN}", f"  Bearer {TOKEN}  ", f"Bearer\t{TOKEN}"],
+)
+def test_the_bearer_scheme_is_case_blind_and_spaces_do_not_matter(client, header):
+    assert client.get("/api/status", headers={"Authorization": header}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        f"Bearer {TOKEN[:8]} {TOKEN[8:]}",  # a space inside the token
+        f"Bearer{TOKEN}",  # no separator
+        f"Token {TOKEN}",
+        f"Bearer {TOKEN} {TOKEN}",
+        f"Bearer {TOKEN.upper()}",  # the token itself is case-sensitive
+    ],
+)
+def test_near_misses_are_refused(client, header):
+    assert client.get("/api/status", headers={"Authorization": header}).status_code == 401
+
+
+@pytest.mark.parametrize("size", [1_000, 100_000, 1_000_000])
+def test_a_very_long_token_is_a_401_not_a_500(client, size, caplog):
+    long_token = TOKEN + "x" * size
+    with caplog.at_level(logging.DEBUG):
+        response = client.get("/api/status", headers={"Authorization": f"Bearer {long_token}"})
+    assert response.status_code == 401
+    assert len(caplog.text) < 10_000  # the log line does not carry the header
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Bearer tökén-ünïcode-0123456789".encode(),
+        b"Bearer \xff\xfe\x00garbage",
+        "Bearer 🔑🔑🔑🔑🔑🔑🔑🔑".encode(),
+    ],
+)
+def test_non_ascii_or_binary_tokens_are_a_401_not_a_500(client, raw):
+    response = client.get("/api/status", headers=[(b"authorization", raw)])
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "token", ["tökén-ünïcode-0123456789", "token with spaces 0123456789", "tab\ttoken-0123456789"]
+)
+def test_a_token_that_no_browser_could_send_is_refused_at_start(redis_urls, token):
+    with pytest.raises(ConfigError, match="DASHBOARD_TOKEN"):
+        DashboardSettings.from_env({"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": token})
+
+
+def test_the_token_is_compared_in_constant_time(client, monkeypatch):
+    """Both sides are hashed to equal-length digests and compared with hmac.compare_digest."""
+    import dashboard.app as app_module
+
+    seen: list[tuple[bytes, bytes]] = []
+    real = app_module.hmac.compare_digest
+
+    def spy(a, b):
+        seen.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(app_module.hmac, "compare_digest", spy)
+    for header in (f"Bearer {TOKEN}", "Bearer x", f"Bearer {TOKEN}{'y' * 500}"):
+        client.get("/api/status", headers={"Authorization": header})
+    assert len(seen) == 3 and all(len(a) == len(b) == 32 for a, b in seen)
+
+
+# -- cross-site --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        None,
+        "application/jsonp",
+        "application/json-patch+json",
+    ],
+)
+@pytest.mark.parametrize(("path", "body"), ADMIN_PATHS)
+def test_a_post_that_is_not_json_never_acts(client, redis_urls, content_type, path, body):
+    """The body a cross-site form or a text/plain fetch can send without a preflight, even with
+    the token: refused (415), nothing written."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    response = client.post(path, content=json.dumps(body).encode(), headers=headers)
+    assert response.status_code == 415, response.text
+    _nothing_written(redis_urls)
+
+
+def test_json_with_a_charset_is_taken(client):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json; charset=utf-8"}
+    assert client.post("/api/kill", content=b'{"on": true}', headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize(("path", "body"), ADMIN_PATHS)
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example"])
+def test_a_post_from_another_origin_never_acts_even_with_the_token(client, redis_urls, path, body, origin):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Origin": origin}
+    response = client.post(path, json=body, headers=headers)
+    assert response.status_code == 403
+    assert "access-control-allow-origin" not in response.headers
+    _nothing_written(redis_urls)
+
+
+def test_a_post_from_the_pages_own_origin_acts(client):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Origin": "http://testserver"}
+    assert client.post("/api/kill", json={"on": True}, headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize("path", [p for p, _ in ADMIN_PATHS] + ["/api/status", "/api/stream"])
+def test_a_preflight_gets_no_cors_grant(client, redis_urls, path):
+    response = client.options(
+        path,
+        headers={
+            "Origin": "https://evil.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
+    assert response.status_code in (401, 405)
+    assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+    _nothing_written(redis_urls)
+
+
+# -- public read -------------------------------------------------------------------------------
+@pytest.mark.parametrize(("path", "body"), ADMIN_PATHS)
+def test_public_read_opens_no_post_in_any_form(redis_urls, path, body):
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true"))) as anon:
+        assert anon.post(path, json=body).status_code == 401
+        assert anon.post(path, content=b"on=true", headers={"Content-Type": "text/plain"}).status_code == 401
+        assert anon.put(path, json=body).status_code in (401, 405)
+        assert anon.get(path).status_code in (401, 405)
+    _nothing_written(redis_urls)
+
+
+def test_public_read_never_opens_the_live_stream(redis_urls):
+    """The stream carries every approval and audit line as it happens: the owner's console only."""
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true"))) as anon:
+        assert anon.get("/api/status").status_code == 200
+        assert anon.get("/api/stream").status_code == 401
+        assert (
+            anon.get("/api/stream", headers={"Authorization": "Bearer wrong-wrong-wrong-1"}).status_code
+            == 401
+        )
+
+
+# -- approvals ---------------------------------------------------------------------------------
+def _held(redis_urls, text="hello", ttl=3600, now=None) -> tuple[ApprovalStore, str, str]:
+    router = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)
+    store = ApprovalStore(router, KEYS, "r1", ttl)
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, "telegram:1", 60)
+    request = store.request(
+        envelope, {"platform": "bsky", "kind": "post", "text": text, "target": None}, text, now
+    )
+    return store, request.approval_id, request.owner_code
+
+
+def _post(client, path):
+    return client.post(path, json={}, headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+def test_approve_twenty_times_at_once_takes_exactly_one(client, redis_urls):
+    _, approval_id, _ = _held(redis_urls)
+    barrier = threading.Barrier(20)
+    codes: list[int] = []
+
+    def hit(i: int) -> None:
+        barrier.wait()
+        codes.append(
+            _post(client, f"/api/approvals/{approval_id}/{'approve' if i % 2 else 'deny'}").status_code
+        )
+
+    threads = [threading.Thread(target=hit, args=(i,)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [200] + [409] * 19
+    assert redis_urls.admin_client().lrange(KEYS.approvals_decided, 0, -1) == [approval_id]
+
+
+def test_an_expired_approval_cannot_be_approved(client, redis_urls):
+    _, approval_id, _ = _held(redis_urls, ttl=60, now=time.time() - 120)
+    response = _post(client, f"/api/approvals/{approval_id}/approve")
+    assert response.status_code == 409 and "expired" in response.json()["message"]
+    _nothing_written(redis_urls)
+
+
+def test_a_denied_approval_cannot_then_be_approved(client, redis_urls):
+    _, approval_id, _ = _held(redis_urls)
+    assert _post(client, f"/api/approvals/{approval_id}/deny").status_code == 200
+    assert _post(client, f"/api/approvals/{approval_id}/approve").status_code == 409
+    decision = json.loads(redis_urls.admin_client().get(KEYS.approval_decision(approval_id)))
+    assert decision["decision"] == "deny"
+
+
+def test_a_relayed_code_works_only_for_its_own_approval_and_only_once(redis_urls):
+    store, first_id, first_code = _held(redis_urls, "first")
+    _, second_id, second_code = _held(redis_urls, "second")
+    with pytest.raises(ApprovalError):
+        store.relay_owner_decision(second_id, "approve", first_code, "the owner (chat)")
+    with pytest.raises(ApprovalError):
+        store.relay_owner_decision(first_id, "approve", first_code.upper(), "the owner (chat)")
+    store.relay_owner_decision(first_id, "approve", first_code, "the owner (chat)")
+    for decision in ("approve", "deny"):  # the same code replayed
+        with pytest.raises(ApprovalError):
+            store.relay_owner_decision(first_id, decision, first_code, "the owner (chat)")
+    assert redis_urls.admin_client().lrange(KEYS.approvals_decided, 0, -1) == [first_id]
+    assert redis_urls.admin_client().get(KEYS.approval_decision(second_id)) is None
+    assert second_code
