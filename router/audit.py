@@ -10,15 +10,17 @@ file goes on from the old one's last hash and seq.
 One writer per file: each router writes its own `<router id>.jsonl`. The last line of a file
 is covered once the next one is written (and by the copy in the Redis audit stream).
 
-    python -m router.audit verify [DIR]     exit 0 when every chain holds, 1 with the first break
+Durability is a group commit (`AuditLog.sync`), and the durable head is checkpointed under a key
+(`router.audit_checkpoint`); `router.audit_verify` checks the files, the checkpoints and the Redis
+copy: `python -m router.audit_verify [DIR]`.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import sys
@@ -29,8 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from router import audit_checkpoint
+
 GENESIS = "0" * 64
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_SYNC_SECONDS = 0.1  # group commit: fsync (and checkpoint) at most this long after a write
+log = logging.getLogger("safeclaw.router.audit")
 _ROTATED = re.compile(r"^(?P<name>.+)\.(?P<seq>\d{12})\.jsonl$")
 
 
@@ -44,18 +50,46 @@ def record_hash(record: dict[str, Any]) -> str:
 
 
 class AuditLog:
-    """Appends chained records to `<directory>/<name>.jsonl`, rotating past `max_bytes`."""
+    """Appends chained records to `<directory>/<name>.jsonl`, rotating past `max_bytes`.
 
-    def __init__(self, directory: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    Group commit: each record reaches the OS with one write() before `append` returns (a router
+    crash loses nothing); a background thread fsyncs every `sync_seconds` when something was
+    written, then checkpoints the durable head (`router.audit_checkpoint`) under `key`. A crash
+    of the machine loses at most the lines of the last `sync_seconds` plus one fsync. `durable`
+    on `append` (or `sync()`) makes a line durable at once."""
+
+    def __init__(
+        self,
+        directory: Path,
+        name: str,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        key: bytes | None = None,
+        sync_seconds: float | None = DEFAULT_SYNC_SECONDS,
+    ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
             raise ValueError(f"audit log name {name!r}: letters, digits, '_', '.', '-' only")
         self.directory = directory
         self.name = name
         self.max_bytes = max_bytes
+        self.key = key
         self.path = directory / f"{name}.jsonl"
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # appends and rotation
+        self._sync_lock = threading.Lock()  # one fsync + checkpoint at a time
+        self._fd: int | None = None
+        self._written = 0  # appends so far; `_synced` is how many of them are durable
+        self._synced = 0
+        self._checkpointed = -1
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.seq, self.last_hash = self._resume()
+        if key is not None:
+            self._check_checkpoint(key)
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
+        if sync_seconds:
+            self._flusher = threading.Thread(
+                target=self._flush_every, args=(sync_seconds,), name=f"audit-sync-{name}", daemon=True
+            )
+            self._flusher.start()
 
     def _resume(self) -> tuple[int, str]:
         """The seq and hash to go on from: the active file's last line, else the newest rotated one."""
@@ -71,8 +105,35 @@ class AuditLog:
                 return 0, hashlib.sha256(last.encode("utf-8", "replace")).hexdigest()
         return 0, GENESIS
 
+    def _check_checkpoint(self, key: bytes) -> None:
+        """At start: a checkpoint past the files' end (lines cut off) or that does not seal is
+        written into the chain as an `audit_gap` record, so the next checkpoint cannot hide it."""
+        try:
+            found = audit_checkpoint.read(self.directory, self.name)
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if found is None:
+                return
+            if not audit_checkpoint.genuine(found, key, self.name):
+                problem = f"the checkpoint (seq {found.seq}) does not seal under the audit key"
+            elif found.seq > self.seq:
+                problem = (
+                    f"{found.seq - self.seq} line(s) missing at the end: the checkpoint holds "
+                    f"seq {found.seq}, the files end at seq {self.seq}"
+                )
+            elif hash_at(self.directory, self.name, found.seq) != found.digest:
+                problem = (
+                    f"the files were rewritten at or before seq {found.seq} (the checkpoint's hash differs)"
+                )
+            else:
+                self._checkpointed = found.seq
+                return
+        log.error("audit log %s: %s", self.name, problem)
+        self.append({"event": "audit_gap", "problem": problem}, durable=True)
+
     def append(self, entry: dict[str, Any], durable: bool = False) -> dict[str, Any]:
-        """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it."""
+        """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it now."""
         with self._lock:
             if self.path.exists() and self.path.stat().st_size >= self.max_bytes:
                 self._rotate()
@@ -80,17 +141,55 @@ class AuditLog:
             record.setdefault("ts", time.time())
             record["hash"] = record_hash(record)
             line = (canonical(record) + "\n").encode("utf-8", "replace")
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.write(self._fd, line)  # one write on an O_APPEND file: a line is never interleaved
+            self.seq, self.last_hash = record["seq"], record["hash"]
+            self._written += 1
+        if durable:
+            self.sync()
+        return record
+
+    def sync(self) -> None:
+        """fsync what was written, then checkpoint that head (no-op when nothing is new)."""
+        with self._sync_lock:
+            with self._lock:
+                if self._fd is None or self._written == self._synced:
+                    return
+                fd, written, head = os.dup(self._fd), self._written, (self.seq, self.last_hash)
             try:
-                os.write(fd, line)  # one write on an O_APPEND file: a line is never interleaved
-                if durable:
-                    os.fsync(fd)
+                os.fsync(fd)  # outside the append lock: appends go on while the disk works
             finally:
                 os.close(fd)
-            self.seq, self.last_hash = record["seq"], record["hash"]
-            return record
+            self._synced = written
+            if self.key is not None and head[0] > self._checkpointed:
+                audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
+                self._checkpointed = head[0]
+
+    def _flush_every(self, seconds: float) -> None:
+        while not self._stop.wait(seconds):
+            try:
+                self.sync()
+            except OSError as exc:
+                log.error("audit log %s: fsync or checkpoint failed: %s", self.name, exc)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._flusher is not None:
+            self._flusher.join(timeout=5)
+        try:
+            self.sync()
+        finally:
+            with self._lock:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
 
     def _rotate(self) -> None:
+        if self._fd is not None:  # the old file is durable before it is renamed
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
         target = self.directory / f"{self.name}.{self.seq:012d}.jsonl"
         os.replace(self.path, target)
         with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
@@ -196,8 +295,33 @@ def verify_chain(files: list[Path]) -> Verdict:
                 count,
                 f"{where} (seq {seq}): does not follow the line before it (that line was edited or replaced)",
             )
+        if record.get("event") == "audit_gap":  # the router found the log cut or rewritten at start
+            return Verdict(
+                False, count, f"{where} (seq {seq}): the router found at start: {record.get('problem')}"
+            )
         expected_seq, prev_hash, count = seq + 1, stored, count + 1
     return Verdict(True, count, heads={"": (expected_seq - 1, prev_hash)})
+
+
+def hash_at(directory: Path, name: str, seq: int) -> str | None:
+    """The hash of the chain's line `seq` (read from the newest file back), None when absent."""
+    for path in reversed(chain_files(directory, name)):
+        with path.open("rb") as handle:
+            first = handle.readline()
+            try:
+                if int(json.loads(first)["seq"]) > seq:
+                    continue
+            except (ValueError, KeyError, TypeError):
+                continue
+            for raw in [first, *handle]:
+                try:
+                    record = json.loads(raw)
+                    if int(record["seq"]) == seq:
+                        return str(record["hash"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return None
+    return None
 
 
 def verify_directory(directory: Path) -> Verdict:
@@ -214,34 +338,15 @@ def verify_directory(directory: Path) -> Verdict:
     return Verdict(True, total, heads=heads)
 
 
-def missing_tail(heads: dict[str, tuple[int, str]], mirrored: dict[str, tuple[int, str]]) -> str:
-    """The chain's end against the newest line each router mirrored to Redis: lines deleted from
-    the end of a file (which the chain alone cannot show) or a replaced last line. "" when none."""
-    for name, (seq, digest) in sorted(mirrored.items()):
-        last_seq, last_hash = heads.get(name, (0, GENESIS))
-        if last_seq < seq:
-            return (f"chain {name}: {seq - last_seq} line(s) deleted at the end (the file ends at seq "
-                    f"{last_seq}; the Redis audit stream holds seq {seq})")
-        if last_seq == seq and last_hash != digest:
-            return f"chain {name}: its last line (seq {seq}) differs from the copy in the Redis audit stream"
-    return ""
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m router.audit", description="Check the router's audit log."
-    )
-    parser.add_argument("command", choices=["verify"])
-    parser.add_argument("directory", nargs="?", type=Path, help="the audit folder (default: the router's)")
-    args = parser.parse_args(argv)
-    directory = args.directory
-    if directory is None:
-        from router.settings import DEFAULT_ENV_FILE, audit_directory, merged_environment
+    """`python -m router.audit verify [DIR]`: the same as `python -m router.audit_verify [DIR]`."""
+    from router.audit_verify import main as verify_main
 
-        directory = audit_directory(merged_environment(DEFAULT_ENV_FILE))
-    verdict = verify_directory(directory)
-    print(verdict.summary())
-    return 0 if verdict.ok else 1
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "verify":
+        print("usage: python -m router.audit verify [DIR] [--key-file FILE]", file=sys.stderr)
+        return 2
+    return verify_main(args[1:])
 
 
 if __name__ == "__main__":

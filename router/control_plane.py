@@ -29,7 +29,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
-from router import approvals, notices
+from router import approvals, audit_checkpoint, notices
 from router.audit import AuditLog, canonical
 from router.effects import Effect
 from router.policy import Decision, Policy
@@ -64,6 +64,16 @@ def url_of(reply: Reply) -> str | None:
     return url if isinstance(url, str) else None
 
 
+def load_audit_key(settings: RouterSettings) -> bytes | None:
+    """The key sealing the audit checkpoints, made at the first start; None (logged) when it cannot
+    be read or made: the log is still written, its end is then vouched for by Redis only."""
+    try:
+        return audit_checkpoint.load_key(settings.audit_key_file, create=True)
+    except audit_checkpoint.AuditKeyError as exc:
+        log.error("%s; audit checkpoints are off", exc)
+        return None
+
+
 def held_last(checks: list[Any], builtin: Any, approval: Any) -> list[Any]:
     """The checks with the approval check replaced, after the kill switch and the secret check
     (a command refused anyway is refused at once, never held nor stored with a secret in it)
@@ -88,7 +98,13 @@ class RouterControl:
             retry=Retry(NoBackoff(), 0),
         )
         self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
-        self.audit = AuditLog(settings.audit_dir, settings.router_id, settings.audit_max_bytes)
+        self.audit = AuditLog(
+            settings.audit_dir,
+            settings.router_id,
+            settings.audit_max_bytes,
+            key=load_audit_key(settings),
+            sync_seconds=settings.audit_sync_ms / 1000,
+        )
         # The approvals whose commands run right now, by command id, and their approval ids.
         self._approved: dict[str, dict[str, Any]] = {}
         self._running: set[str] = set()
@@ -103,6 +119,10 @@ class RouterControl:
 
     def close(self) -> None:
         self.flush()
+        try:
+            self.audit.close()  # the last lines durable and checkpointed
+        except OSError as exc:
+            log.error("cannot sync the audit log %s: %s", self.audit.path, exc)
         self.conn.close()
 
     # -- the audit stream mirror ----------------------------------------------------------------

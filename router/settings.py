@@ -72,6 +72,8 @@ class RouterSettings:
     bounds: BoundsSettings = field(default_factory=BoundsSettings)  # quotas, pacing, duplicates, circuit
     audit_dir: Path = ROUTER_DIR / "audit"  # the hash-chained audit log, one file chain per router
     audit_max_bytes: int = 10 * 1024 * 1024  # rotate the active audit file past this size
+    audit_key_file: Path = ROUTER_DIR / "audit.key"  # seals the audit checkpoints; made 0600 at start
+    audit_sync_ms: int = 100  # group commit: audit lines are fsynced at most this long after written
     approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
     env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
 
@@ -103,8 +105,10 @@ class RouterSettings:
         try:
             urlsplit(redis_url).port  # noqa: B018 - raises, naming part of the URL, when unparsable
         except ValueError:
-            raise ConfigError("REDIS_URL cannot be parsed: percent-encode any '/', '#', '?', '@' or ':' "
-                              "in its password (e.g. '/' as %2F)") from None
+            raise ConfigError(
+                "REDIS_URL cannot be parsed: percent-encode any '/', '#', '?', '@' or ':' "
+                "in its password (e.g. '/' as %2F)"
+            ) from None
         return cls._build(env, redis_url)
 
     @classmethod
@@ -137,6 +141,8 @@ class RouterSettings:
             audit_max_bytes=_int(
                 env, "ROUTER_AUDIT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1 << 40
             ),
+            audit_key_file=audit_key_file(env),
+            audit_sync_ms=_int(env, "ROUTER_AUDIT_SYNC_MS", 100, minimum=1, maximum=60_000),
             approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", DAY_SECONDS, minimum=60, maximum=30 * DAY_SECONDS),
             env=dict(env),
         )
@@ -154,6 +160,13 @@ def audit_directory(env: Mapping[str, str]) -> Path:
     """ROUTER_AUDIT_DIR, else `audit/` in the router's data folder."""
     data_dir = _path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR)
     return _path(env.get("ROUTER_AUDIT_DIR"), data_dir / "audit")
+
+
+def audit_key_file(env: Mapping[str, str]) -> Path:
+    """ROUTER_AUDIT_KEY_FILE, else `audit.key` in the router's data folder (never in the audit folder:
+    whoever can only write the log must not be able to read the key that seals its checkpoints)."""
+    data_dir = _path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR)
+    return _path(env.get("ROUTER_AUDIT_KEY_FILE"), data_dir / "audit.key")
 
 
 def parse_rate_limits(text: str) -> dict[str, RateLimit]:

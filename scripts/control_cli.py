@@ -5,7 +5,7 @@
     ./safeclaw deny ID              it will never run
     ./safeclaw stop-posting         the live kill switch: every router denies every side effect
     ./safeclaw resume-posting       lift it (ROUTER_KILL_SWITCH=true in a router's env still holds)
-    ./safeclaw audit verify         check the audit log's hash chain
+    ./safeclaw audit verify         check the audit log (exit 0 verified, 1 broken, 2 end unchecked)
 
 The control login is the one `./safeclaw` wrote for the running stack (`.run/dashboard.env`), or
 REDIS_URL in dashboard/.env, or SAFECLAW_CONTROL_REDIS_URL.
@@ -25,7 +25,7 @@ import redis
 
 from protocol import Keys
 from router import approvals, kill_switch
-from router.audit import missing_tail, verify_directory
+from router import audit_verify as audit_verify_module
 from router.settings import audit_directory
 from scripts.stack_env import merged, read_env_file
 
@@ -37,11 +37,16 @@ class ControlError(Exception):
 
 
 def control_url(run_dir: Path, dashboard_env: Path, environ: Mapping[str, str]) -> str:
-    url = (environ.get("SAFECLAW_CONTROL_REDIS_URL") or read_env_file(dashboard_env).get("REDIS_URL")
-           or read_env_file(run_dir / "dashboard.env").get("REDIS_URL"))
+    url = (
+        environ.get("SAFECLAW_CONTROL_REDIS_URL")
+        or read_env_file(dashboard_env).get("REDIS_URL")
+        or read_env_file(run_dir / "dashboard.env").get("REDIS_URL")
+    )
     if not url:
-        raise ControlError("no control login found: start the stack with ./safeclaw first, or set "
-                           "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
+        raise ControlError(
+            "no control login found: start the stack with ./safeclaw first, or set "
+            "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env"
+        )
     return url
 
 
@@ -61,9 +66,11 @@ def list_approvals(conn: redis.Redis, keys: Keys) -> list[str]:
         return ["no approval is waiting"]
     lines = []
     for item in found:
-        lines.append(f"{item['id']}  {item['action']} on {item['platform']} ({item['kind']}), "
-                     f"asked by {item['conversation']} at {_when(item['requested_at'])}, "
-                     f"{item['state']} (expires {_when(item['expires_at'])})")
+        lines.append(
+            f"{item['id']}  {item['action']} on {item['platform']} ({item['kind']}), "
+            f"asked by {item['conversation']} at {_when(item['requested_at'])}, "
+            f"{item['state']} (expires {_when(item['expires_at'])})"
+        )
         lines.append(f"    {str(item['text'])[:300]!r}")
     return lines
 
@@ -83,29 +90,30 @@ def mirrored_heads(conn: redis.Redis, keys: Keys, scan: int = 10_000) -> dict[st
 
 
 def audit_verify(run_dir: Path, dashboard_env: Path, router_env: Path, environ: Mapping[str, str]) -> int:
-    """The files' chains; then their ends against the Redis stream, when the stack is reachable."""
-    verdict = verify_directory(audit_directory(merged(read_env_file(router_env), environ)))
-    if not verdict.ok:
-        print(verdict.summary())
-        return 1
+    """The files' chains; each chain's end against its keyed checkpoint and, when the stack is
+    reachable, the Redis stream. Exit 0 verified, 1 broken, 2 intact but an end unchecked."""
+    env = merged(read_env_file(router_env), environ)
+    mirrored: dict[str, tuple[int, str]] | None = None
     try:
         conn = _connect(control_url(run_dir, dashboard_env, environ))
         try:
-            problem = missing_tail(verdict.heads, mirrored_heads(conn, Keys.from_env(environ)))
+            mirrored = mirrored_heads(conn, Keys.from_env(environ))
         finally:
             conn.close()
     except (ControlError, redis.RedisError):
-        print(f"{verdict.summary()} (its end not checked: the Redis audit stream is not reachable)")
-        return 0
-    if problem:
-        print(f"audit log BROKEN: {problem}")
-        return 1
-    print(f"{verdict.summary()}; its end matches the Redis audit stream")
-    return 0
+        print("(the Redis audit stream is not reachable: the ends are checked against the checkpoints only)")
+    report = audit_verify_module.verify(audit_directory(env), audit_verify_module.key_for(env), mirrored)
+    print(report.summary())
+    return report.exit_code
 
 
-def run(argv: list[str], run_dir: Path, dashboard_env: Path, router_env: Path,
-        environ: Mapping[str, str] | None = None) -> int:
+def run(
+    argv: list[str],
+    run_dir: Path,
+    dashboard_env: Path,
+    router_env: Path,
+    environ: Mapping[str, str] | None = None,
+) -> int:
     environ = os.environ if environ is None else environ
     command, args = argv[0], argv[1:]
     try:
@@ -124,10 +132,12 @@ def run(argv: list[str], run_dir: Path, dashboard_env: Path, router_env: Path,
                 print(approvals.decide(conn, keys, args[0], command, "owner (command line)"))
             elif command in ("stop-posting", "resume-posting"):
                 kill_switch.flip(conn, keys, command == "stop-posting", "owner (command line)")
-                print("kill switch ON: every router denies every side effect from its next command"
-                      if command == "stop-posting" else
-                      "kill switch off: routers act under their policy again (ROUTER_KILL_SWITCH=true "
-                      "in a router's environment still holds that router)")
+                print(
+                    "kill switch ON: every router denies every side effect from its next command"
+                    if command == "stop-posting"
+                    else "kill switch off: routers act under their policy again (ROUTER_KILL_SWITCH=true "
+                    "in a router's environment still holds that router)"
+                )
         finally:
             conn.close()
     except approvals.ApprovalError as exc:

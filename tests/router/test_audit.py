@@ -156,7 +156,7 @@ def test_cli_verify_exit_codes(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert ok.returncode == 0 and "intact: 5 lines" in ok.stdout
+    assert ok.returncode == 2 and "intact: 5 lines" in ok.stdout  # no checkpoint: its end unchecked
     path = tmp_path / "r1.jsonl"
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0x01  # one byte

@@ -85,14 +85,44 @@ def test_approvals_approve_and_deny(control_env, redis_urls, capsys):
 
 
 def test_audit_verify(control_env, capsys):
-    log = AuditLog(control_env / "data" / "audit", "r1")
+    from router import audit_checkpoint
+
+    key = audit_checkpoint.load_key(control_env / "data" / "audit.key", create=True)
+    log = AuditLog(control_env / "data" / "audit", "r1", key=key)
     for i in range(3):
         log.append({"command_id": f"c{i}"})
+    log.close()
     assert cli(control_env, "audit", "verify") == 0
     path = control_env / "data" / "audit" / "r1.jsonl"
     path.write_bytes(path.read_bytes().replace(b"c1", b"c7"))
     assert cli(control_env, "audit", "verify") == 1
     assert "BROKEN" in capsys.readouterr().out
+
+
+def test_audit_verify_with_redis_down_says_what_it_checked(control_env, capsys):
+    """Redis unreachable: the keyed checkpoint vouches for the end (0); without it, exit 2 and
+    the reason; lines cut from the end are still caught (1)."""
+    from router import audit_checkpoint
+    from scripts.stack_redis import free_port
+
+    (control_env / "dashboard.env").write_text(f"REDIS_URL=redis://control:x@127.0.0.1:{free_port()}/0\n")
+    audit = control_env / "data" / "audit"
+    key_file = control_env / "data" / "audit.key"
+    log = AuditLog(audit, "r1", key=audit_checkpoint.load_key(key_file, create=True))
+    for i in range(5):
+        log.append({"command_id": f"c{i}"})
+    log.close()
+    assert cli(control_env, "audit", "verify") == 0
+    out = capsys.readouterr().out
+    assert "not reachable" in out and "vouched for by its keyed checkpoint" in out
+    key_file.rename(control_env / "data" / "elsewhere.key")
+    assert cli(control_env, "audit", "verify") == 2
+    assert "NOT checked" in capsys.readouterr().out
+    (control_env / "data" / "elsewhere.key").rename(key_file)
+    path = audit / "r1.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-2]))
+    assert cli(control_env, "audit", "verify") == 1
+    assert "2 line(s) deleted at the end" in capsys.readouterr().out
 
 
 def test_no_control_login_is_a_clear_error(tmp_path, capsys):
@@ -108,7 +138,7 @@ def test_audit_verify_catches_lines_cut_from_the_end(control_env, redis_urls, ca
         for i in range(4):
             reply_of(admin, KEYS, push(admin, KEYS, "PING", {}, conversation=f"console-{i}"))
     assert cli(control_env, "audit", "verify") == 0
-    assert "matches the Redis audit stream" in capsys.readouterr().out
+    assert "the Redis audit stream" in capsys.readouterr().out
     path = control_env / "data" / "audit" / "r1.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-2]))  # the chain of what is left is intact

@@ -1,0 +1,118 @@
+"""The audit chain's head, checkpointed beside it and sealed with a key the log's folder does not hold.
+
+The hash chain alone shows an edited, inserted, reordered or deleted line, but not lines cut from
+the end of the newest file, and anyone who can write the files can rewrite the chain from any line
+on (the hashes are unkeyed). So after each group commit (`AuditLog.sync`) the router writes
+`<name>.head`: the last seq and hash it made durable, with an HMAC-SHA256 under the router's audit
+key (`ROUTER_AUDIT_KEY_FILE`, by default `audit.key` in the router's data folder, 0600, made at the
+first start). Without that key a checkpoint cannot be forged: a log cut short of it, or rewritten
+under it, fails `audit verify`. Whoever can read the key (the router's own user, root) can rewrite
+both; only a copy elsewhere (the Redis audit stream, shipped logs) shows that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+SUFFIX = ".head"
+KEY_BYTES = 32
+
+
+class AuditKeyError(Exception):
+    """The audit key file cannot be read or made; the message says which file and why."""
+
+
+def load_key(path: Path, create: bool = False) -> bytes:
+    """The key in `path` (hex); with `create`, a new random one written 0600 when there is none."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        if not create:
+            raise AuditKeyError(f"no audit key at {path}") from None
+        return _create_key(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuditKeyError(f"audit key {path}: {exc}") from None
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise AuditKeyError(f"audit key {path} is not hex; remove it to have a new one made") from None
+    if len(key) < 16:
+        raise AuditKeyError(f"audit key {path} is too short (at least 16 bytes)")
+    return key
+
+
+def _create_key(path: Path) -> bytes:
+    key = secrets.token_bytes(KEY_BYTES)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another router made it first
+        return load_key(path)
+    except OSError as exc:
+        raise AuditKeyError(f"cannot make the audit key {path}: {exc}") from None
+    try:
+        os.write(fd, key.hex().encode("ascii") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return key
+
+
+def seal(key: bytes, name: str, seq: int, digest: str) -> str:
+    return hmac.new(key, f"{name}\n{seq}\n{digest}".encode(), hashlib.sha256).hexdigest()
+
+
+def path_of(directory: Path, name: str) -> Path:
+    return directory / f"{name}{SUFFIX}"
+
+
+def write(directory: Path, name: str, seq: int, digest: str, key: bytes) -> None:
+    """Replace the checkpoint atomically and durably (temp file, fsync, rename, fsync the folder)."""
+    body = {"name": name, "seq": seq, "hash": digest, "mac": seal(key, name, seq, digest)}
+    target = path_of(directory, name)
+    temp = target.with_name(target.name + ".tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, (json.dumps(body, sort_keys=True) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, target)
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    digest: str
+    mac: str
+
+
+def read(directory: Path, name: str) -> Checkpoint | None:
+    """The checkpoint, None when there is none; raises ValueError when it is not one."""
+    try:
+        data = json.loads(path_of(directory, name).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path_of(directory, name).name} is unreadable ({type(exc).__name__})") from None
+    try:
+        return Checkpoint(int(data["seq"]), str(data["hash"]), str(data["mac"]))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path_of(directory, name).name} is not a checkpoint") from None
+
+
+def genuine(checkpoint: Checkpoint, key: bytes, name: str) -> bool:
+    return hmac.compare_digest(seal(key, name, checkpoint.seq, checkpoint.digest), checkpoint.mac)
