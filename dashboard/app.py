@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agent.governance.injections import MAX_PENDING
 from dashboard import readers
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
 from dashboard.throttle import FailedLogins
@@ -204,9 +205,21 @@ class Dashboard:
         if len(rule) > MAX_RULE_CHARS or len(why) > MAX_RULE_CHARS:
             raise ApiError(400, f"rule and why are at most {MAX_RULE_CHARS} characters each")
         entry = {"rule": rule.strip(), "why": why.strip(), "author": "owner (dashboard)", "ts": time.time()}
-        await self.run(self.conn.lpush, self.keys.rule_injections, json.dumps(entry, ensure_ascii=False))
+        await self.run(self.queue_for_agent, json.dumps(entry, ensure_ascii=False))
         log.info("rule injected from the dashboard (%d characters)", len(rule.strip()))
         return self.json({"injected": entry})
+
+    def queue_for_agent(self, raw: str) -> None:
+        """Push onto the rule-injection list, which the agent empties as it applies; past
+        MAX_PENDING waiting entries the push is taken back and refused (the agent is not running)."""
+        length = int(self.conn.lpush(self.keys.rule_injections, raw))
+        if length > MAX_PENDING:
+            self.conn.lrem(self.keys.rule_injections, 1, raw)
+            raise ApiError(
+                503,
+                f"{MAX_PENDING} rules already wait for the agent to apply them; start the agent "
+                "(autonomy applies them within seconds), then try again",
+            )
 
     async def post_accept(self, request: Request) -> Response:
         """The owner accepts proposal N: an `{accept: N}` entry on the rule-injection list, which
@@ -225,9 +238,9 @@ class Dashboard:
         if found["accepted_at"]:
             return self.json({"error": "conflict", "message": f"proposal #{number} is already accepted"}, 409)
         entry = {"accept": number, "author": "owner (dashboard)", "ts": time.time()}
-        await self.run(self.conn.lpush, self.keys.rule_injections, json.dumps(entry))
+        await self.run(self.queue_for_agent, json.dumps(entry))
         log.info("proposal #%d accepted from the dashboard", number)
-        message = f"proposal #{number} accepted; the agent writes it into DOS.md at its next cycle"
+        message = f"proposal #{number} accepted; the agent writes it into DOS.md within seconds"
         return self.json({"accept_requested": entry, "message": message}, 202)
 
     async def post_decision(self, request: Request) -> Response:

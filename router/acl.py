@@ -67,7 +67,8 @@ def agent_user(keys: Keys, password: str) -> str:
             # Owner notices: take one into its in-flight list, deliver it, then drop it.
             [f"~{keys.owner_notices}", f"~{keys.owner_notices_inflight}", "+lmove", "+llen"],
             [f"~{keys.owner_notices_inflight}", "+lrange", "+lrem", "+llen"],
-            [f"%R~{keys.rule_injections}", "+lrange", "+llen"],
+            # Rule injections: read them, and remove each once applied (never add one).
+            [f"~{keys.rule_injections}", "+lrange", "+llen", "+lrem"],
         ],
     )
 
@@ -115,7 +116,7 @@ def control_user(keys: Keys, password: str) -> str:
             [f"~{keys.approval_decision('*')}", "+get", "+set"],
             [f"%W~{keys.approvals_decided}", "+lpush"],
             [f"~{keys.kill_switch}", "+get", "+set", "+del"],
-            [f"~{keys.rule_injections}", "+lpush", "+lrange", "+llen", "+ltrim"],
+            [f"~{keys.rule_injections}", "+lpush", "+lrange", "+llen", "+ltrim", "+lrem"],
         ],
     )
 

@@ -68,7 +68,7 @@ class AutonomyCycle:
         self.guard = guard
         self.notify = notify
         self.clock = clock
-        self.before_turn = before_turn  # each cycle before reading: apply rule injections from the dashboard
+        self.before_turn = before_turn  # apply rule injections from the dashboard: at each cycle's start
         self.after_cycle = after_cycle  # e.g. the git journal
         self.files = StateFiles(loop.workspace.root)
         self.gate = PublicTextGate(loop.router, loop.llm, loop.workspace, settings.quality_threshold)
@@ -76,7 +76,18 @@ class AutonomyCycle:
         loop.briefings[CONVERSATION] = lambda: briefing(loop.workspace, settings, self._cycle_number)
         self._cycle_number = 0
 
+    def apply_rules(self) -> None:
+        """The owner's injected and accepted rules into DOS.md now (one cheap Redis read): at the
+        start of every cycle, paused or not, and between cycles (`AutonomyChannel`)."""
+        if self.before_turn is None:
+            return
+        try:
+            self.before_turn()
+        except Exception:  # never the reason a cycle fails; the entries wait on the list
+            log.exception("applying rule injections failed; they stay queued")
+
     def run_once(self) -> CycleReport:
+        self.apply_rules()
         state = self.files.load()
         now = self.clock()
         if state.cycle_count >= self.settings.max_cycles:
@@ -142,8 +153,6 @@ class AutonomyCycle:
     def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
         report = CycleReport(state.cycle_count, "rested")
         self._beat(state, "reading", now)
-        if self.before_turn is not None:
-            self.before_turn()  # one cheap read (rule injections): DOS.md is current even on quiet days
         items, fresh = self._read_new(state, report)
         for source, ids in fresh.items():
             state.mark_seen(source, ids)  # before the turn: a crash mid-turn never answers twice

@@ -11,15 +11,23 @@ from agent.autonomy.cycle import AutonomyCycle
 from agent.channels.base import BaseChannel, MessageHandler
 
 log = logging.getLogger("safeclaw.agent.autonomy")
+RULES_POLL_SECONDS = 5.0  # between cycles, rule injections are applied this often
 
 
 class AutonomyChannel(BaseChannel):
     name = "autonomy"
 
-    def __init__(self, handle: MessageHandler, cycle: AutonomyCycle, interval: float) -> None:
+    def __init__(
+        self,
+        handle: MessageHandler,
+        cycle: AutonomyCycle,
+        interval: float,
+        rules_poll: float = RULES_POLL_SECONDS,
+    ) -> None:
         super().__init__(handle)
         self.cycle = cycle
         self.interval = interval
+        self.rules_poll = rules_poll
         self._stopped = asyncio.Event()
 
     async def start(self) -> None:
@@ -33,8 +41,18 @@ class AutonomyChannel(BaseChannel):
                 if report.outcome == "stopped:max_cycles":
                     log.warning("autonomy stopped: %s", report.detail)
                     return
+            await self._rest()
+
+    async def _rest(self) -> None:
+        """Wait `interval`, applying the owner's rule injections every `rules_poll` seconds meanwhile
+        (so a rule injected or accepted on the dashboard is in DOS.md within seconds, not a cycle)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.interval
+        while not self._stopped.is_set() and (left := until - loop.time()) > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopped.wait(), timeout=self.interval)
+                await asyncio.wait_for(self._stopped.wait(), timeout=min(left, self.rules_poll))
+            if not self._stopped.is_set():
+                await asyncio.to_thread(self.cycle.apply_rules)
 
     async def stop(self) -> None:
         self._stopped.set()

@@ -142,7 +142,7 @@ function renderGovernance(g) {
   const parts = Object.entries(g.files).map(([name, text]) => el("details", {}, el("summary", {}, name), el("pre", {}, text)));
   if (!parts.length) parts.push(el("p", { class: "hint" }, "no governance files yet"));
   if (g.injected_rules.length) {
-    parts.push(el("h3", {}, "Injected rules (applied by the agent)"));
+    parts.push(el("h3", {}, "Injected rules waiting for the agent (it applies them within seconds)"));
     parts.push(el("ul", { id: "injected" }, ...g.injected_rules.map((r) => el("li", {}, `${r.rule}${r.why ? " — " + r.why : ""}`))));
   }
   const requested = g.accept_requested || [];
@@ -157,7 +157,7 @@ function proposalItem(p, requested) {
   const li = el("li", { class: "proposal", "data-number": String(p.number) },
     `#${p.number} ${p.rule}${p.why ? " — why: " + p.why : ""} `);
   if (p.accepted_at) li.append(el("span", { class: "decided", "data-state": "accepted" }, "accepted"));
-  else if (requested) li.append(el("span", { class: "decided", "data-state": "requested" }, "accepted; the agent writes it into DOS.md at its next cycle"));
+  else if (requested) li.append(el("span", { class: "decided", "data-state": "requested" }, "accepted; the agent writes it into DOS.md within seconds"));
   else {
     const button = el("button", { type: "button", class: "accept" }, "Accept");
     button.addEventListener("click", () => acceptProposal(p.number, button));

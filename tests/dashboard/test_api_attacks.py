@@ -274,3 +274,18 @@ def test_a_relayed_code_works_only_for_its_own_approval_and_only_once(redis_urls
     assert redis_urls.admin_client().lrange(KEYS.approvals_decided, 0, -1) == [first_id]
     assert redis_urls.admin_client().get(KEYS.approval_decision(second_id)) is None
     assert second_code
+
+
+def test_the_rule_list_is_capped_and_a_refused_rule_is_not_kept(client, redis_urls):
+    from agent.governance.injections import MAX_PENDING
+
+    admin = redis_urls.admin_client()
+    for i in range(MAX_PENDING - 1):
+        admin.lpush(KEYS.rule_injections, json.dumps({"rule": f"r{i}", "author": "x", "ts": 1}))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.post("/api/inject-rule", json={"rule": "the last one"}, headers=headers).status_code == 200
+    refused = client.post("/api/inject-rule", json={"rule": "one too many"}, headers=headers)
+    assert refused.status_code == 503 and "start the agent" in refused.json()["message"]
+    assert client.post("/api/proposals/1/accept", json={}, headers=headers).status_code in (404, 503)
+    queued = admin.lrange(KEYS.rule_injections, 0, -1)
+    assert len(queued) == MAX_PENDING and "one too many" not in "".join(queued)

@@ -94,6 +94,7 @@ AGENT_ALLOWED = [
     ("lrange notices in flight", lambda c: c.lrange(KEYS.owner_notices_inflight, 0, -1)),
     ("lrem a delivered notice", lambda c: c.lrem(KEYS.owner_notices_inflight, 1, "x")),
     ("lrange rule injections", lambda c: c.lrange(KEYS.rule_injections, 0, -1)),
+    ("lrem an applied rule injection", lambda c: c.lrem(KEYS.rule_injections, -1, "x")),
     ("set own cost summary", lambda c: c.set(KEYS.agent_cost, "{}")),
 ]
 AGENT_REFUSED = [

@@ -50,3 +50,21 @@ def test_a_failing_cycle_does_not_end_autonomy(workspace):
     cycle.run_once = flaky  # type: ignore[method-assign]
     asyncio.run(asyncio.wait_for(AutonomyChannel(_unused, cycle, interval=0.01).start(), timeout=20))
     assert len(runs) == 4 and cycle.files.load().cycle_count == 2
+
+
+def test_rule_injections_are_applied_between_cycles_within_the_poll(workspace):
+    """An hour between cycles, yet the owner's rules are applied every `rules_poll` seconds."""
+    cycle, _, _ = make_cycle(workspace, EagerPoster(), StandInRouter())
+    applied: list[int] = []
+    cycle.before_turn = lambda: applied.append(1)
+    channel = AutonomyChannel(_unused, cycle, interval=3600, rules_poll=0.01)
+
+    async def run() -> None:
+        task = asyncio.create_task(channel.start())
+        while len(applied) < 5:
+            await asyncio.sleep(0.01)
+        await channel.stop()
+        await asyncio.wait_for(task, timeout=10)
+
+    asyncio.run(asyncio.wait_for(run(), timeout=20))
+    assert cycle.files.load().cycle_count == 1 and len(applied) >= 5

@@ -219,3 +219,26 @@ def test_rule_injections_are_applied_every_cycle_even_a_quiet_one(workspace):
         assert cycle.run_once().outcome == "rested"
         clock.now += 60
     assert len(applied) == 3
+
+
+def test_rule_injections_are_applied_even_while_paused(workspace):
+    from agent.autonomy.state import Pause
+
+    cycle, _, clock = make_cycle(workspace, EagerPoster(), StandInRouter())
+    state = cycle.files.load()
+    state.pause = Pause("kill_switch", clock.now, clock.now + 3600, "the owner stopped posting")
+    cycle.files.save(state)
+    applied = []
+    cycle.before_turn = lambda: applied.append(clock.now)
+    assert cycle.run_once().outcome == "paused:kill_switch"
+    assert applied == [clock.now]
+
+
+def test_a_failing_rule_injection_read_never_fails_the_cycle(workspace):
+    cycle, _, _ = make_cycle(workspace, EagerPoster(), StandInRouter())
+
+    def broken() -> None:
+        raise OSError("disk full")
+
+    cycle.before_turn = broken
+    assert cycle.run_once().outcome == "rested"

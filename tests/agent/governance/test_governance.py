@@ -165,3 +165,40 @@ def test_an_accept_from_the_dashboard_is_applied_once_like_the_cli(workspace, re
     ]
     agent.close()
     admin.close()
+
+
+def test_applied_injections_leave_the_list_and_none_is_applied_twice_past_a_thousand(workspace, redis_urls):
+    """The list is emptied as the agent applies (malformed entries too); 1,200 rules are each
+    applied exactly once, however often the agent looks again."""
+    admin = redis_urls.admin_client()
+    key = redis_urls.keys.rule_injections
+    admin.lpush(key, "not json")
+    for i in range(1200):
+        admin.lpush(
+            key,
+            json.dumps({"rule": f"rule number {i}", "why": "", "author": "owner", "ts": 1_800_000_000 + i}),
+        )
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    governance = Governance(workspace.root)
+    assert apply_injections(agent, redis_urls.keys, governance) == 1200
+    assert admin.llen(key) == 0
+    assert apply_injections(agent, redis_urls.keys, governance) == 0
+    dos = governance.read("DOS.md")
+    assert all(dos.count(f"- rule number {i} (injected") == 1 for i in (0, 1, 599, 1199))
+    agent.close()
+    admin.close()
+
+
+def test_an_injection_applied_but_not_yet_removed_is_only_removed(workspace, redis_urls):
+    """A crash between writing DOS.md and removing the entry: the next look removes it, once."""
+    admin = redis_urls.admin_client()
+    key = redis_urls.keys.rule_injections
+    raw = json.dumps({"rule": "Be brief", "why": "", "author": "owner", "ts": 1_800_000_000})
+    governance = Governance(workspace.root)
+    assert governance.apply_injection(raw) is True  # applied, then the agent died
+    admin.lpush(key, raw)
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    assert apply_injections(agent, redis_urls.keys, governance) == 0
+    assert admin.llen(key) == 0 and governance.read("DOS.md").count("- Be brief (injected") == 1
+    agent.close()
+    admin.close()
