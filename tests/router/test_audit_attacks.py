@@ -230,3 +230,18 @@ def test_the_command_line_exit_codes(tmp_path):
     path = tmp_path / "audit" / "r1.jsonl"
     path.write_bytes(b"".join(lines(path)[:-1]))
     assert run("--key-file", str(key_file)).returncode == BROKEN
+
+
+def test_the_audit_settings_are_known_to_the_router(tmp_path):
+    from router.settings import ConfigError, RouterSettings
+
+    env = {
+        "REDIS_URL": "redis://router:x@127.0.0.1:1/0",
+        "ROUTER_DATA_DIR": str(tmp_path),
+        "ROUTER_AUDIT_KEY_FILE": str(tmp_path / "k.key"),
+        "ROUTER_AUDIT_SYNC_MS": "250",
+    }
+    settings = RouterSettings.from_env(env)
+    assert settings.audit_sync_ms == 250 and settings.audit_key_file == tmp_path / "k.key"
+    with pytest.raises(ConfigError, match="ROUTER_AUDIT_SYNC_MS"):
+        RouterSettings.from_env({**env, "ROUTER_AUDIT_SYNC_MS": "0"})
