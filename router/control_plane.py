@@ -28,7 +28,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
 from router import approvals, audit_checkpoint, notices
 from router.audit import AuditLog, canonical
 from router.effects import Effect
@@ -155,8 +155,9 @@ class RouterControl:
     ) -> Decision | None:
         if effect.scope not in self.policy.approval_scopes:
             return None
-        if self.approved_record(envelope.id) is not None:
-            return None  # the owner approved this very command
+        approved = self.approved_record(envelope.id)
+        if approved is not None and is_same_command(approved.get("command"), envelope):
+            return None  # the owner approved this very command (not another one sent with its id)
         text = self.redactor.text(effect.text or "")
         request = self.store.request(envelope, effect_dict(effect), text)
         if request.owner_code:
@@ -455,3 +456,12 @@ class RouterControl:
         )
         self._audited.add(envelope.id)
         return reply
+
+
+def is_same_command(stored: Any, envelope: CommandEnvelope) -> bool:
+    """True when the stored command asks for what the envelope asks for (action and params)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("params"), dict):
+        return False
+    return command_fingerprint(str(stored.get("action")), stored["params"]) == command_fingerprint(
+        envelope.action, envelope.params
+    )

@@ -143,3 +143,33 @@ def test_an_action_or_conversation_that_could_forge_a_log_line_is_malformed(fiel
     }
     with pytest.raises(ProtocolError, match=field):
         CommandEnvelope.from_json(json.dumps({**data, field: value}))
+
+
+def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls, tmp_path):
+    from router.effects import LOCAL_PLATFORM, Effect
+    from router.skills.note.skill import SKILL as NOTE
+    from router.worker import Worker
+
+    settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")
+    worker = Worker(settings, {"NOTE": NOTE}, {})
+    approved = CommandEnvelope.new("NOTE", {"text": "what the owner approved"}, "t", ttl_seconds=60)
+    forged = CommandEnvelope.new("NOTE", {"text": "something else entirely"}, "t", ttl_seconds=60)
+    forged.id = approved.id
+    # The owner's approval is being run: the window in which the router skips the approval check.
+    worker.control._approved[approved.id] = {
+        "id": "a1",
+        "command": json.loads(approved.to_json()),
+        "decision": {},
+    }
+    try:
+        same = worker.control.approval(
+            Effect(LOCAL_PLATFORM, "post", "what the owner approved"), approved, None, 0
+        )
+        other = worker.control.approval(
+            Effect(LOCAL_PLATFORM, "post", "something else entirely"), forged, None, 0
+        )
+    finally:
+        worker.conn.close()
+        worker.control.close()
+    assert same is None
+    assert other is not None and other.status == "pending_approval", other
