@@ -199,7 +199,7 @@ class RouterControl:
             )
         approval_id = reply.extra.get("approval_id")
         approved = self.approved_record(envelope.id)
-        if approved is not None:
+        if approved is not None and is_same_command(approved.get("command"), envelope):
             decision = f"approved by {approved['decision'].get('by', 'the owner')}"
             approval_id = approved["id"]
         entry = self._entry(
