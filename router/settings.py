@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 
 from protocol import Keys
 from router.bounds.settings import BoundsSettings
@@ -86,6 +87,7 @@ class RouterSettings:
         cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
     ) -> RouterSettings:
         """The process environment wins over `router/.env`, as python-dotenv does by default."""
+        check_env_file(env_file)
         return cls.from_env(merged_environment(env_file, environ))
 
     @classmethod
@@ -148,6 +150,33 @@ class RouterSettings:
         )
 
 
+def check_env_file(env_file: Path | None) -> None:
+    """A ConfigError for a line of the env file python-dotenv would skip or guess at: no `=`, an
+    unclosed quote, a name with no value, one name given two values. Lines are named by number
+    and name only: a value may be a secret."""
+    if env_file is None or not env_file.is_file():
+        return
+    where = env_file.name
+    seen: dict[str, tuple[int, str]] = {}
+    try:
+        with env_file.open(encoding="utf-8") as stream:
+            bindings = list(parse_stream(stream))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where} is not UTF-8 text; save it as UTF-8") from None
+    for binding in bindings:
+        line = binding.original.line
+        if binding.error:
+            raise ConfigError(f"{where} line {line} is not NAME=VALUE (the router guesses no line)")
+        key = binding.key
+        if key is None:
+            continue  # a comment or a blank line
+        if binding.value is None:
+            raise ConfigError(f"{where} line {line}: {key} has no '=' and no value")
+        if key in seen and seen[key][1] != binding.value:
+            raise ConfigError(f"{where}: {key} has two values (lines {seen[key][0]} and {line}); keep one")
+        seen[key] = (line, binding.value)
+
+
 def merged_environment(env_file: Path | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     merged: dict[str, str] = {}
     if env_file is not None and env_file.is_file():
@@ -192,9 +221,10 @@ def parse_rate_limits(text: str) -> dict[str, RateLimit]:
 def check_setting_names(env: Mapping[str, str]) -> None:
     """A ConfigError for the first ROUTER_ name the router does not read, with the likely meant one."""
     for name in sorted(env):
-        if not name.strip().upper().startswith("ROUTER_") or name in KNOWN_SETTINGS:
+        if not name.strip().strip("'\"").upper().startswith("ROUTER_") or name in KNOWN_SETTINGS:
             continue
-        meant = difflib.get_close_matches(name.strip().upper(), sorted(KNOWN_SETTINGS), n=1, cutoff=0.75)
+        bare = name.strip().strip("'\"").upper()
+        meant = difflib.get_close_matches(bare, sorted(KNOWN_SETTINGS), n=1, cutoff=0.75)
         hint = f"did you mean {meant[0]}?" if meant else "the router's settings are listed in .env.example"
         raise ConfigError(f"{name!r} is not a router setting ({hint}); the router does not guess: it stops")
 

@@ -32,7 +32,7 @@ from router.policy import Policy
 from router.redaction import RedactingFilter, Redactor
 from router.redis_io import REDIS_DOWN, connect
 from router.registry import Skill, SkillContext, discover_skills
-from router.settings import DEFAULT_ENV_FILE, RouterSettings, merged_environment
+from router.settings import DEFAULT_ENV_FILE, RouterSettings, check_env_file, merged_environment
 
 CLI_TTL_SECONDS = 300
 log = logging.getLogger("safeclaw.router.social")
@@ -184,6 +184,13 @@ def main(
 ) -> int:
     base = os.environ if environ is None else environ
     env_file = Path(base["ROUTER_ENV_FILE"]) if base.get("ROUTER_ENV_FILE") else DEFAULT_ENV_FILE
+    out = stdout or sys.stdout
+    try:
+        check_env_file(env_file)  # a line it would skip (a misspelt kill switch) stops it, naming the line
+    except ConfigError as exc:
+        refused = {"success": False, "error": "internal_error", "message": f"router settings: {exc}"}
+        out.write(json.dumps(refused) + "\n")
+        return 1
     env = merged_environment(env_file, base)
     redactor = Redactor(secret_values(env, load_credentials(env)))
     _quiet_logging(redactor)
@@ -195,7 +202,6 @@ def main(
         answer = run_command(raw, env, redactor)
     except Exception as exc:  # a last guard: the contract is one JSON object, never a traceback
         answer = {"success": False, "error": "internal_error", "message": f"unexpected {type(exc).__name__}"}
-    out = stdout or sys.stdout
     out.write(json.dumps(redactor.value(answer), ensure_ascii=False) + "\n")
     out.flush()
     return 0 if answer.get("success") is True else 1

@@ -113,3 +113,60 @@ def test_the_router_process_stops_with_one_line_naming_a_misspelt_setting(redis_
     err = process.log_path.read_text()
     assert code == 2, err
     assert "router_kill_switch" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("ROUTER_KILL_SWITCH true\n", "line 1"),  # no '=': python-dotenv skips it with a warning
+        ("# the switch\nROUTER_KILL_SWITCH: true\n", "line 2"),
+        ("ROUTER_DRY_RUN\n", "ROUTER_DRY_RUN"),  # a name with no value at all
+        ('ROUTER_HEARTBEAT_TTL="15\n', "line 1"),  # an unclosed quote
+        ("ROUTER_KILL_SWITCH=true\nROUTER_KILL_SWITCH=false\n", "ROUTER_KILL_SWITCH"),  # which one?
+        ('"ROUTER_KILL_SWITCH"=true\n', "ROUTER_KILL_SWITCH"),  # a quoted name
+        ("BSKY_PASSWORD hunter2-secret-value\n", "line 1"),
+    ],
+)
+def test_a_line_of_the_env_file_that_cannot_be_read_stops_the_router_naming_it(tmp_path, content, named):
+    env_file = tmp_path / ".env"
+    env_file.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        RouterSettings.load(env_file, {"REDIS_URL": URL})
+    message = str(caught.value)
+    assert named in message and "\n" not in message
+    assert "hunter2-secret-value" not in message
+
+
+def test_an_env_file_that_is_not_utf8_stops_the_router(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_bytes("ROUTER_KILL_SWITCH=true\n".encode("utf-16"))
+    with pytest.raises(ConfigError, match=".env"):
+        RouterSettings.load(env_file, {"REDIS_URL": URL})
+
+
+def test_a_plain_env_file_with_comments_and_the_same_value_twice_loads(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        "# router\n\nROUTER_KILL_SWITCH=true  # for now\nexport ROUTER_DRY_RUN=1\nROUTER_DRY_RUN=1\n",
+        encoding="utf-8",
+    )
+    settings = RouterSettings.load(env_file, {"REDIS_URL": URL})
+    assert settings.kill_switch and settings.dry_run
+
+
+def test_the_one_shot_cli_refuses_an_env_file_line_it_would_skip(tmp_path):
+    import io
+    import json
+
+    from router.social.cli import main
+
+    env_file = tmp_path / ".env"
+    env_file.write_text("ROUTER_KILL_SWITCH true\n", encoding="utf-8")
+    out = io.StringIO()
+    code = main(
+        io.StringIO('{"command": "post", "platform": "bsky", "text": "hi"}'),
+        out,
+        {"ROUTER_ENV_FILE": str(env_file)},
+    )
+    answer = json.loads(out.getvalue())
+    assert code == 1 and answer["success"] is False and "line 1" in answer["message"]
