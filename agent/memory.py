@@ -206,17 +206,28 @@ def ranked(memory: dict[str, Any], context: str) -> list[tuple[str, Any]]:
     return sorted(memory.items(), key=score, reverse=True)
 
 
+def hidden_or_breaking(ch: str) -> bool:
+    """Control, format (bidi, zero-width), unassigned characters and line or paragraph separators."""
+    category = unicodedata.category(ch)
+    return category[0] == "C" or category in ("Zl", "Zp")
+
+
 def one_line(text: str) -> str:
     """`text` with line breaks and control characters shown as "?": an entry is one line."""
+    return "".join("?" if hidden_or_breaking(ch) else ch for ch in text)
+
+
+def visible_json(value: Any) -> str:
+    """`value` as JSON, where line and paragraph separators, bidi controls and invisible characters
+    (which JSON leaves raw) are written as \\u escapes: a value stays on its line, all of it shown."""
     return "".join(
-        "?" if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") else ch
-        for ch in text
+        f"\\u{ord(ch):04x}" if hidden_or_breaking(ch) else ch for ch in json.dumps(value, ensure_ascii=False)
     )
 
 
 def memory_line(key: str, entry: Any) -> str:
     # Keys written before they were checked may hold a line break: it must not start a new entry.
-    return f"- {one_line(str(key))[:MAX_KEY_CHARS]}: {json.dumps(entry_value(entry), ensure_ascii=False)}"
+    return f"- {one_line(str(key))[:MAX_KEY_CHARS]}: {visible_json(entry_value(entry))}"
 
 
 @dataclass
