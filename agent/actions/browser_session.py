@@ -88,6 +88,8 @@ def chrome_options(profile_dir: Path | None, binary: str | None, proxy: str) -> 
     options.add_argument(f"--proxy-server=http://{proxy}")
     options.add_argument("--proxy-bypass-list=<-loopback>")  # no implicit bypass for localhost
     options.add_argument("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
+    # A page never writes a file on this machine: every download is blocked (3 = all downloads).
+    options.add_experimental_option("prefs", {"download_restrictions": 3})
     if profile_dir is not None:
         options.add_argument(f"--user-data-dir={profile_dir}")
     if binary is not None:

@@ -9,6 +9,7 @@ beacons, forms, WebSockets, other spellings of loopback.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -97,6 +98,55 @@ def attacker_pages(protected: int) -> dict[str, tuple[int, dict[str, str], str]]
             body=f'<form id="f" method="post" action="{loop}/form"><input name="a" value="b"></form>'
             "<script>document.getElementById('f').submit()</script>"
         ),
+        **{f"/chain{i}": (302, {"Location": f"/chain{i + 1}"}, "") for i in range(9)},
+        "/chain9": (307, {"Location": f"http://[::1]:{protected}/chain"}, ""),
+        "/v6-loopback": (307, {"Location": f"http://[::1]:{protected}/"}, ""),
+        "/mapped": html(
+            body=f"<script>setTimeout(() => {{ location = 'http://[::ffff:7f00:1]:{protected}/'; }}, 150)</script>"
+        ),
+        "/octal": html(
+            body=f"<script>setTimeout(() => {{ location = 'http://0177.0.0.01:{protected}/'; }}, 150)</script>"
+        ),
+        "/eventsource": html(body=f"<script>new EventSource('{loop}/events');</script>"),
+        "/service-worker": html(
+            body=f"<script>navigator.serviceWorker && navigator.serviceWorker.register('{loop}/sw.js')"
+            ".catch(() => {{}});</script>"
+        ),
+        "/hints": html(
+            head=f'<link rel="prefetch" href="{loop}/prefetch"><link rel="preconnect" href="{loop}">'
+            f'<link rel="dns-prefetch" href="//localhost:{protected}"><link rel="preload" as="image" '
+            f'href="{loop}/preload.png"><link rel="stylesheet" href="{loop}/style.css">'
+        ),
+        "/css": html(
+            head=f"<style>@import url('{loop}/imported.css'); body {{ background: url('{loop}/bg.png') }}"
+            f"@font-face {{ font-family: x; src: url('{loop}/font.woff') }} p {{ font-family: x }}</style>"
+        ),
+        "/popup": html(body=f"<script>window.open('{loop}/popup'); window.open('about:blank');</script>"),
+        "/blank-data-blob": html(
+            body=f"""<iframe id="blank"></iframe><script>
+            const fetchIt = "<script>fetch('{loop}/from-frame').catch(() => {{}})<" + "/script>";
+            const blankDoc = document.getElementById('blank').contentDocument;
+            blankDoc.write(fetchIt); blankDoc.close();
+            const data = document.createElement('iframe');
+            data.src = 'data:text/html,' + encodeURIComponent(fetchIt); document.body.appendChild(data);
+            const blob = new Blob([fetchIt], {{type: 'text/html'}});
+            const frame = document.createElement('iframe');
+            frame.src = URL.createObjectURL(blob); document.body.appendChild(frame);
+            fetch(URL.createObjectURL(new Blob(['x']))).then(() => fetch('{loop}/after-blob')).catch(() => {{}});
+            </script>"""
+        ),
+        "/download": html(
+            body='<a id="d" href="/file.bin" download>file</a><script>document.getElementById("d").click();'
+            "location.href = '/file.bin';</script>"
+        ),
+        "/file.bin": (
+            200,
+            {
+                "Content-Disposition": 'attachment; filename="evil.desktop"',
+                "Content-Type": "application/octet-stream",
+            },
+            "[Desktop Entry]\nExec=evil\n",
+        ),
     }
 
 
@@ -154,7 +204,20 @@ def saved(workspace):
 
 
 @pytest.mark.parametrize(
-    "path", ["/302", "/302-chain", "/meta", "/js", "/js-decimal", "/wrong-port", "/form"]
+    "path",
+    [
+        "/302",
+        "/302-chain",
+        "/meta",
+        "/js",
+        "/js-decimal",
+        "/wrong-port",
+        "/form",
+        "/chain0",
+        "/v6-loopback",
+        "/mapped",
+        "/octal",
+    ],
 )
 def test_a_page_that_moves_to_loopback_is_stopped_before_it_leaves_and_nothing_is_saved(
     chromium, servers, make_ctx, workspace, path
@@ -190,6 +253,38 @@ def test_subresources_fetches_and_websockets_to_loopback_are_refused(
     text = workspace.output_file(result["files"]["txt"]).read_text()
     html = workspace.output_file(result["files"]["html"]).read_text()
     assert "Attacker page" in text and SECRET not in text and SECRET not in html
+
+
+@pytest.mark.parametrize(
+    "path", ["/eventsource", "/service-worker", "/hints", "/css", "/popup", "/blank-data-blob"]
+)
+def test_no_other_way_out_of_the_page_reaches_loopback(chromium, servers, make_ctx, workspace, path):
+    attacker, protected = servers
+    result = browser_vision(
+        {"url": f"http://attacker.test:{attacker.port}{path}"}, guarded_ctx(make_ctx, attacker)
+    )
+    time.sleep(0.3)  # anything the page started late would have connected by now
+    assert protected.connections == 0, result.get("blocked_requests")
+    assert "Attacker page" in workspace.output_file(result["files"]["txt"]).read_text()
+
+
+def test_a_page_cannot_download_a_file_onto_the_disk(
+    chromium, servers, make_ctx, workspace, tmp_path, monkeypatch
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DOWNLOAD_DIR", str(home / "Downloads"))
+    attacker, _ = servers
+    # A page that turns into a download may have nothing to capture: a refusal is fine too.
+    with contextlib.suppress(ActionError):
+        browser_vision(
+            {"url": f"http://attacker.test:{attacker.port}/download"}, guarded_ctx(make_ctx, attacker)
+        )
+    time.sleep(1.0)
+    written = [p for p in home.rglob("*") if "evil" in p.name or p.suffix == ".crdownload"]
+    written += [p for p in workspace.root.rglob("*evil*")]
+    assert written == []
 
 
 def test_the_test_names_need_the_test_hooks_switch():
@@ -251,8 +346,11 @@ def test_the_proxy_lets_an_allowed_request_through_to_the_checked_address(server
 def test_a_remote_browser_elsewhere_needs_the_guard_reachable():
     with pytest.raises(ConfigError, match="BROWSER_PROXY_LISTEN=0.0.0.0"):
         browser_settings(env={"REMOTE_BROWSER_SERVER": "http://browser:4444"})
-    env = {"REMOTE_BROWSER_SERVER": "http://browser:4444", "BROWSER_PROXY_LISTEN": "0.0.0.0",
-           "BROWSER_PROXY_ADDRESS": "agent"}
+    env = {
+        "REMOTE_BROWSER_SERVER": "http://browser:4444",
+        "BROWSER_PROXY_LISTEN": "0.0.0.0",
+        "BROWSER_PROXY_ADDRESS": "agent",
+    }
     settings = browser_settings(env=env)
     assert (settings.proxy_listen, settings.proxy_address) == ("0.0.0.0", "agent")
     local = browser_settings(env={"REMOTE_BROWSER_SERVER": "http://127.0.0.1:4444"})
