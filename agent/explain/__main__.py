@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from dotenv import load_dotenv
 
@@ -21,8 +22,17 @@ from agent.explain.run import MAX_ITERATIONS, explain_post
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # said by main, as JSON too under --json
+        raise _UsageError(message)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m agent.explain", description="Explain a Bluesky post with cited background bullets."
     )
     parser.add_argument("url", help="a bsky.app post URL (handle or DID) or an at:// URI")
@@ -32,7 +42,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+    except _UsageError as exc:
+        message = f"{exc}; usage: python -m agent.explain URL [--json]"
+        if "--json" in argv:
+            print(json.dumps({"error": "usage", "message": message}))
+        print(f"explain: {message}", file=sys.stderr)
+        return 2
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
     from agent.config import load_settings
     from agent.cost.setup import meter

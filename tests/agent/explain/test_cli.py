@@ -122,3 +122,12 @@ def test_a_router_that_times_out_is_json_with_its_kind(monkeypatch, capsys):
     assert cli.main(["https://bsky.app/profile/a.test/post/3l2abc", "--json"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["error"] == "router_timeout" and "in time" in err
+
+
+@pytest.mark.parametrize("argv", [["--json"], ["--json", "a", "b"], ["--json", "--max-iterations", "x", "u"]])
+def test_bad_arguments_under_json_are_json_too(argv, capsys):
+    from agent.explain.__main__ import main
+
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"] == "usage" and err.startswith("explain: ")
