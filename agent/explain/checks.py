@@ -23,7 +23,7 @@ MIN_BULLETS, MAX_BULLETS = 3, 5
 # restatements (reworded, shortened, reordered, padded, restyled) at least 0.86.
 RESTATE_THRESHOLD = 0.6
 DUPLICATE_THRESHOLD = 0.8
-CITATION = re.compile(r"\[([1-9]\d{0,3})\]")
+CITATION = re.compile(r"\[([1-9][0-9]{0,3})\]")  # ASCII digits only: int() reads any script's
 _CODE = re.compile(r"```.*?```|`[^`]*`", re.DOTALL)
 # Anything that looks like an attempt at a citation: a bracket (any width) holding a digit, a
 # caret footnote after a letter or mark (not 10^25), a superscript number after a letter, an

@@ -75,10 +75,11 @@ class SourceBook:
 
     def add(self, post: dict[str, Any]) -> int | None:
         """Number a readable post (the same post keeps its number); None for an unavailable one."""
-        post_id = str(post.get("id") or "")
-        url = web_url(post_id, str(post.get("url") or ""))
+        raw_id = str(post.get("id") or "")
+        url = web_url(raw_id, str(post.get("url") or ""))
         if not url or post.get("unavailable"):
             return None
+        post_id = post_address(raw_id)  # one key per post, however its id was spelled
         if post_id not in self._by_id:
             self._by_id[post_id] = Source(
                 len(self._by_id) + 1,

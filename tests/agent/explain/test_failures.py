@@ -10,7 +10,7 @@ from agent.config_sections import LLMSettings
 from agent.cost.budget import BudgetSettings
 from agent.cost.metered import MeteredLLM
 from agent.errors import BudgetExhausted
-from agent.explain import ExplainError, explain_post
+from agent.explain import ExplainError, explain_post, render_text
 from agent.explain.command import explain_reply
 from agent.explain.prompts import CRITIQUE_SCHEMA
 from agent.llm.gemini.llm import GeminiLLM
@@ -81,6 +81,9 @@ def test_a_budget_that_runs_out_mid_loop_returns_the_best_attempt(router, bsky):
     assert not result.passed and result.bullets == BULLETS and result.verdict_reason == "too vague"
     assert "LLM budget ran out" in result.stopped and result.iterations == 3
     assert len(inner.prompts) == 3
+    shown = render_text(result)  # what the console, Telegram and the CLI print
+    assert "(Stopped early: the LLM budget ran out" in shown and "best attempt so far" in shown
+    assert f"• {BULLETS[0]}" in shown
 
 
 JUNK_STEPS = [
