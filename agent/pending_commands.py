@@ -18,8 +18,10 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
+from agent.errors import NotSavedError
 from agent.workspace import Workspace
 from protocol import CommandEnvelope
 from protocol.untrusted import sanitise_text
@@ -66,6 +68,7 @@ class PendingCommands:
             data = self.entries()
             data[envelope.id] = {
                 "pid": os.getpid(),  # a live process that sent it may still be waiting for its reply
+                "pid_started": process_start(os.getpid()),  # so a reused pid is not mistaken for it
                 "action": envelope.action,
                 "params": envelope.params,
                 "conversation": envelope.conversation,
@@ -87,10 +90,24 @@ class ReplySource(Protocol):
     def collect_reply(self, command_id: str) -> dict[str, Any] | None: ...
 
 
+def process_start(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot, from /proc); None where that is unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
 def waited_on_elsewhere(entry: dict[str, Any]) -> bool:
-    """Another live agent process sent it (and may be waiting for its reply): not ours to take."""
+    """Another live agent process sent it (and may be waiting for its reply): not ours to take.
+    A process that only has the sender's pid (reused after a restart or a reboot) is not it."""
     pid = entry.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    started = entry.get("pid_started")
+    if isinstance(started, int) and process_start(pid) not in (None, started):
         return False
     try:
         os.kill(pid, 0)
@@ -130,23 +147,42 @@ class ReplyCollector:
         self.tell = tell
         self.clock = clock
         self.before_restart = set(store.entries())  # what was out when this agent started
+        # A reply is taken from Redis once: kept here until the owner is told, whatever fails.
+        self._collected: dict[str, dict[str, Any] | None] = {}
+        self._told: set[str] = set()  # told; their record is removed when the disk allows
 
     async def collect_once(self) -> int:
         """Tell the owner about every pending command whose reply is here (or never will be)."""
         told = 0
         for command_id, entry in self.store.entries().items():
+            if command_id in self._told:
+                self._forget(command_id)
+                continue
             if command_id in self.source.in_flight or waited_on_elsewhere(entry):
                 continue
-            reply = await asyncio.to_thread(self.source.collect_reply, command_id)
-            if reply is None and self.clock() < float(entry.get("expires_at") or 0) + GIVE_UP_AFTER:
-                continue  # the router may still answer
-            self.store.remove(command_id)
-            await self.tell(
-                str(entry.get("conversation") or "console"),
-                outcome(entry, reply, command_id in self.before_restart),
-            )
+            if command_id not in self._collected:
+                reply = await asyncio.to_thread(self.source.collect_reply, command_id)
+                if reply is None and self.clock() < float(entry.get("expires_at") or 0) + GIVE_UP_AFTER:
+                    continue  # the router may still answer
+                self._collected[command_id] = reply
+            text = outcome(entry, self._collected[command_id], command_id in self.before_restart)
+            try:
+                await self.tell(str(entry.get("conversation") or "console"), text)
+            except Exception:
+                log.warning("could not tell the owner %r yet; trying again", text, exc_info=True)
+                continue
+            self._told.add(command_id)
+            del self._collected[command_id]
+            self._forget(command_id)
             told += 1
+        self._told &= set(self.store.entries())  # forgotten on disk too: nothing left to do for them
         return told
+
+    def _forget(self, command_id: str) -> None:
+        try:
+            self.store.remove(command_id)
+        except NotSavedError as exc:  # kept in memory and written when there is room
+            log.warning("the record of command %s stays on disk for now: %s", command_id, exc)
 
     async def run(self) -> None:
         while True:

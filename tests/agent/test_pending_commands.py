@@ -11,7 +11,7 @@ import os
 import pytest
 
 from agent import pending_writes
-from agent.pending_commands import PendingCommands, ReplyCollector, outcome
+from agent.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
 from agent.router_client import RouterClient
 from protocol import Reply, Status
 from tests.router.router_helpers import WorkerThread, settings_for
@@ -105,7 +105,8 @@ def test_a_command_another_live_agent_process_waits_on_is_left_to_it(redis_urls,
     try:
         client.call("CREATE_POST", {"platform": "bsky", "text": "theirs"}, "console")
         [(command_id, entry)] = outbox.entries().items()
-        data = {command_id: {**entry, "pid": other.pid}}  # as `autonomy once` would have sent it
+        # as `autonomy once` would have sent it
+        data = {command_id: {**entry, "pid": other.pid, "pid_started": process_start(other.pid)}}
         outbox.workspace.pending.write(outbox.path, data)
         admin = redis_urls.admin_client()
         reply = Reply(command_id, Status.OK, "posted", result={"url": "https://x.test/1"})
@@ -124,3 +125,85 @@ def test_a_command_another_live_agent_process_waits_on_is_left_to_it(redis_urls,
     assert asyncio.run(collector.collect_once()) == 1  # its sender is gone: the reply is told here
     assert told == ["The post you asked for before the restart: sent, https://x.test/1."]
     admin.close()
+
+
+def test_a_full_disk_while_collecting_never_loses_the_outcome(redis_urls, client, outbox, monkeypatch):
+    """The reply is taken from Redis once: the owner is told even if the record cannot be updated."""
+    client.call("CREATE_POST", {"platform": "bsky", "text": "one"}, "telegram:1")
+    client.call("CREATE_POST", {"platform": "bsky", "text": "two"}, "telegram:2")
+    first, second = outbox.entries()
+    admin = redis_urls.admin_client()
+    for command_id, url in ((first, "https://x.test/1"), (second, "https://x.test/2")):
+        reply = Reply(command_id, Status.OK, "posted", result={"url": url})
+        admin.rpush(redis_urls.keys.response(command_id), reply.to_json())
+    admin.close()
+    told = []
+
+    async def tell(conversation, text):
+        told.append((conversation, text))
+
+    collector = ReplyCollector(outbox, client, tell)
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", full)
+    assert asyncio.run(collector.collect_once()) == 2
+    assert sorted(told) == [
+        ("telegram:1", "The post you asked for before the restart: sent, https://x.test/1."),
+        ("telegram:2", "The post you asked for before the restart: sent, https://x.test/2."),
+    ]
+    assert asyncio.run(collector.collect_once()) == 0  # told once, even before the record is written
+    monkeypatch.undo()
+    outbox.workspace.pending.flush()
+    assert outbox.entries() == {}
+
+
+def test_an_outcome_the_owner_could_not_be_told_is_told_at_the_next_pass(redis_urls, client, outbox):
+    client.call("CREATE_POST", {"platform": "bsky", "text": "one"}, "telegram:1")
+    [command_id] = outbox.entries()
+    admin = redis_urls.admin_client()
+    admin.rpush(
+        redis_urls.keys.response(command_id),
+        Reply(command_id, Status.OK, "posted", result={"url": "https://x.test/1"}).to_json(),
+    )
+    admin.close()
+    told = []
+    fail = [True]
+
+    async def tell(conversation, text):
+        if fail.pop(0) if fail else False:
+            raise RuntimeError("the channel is down")
+        told.append(text)
+
+    collector = ReplyCollector(outbox, client, tell)
+    assert asyncio.run(collector.collect_once()) == 0  # logged; the reply, taken from Redis, is kept
+    assert asyncio.run(collector.collect_once()) == 1
+    assert told == ["The post you asked for before the restart: sent, https://x.test/1."]
+
+
+def test_a_live_process_that_only_reuses_the_senders_pid_does_not_hold_the_reply(redis_urls, client, outbox):
+    import subprocess
+    import sys
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        client.call("CREATE_POST", {"platform": "bsky", "text": "mine"}, "console")
+        [(command_id, entry)] = outbox.entries().items()
+        # The sender died before the restart; an unrelated process got its pid since.
+        data = {command_id: {**entry, "pid": other.pid, "pid_started": entry["pid_started"] - 1}}
+        outbox.workspace.pending.write(outbox.path, data)
+        admin = redis_urls.admin_client()
+        reply = Reply(command_id, Status.OK, "posted", result={"url": "https://x.test/1"})
+        admin.rpush(redis_urls.keys.response(command_id), reply.to_json())
+        admin.close()
+        told = []
+
+        async def tell(conversation, text):
+            told.append(text)
+
+        assert asyncio.run(ReplyCollector(outbox, client, tell).collect_once()) == 1
+    finally:
+        other.kill()
+        other.wait()
+    assert told == ["The post you asked for before the restart: sent, https://x.test/1."]
