@@ -27,10 +27,12 @@ class OpenAILLM(BaseLLM):
         if not self._key and not self.base_url:
             raise LLMError(self.name, "OPENAI_API_KEY is not set",
                            "put it in .env, or set OPENAI_BASE_URL for a keyless compatible server")
-        # max_retries=1: one retry for a blip, but a dead server fails in seconds, not minutes.
+        # max_retries=0: the SDK's own retry would send a second request the budget never checked
+        # and the ledger never counted (after a timeout the first may have been billed). A failed
+        # call is an error the caller sees, counted by MeteredLLM.
         self._client = openai.OpenAI(
             api_key=self._key or KEYLESS_PLACEHOLDER, base_url=self.base_url, timeout=self.timeout,
-            max_retries=1,
+            max_retries=0,
         )
         self.where = self.base_url or "api.openai.com"
 
