@@ -262,6 +262,9 @@ class BlueskySettings:
         )
 
 
+MIN_CYCLE_INTERVAL = 15.0  # seconds: autonomy's floor, in the settings and between two `once` runs
+
+
 @dataclass(frozen=True)
 class AutonomySettings:
     """`channels.autonomy`: the agent's own cycles on Moltbook (the autonomy feature reads these)."""
@@ -282,7 +285,7 @@ class AutonomySettings:
             enabled=section.flag("enabled", False),
             submolts=_submolts(section),
             # Never under 15 s, whatever the file says: a faster loop only burns budget and pacing.
-            cycle_interval=section.number("cycle_interval", 1800, 15, 7 * 24 * 3600),
+            cycle_interval=section.number("cycle_interval", 1800, MIN_CYCLE_INTERVAL, 7 * 24 * 3600),
             max_cycles=section.whole("max_cycles", 500, 1, 1_000_000),
             quality_threshold=section.number("quality_threshold", 0.7, 0, 1),
             git_journal=section.flag("git_journal", False),

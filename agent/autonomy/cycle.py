@@ -19,7 +19,7 @@ from agent.autonomy import CONVERSATION
 from agent.autonomy.briefing import AUTHOR, briefing, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
 from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFiles
-from agent.config_sections import AutonomySettings
+from agent.config_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import stamp
@@ -92,6 +92,13 @@ class AutonomyCycle:
         now = self.clock()
         if state.cycle_count >= self.settings.max_cycles:
             return self._stop_at_max(state, now)
+        if state.last_cycle_at and 0 <= now - state.last_cycle_at < MIN_CYCLE_INTERVAL:
+            # `autonomy once` from a too-eager cron or timer: the 15 s floor holds across processes.
+            detail = (
+                f"the last cycle was {now - state.last_cycle_at:.1f}s ago; cycles are at least "
+                f"{MIN_CYCLE_INTERVAL:g}s apart (nothing read, no LLM call)"
+            )
+            return CycleReport(state.cycle_count, "skipped:too_soon", detail=detail)
         state.cycle_count += 1
         self._cycle_number = state.cycle_count
         self._beat(state, "budget check", now)

@@ -80,8 +80,11 @@ def test_a_spent_budget_pauses_before_any_read_or_call_and_tells_the_owner_once(
 
 def test_max_cycles_stops_it_and_says_so_once(workspace):
     router = StandInRouter()
-    cycle, notices, _ = make_cycle(workspace, EagerPoster(), router, max_cycles=2)
-    outcomes = [cycle.run_once().outcome for _ in range(4)]
+    cycle, notices, clock = make_cycle(workspace, EagerPoster(), router, max_cycles=2)
+    outcomes = []
+    for _ in range(4):
+        outcomes.append(cycle.run_once().outcome)
+        clock.now += 15
     assert outcomes == ["rested", "rested", "stopped:max_cycles", "stopped:max_cycles"]
     assert [t for k, t in notices if k == "pause"] == [
         "autonomy stopped: max_cycles (2) reached; raise channels.autonomy.max_cycles to go on"
@@ -242,3 +245,22 @@ def test_a_failing_rule_injection_read_never_fails_the_cycle(workspace):
 
     cycle.before_turn = broken
     assert cycle.run_once().outcome == "rested"
+
+
+def test_cycles_closer_than_the_floor_are_skipped_with_no_read_and_no_call(workspace):
+    """`autonomy once` from a cron every second: one cycle per 15 s at most, whatever the caller."""
+    router = StandInRouter()
+    router.add_post()
+    llm = EagerPoster()
+    cycle, _, clock = make_cycle(workspace, llm, router)
+    assert cycle.run_once().outcome == "acted"
+    calls, reads = llm.turn_calls + llm.score_calls, len(router.calls)
+    router.add_post()
+    for _ in range(14):
+        clock.now += 1
+        report = cycle.run_once()
+        assert report.outcome == "skipped:too_soon" and report.llm_calls == 0
+    assert llm.turn_calls + llm.score_calls == calls and len(router.calls) == reads
+    assert cycle.files.load().cycle_count == 1
+    clock.now += 1
+    assert cycle.run_once().outcome == "acted"
