@@ -289,3 +289,35 @@ def test_the_rule_list_is_capped_and_a_refused_rule_is_not_kept(client, redis_ur
     assert client.post("/api/proposals/1/accept", json={}, headers=headers).status_code in (404, 503)
     queued = admin.lrange(KEYS.rule_injections, 0, -1)
     assert len(queued) == MAX_PENDING and "one too many" not in "".join(queued)
+
+
+def test_the_real_server_answers_huge_or_binary_authorization_headers_without_a_500(redis_urls):
+    """Through uvicorn itself (the HTTP parser a test client skips): 400 or 401, never a 500."""
+    import socket
+
+    import uvicorn
+
+    from scripts.stack_redis import free_port
+    from tests.router.router_helpers import wait_until
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(_settings(redis_urls)), host="127.0.0.1", port=port, log_level="critical")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: server.started, "uvicorn to start", 15)
+        headers = [b"Bearer " + b"a" * size for size in (1_000, 60_000, 200_000, 2_000_000)]
+        headers += [b"Bearer \xc3\xa9\xff\xfe", b"Bearer \x00\x01", b"Bearer " + TOKEN.encode() + b"\xff"]
+        for value in headers:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\nAuthorization: " + value + b"\r\n\r\n")
+                status_line = sock.recv(200).split(b"\r\n")[0]
+            assert status_line in (b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 401 Unauthorized"), (
+                len(value),
+                status_line,
+            )
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
