@@ -14,6 +14,7 @@ from agent.explain import ExplainError, explain_post, render_text
 from agent.explain.command import explain_reply
 from agent.explain.prompts import CRITIQUE_SCHEMA
 from agent.llm.gemini.llm import GeminiLLM
+from agent.llm.local.llm import LocalLLM
 from agent.llm.ollama.llm import OllamaLLM
 from agent.llm.openai.llm import OpenAILLM
 from agent.llm.scripted.llm import ScriptedLLM
@@ -298,3 +299,31 @@ def test_a_failed_search_mid_loop_is_noted_and_the_loop_goes_on(router, bsky):
         and "search 'first' failed: the router could not do SEARCH_POSTS (rate_limited: slow down)"
         in llm.prompts[1]
     )
+
+
+class CutOffLocal(LocalLLM):
+    """The local provider with llama.cpp's generation replaced by replies that a grammar-bound
+    model can still produce when it is cut off at its token limit (truncated JSON, nothing)."""
+
+    def __init__(self, replies):
+        super().__init__(LLMSettings(provider="local", model=""))
+        self.replies = list(replies)
+        self.grammars = []
+
+    def _loaded(self):
+        return object()
+
+    def _generate(self, llama, prompt, options, deadline):
+        self.grammars.append(options.get("grammar"))
+        return self.replies.pop(0)
+
+
+def test_junk_critique_from_the_local_providers_grammar_mode_never_passes(router, bsky):
+    url, _ = seed(bsky)
+    replies = [step("search", "enshittification")]
+    for cut in ('{"verdict": "pass", "rea', '{"verdict": "pa', "   "):
+        replies += [step("finish", bullets=BULLETS), cut]
+    llm = CutOffLocal(replies)
+    result = explain_post(url, router, llm, max_iterations=4)
+    assert not result.passed and result.bullets == BULLETS
+    assert all(grammar is not None for grammar in llm.grammars)  # every call was grammar-bound
