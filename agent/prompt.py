@@ -124,7 +124,13 @@ def render_history(turns: list[dict[str, Any]], outside_author: str | None = Non
         else:
             lines.append(escape_text(history_line("Owner", turn.get("user", ""))))
         reply = turn.get("response") or "(no reply: that turn was interrupted)"
-        lines.append(escape_text(history_line("You", reply)))
+        if author:  # written while reading someone else's words: it may repeat them
+            clean_reply = sanitise_text(str(reply)).text
+            lines.append(
+                "You (answering it):\n" + fence("your_reply_to_outside_message", escape_text(clean_reply))
+            )
+        else:
+            lines.append(escape_text(history_line("You", reply)))
     return "\n".join(lines)
 
 
