@@ -131,6 +131,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     model = args.model or (settings.llm.model if same else "")
     chosen = replace(settings.llm, provider=provider, model=model)
     llm = create_llm(chosen)
+    llm.check()  # an unreachable provider stops the run here, not as ten identical failures
     return provider, llm.model, meter(llm, settings)  # evals spend the owner's budget like any call
 
 

@@ -123,10 +123,12 @@ def test_a_source_link_only_ever_points_to_bsky_app():
     "args,said",
     [
         (["--only", "no-such-item"], "no item with id 'no-such-item'"),
-        (["--live", "--provider", "ollama"], "live_url"),
+        (["--live", "--provider", "scripted"], "live_url"),
+        (["--provider", "ollama"], "cannot reach Ollama"),
     ],
 )
-def test_a_run_that_would_score_nothing_is_refused(tmp_path, capsys, args, said):
+def test_a_run_that_would_score_nothing_is_refused(tmp_path, capsys, monkeypatch, args, said):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
     out = tmp_path / "out"
     assert main(["explain", *args, "--out", str(out)]) == 2
     assert said in capsys.readouterr().err and not out.exists()
