@@ -9,17 +9,27 @@ from __future__ import annotations
 from typing import Any
 
 from agent.actions import ActionContext, ActionError
+from agent.errors import NotSavedError
 from agent.memory import MemoryRefused, Provenance, check_writer
 
 
+def not_on_disk(exc: NotSavedError) -> str:
+    """A write the disk refused is kept in memory and written when there is room: say so, not "failed"."""
+    return f" (not on disk yet: {exc.reason} at {exc.path}; written as soon as there is room)"
+
+
 def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    new_memory = params.get("new_memory")
+    note = ""
     try:
         check_writer(ctx.outside_author)
         provenance = Provenance(ctx.conversation, after_reading=tuple(ctx.outside_seen))
-        keys = ctx.workspace.merge_memory(params.get("new_memory"), provenance)
+        keys = ctx.workspace.merge_memory(new_memory, provenance)
     except MemoryRefused as exc:
         raise ActionError(str(exc)) from None
-    return {"saved": keys, "message": f"remembered {', '.join(keys)}"}
+    except NotSavedError as exc:
+        keys, note = sorted(str(k) for k in new_memory or {}), not_on_disk(exc)
+    return {"saved": keys, "message": f"remembered {', '.join(keys)}{note}"}
 
 
 def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
@@ -30,9 +40,15 @@ def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     keys = params.get("keys")
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k.strip() for k in keys):
         raise ActionError('keys must be a non-empty list of memory keys, e.g. {"keys": ["cat"]}')
-    removed = ctx.workspace.forget_memory([k.strip() for k in keys])
+    wanted = [k.strip() for k in keys]
+    present = set(ctx.workspace.load_memory())
+    disk_note = ""
+    try:
+        removed = ctx.workspace.forget_memory(wanted)
+    except NotSavedError as exc:
+        removed, disk_note = sorted(set(wanted) & present), not_on_disk(exc)
     missing = sorted({k.strip() for k in keys} - set(removed))
     if not removed:
         raise ActionError(f"nothing is remembered under {', '.join(map(repr, missing))}")
     note = f" (nothing was remembered under {', '.join(map(repr, missing))})" if missing else ""
-    return {"forgotten": removed, "message": f"forgot {', '.join(removed)}{note}"}
+    return {"forgotten": removed, "message": f"forgot {', '.join(removed)}{note}{disk_note}"}

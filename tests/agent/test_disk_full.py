@@ -156,3 +156,28 @@ def test_a_read_only_workspace_is_one_clear_line_at_start(tmp_path, monkeypatch)
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"safeclaw: the workspace folder {folder}") and "not writable" in lines[0]
     assert done.stdout == ""
+
+
+def test_a_memory_write_on_a_full_disk_says_it_is_kept_and_not_on_disk_yet(tmp_path, monkeypatch):
+    real_write = pending_writes.write_json_atomic
+    full = {"on": True}
+
+    def write(path, data):  # the disk fills between the message and the memory write
+        if full["on"] and path.name == "memory.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real_write(path, data)
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    remember = '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"cat": "Miso"}}}]</tool_code>'
+    llm = ScriptedLLM([remember, "Noted.", "Your cat is Miso."])
+    service = service_on(tmp_path / "workspace", tmp_path, llm)
+    say(service, "my cat is Miso")
+    observation = llm.prompts[1].split("<artifact>\n")[1].split("</artifact>")[0]
+    assert '"status": "ok"' in observation and "not on disk yet" in observation and "disk is full" in observation
+    assert "Miso" in llm.prompts[1].split("<memory>\n")[1].split("</memory>")[0]  # the next step sees it: it is remembered
+    reply = asyncio.run(service.handle(IncomingMessage("console", "console", "owner", "/remember dog = Rex")))
+    assert "dog" in reply and "not on disk yet" in reply
+    full["on"] = False
+    service.loop.flush_pending()
+    on_disk = json.loads((tmp_path / "workspace" / "memory.json").read_text())
+    assert on_disk["cat"]["value"] == "Miso" and on_disk["dog"]["value"] == "Rex"
