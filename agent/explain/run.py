@@ -149,6 +149,12 @@ def explain_post(
         say(f"no passing answer after {max_iterations} iterations; returning the best attempt")
     result = _result(url, post, run, best, iteration)
     result.stopped = stopped
+    if run.searches and run.empty_searches == run.searches and not run.fetches:
+        found_nothing = ", ".join(repr(q) for q in run.empty_searches[:5])
+        result.verdict_reason = (
+            f"Bluesky search found nothing for {found_nothing}, so there was no context to cite; "
+            + best.reason
+        )
     return result
 
 

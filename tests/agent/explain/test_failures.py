@@ -327,3 +327,15 @@ def test_junk_critique_from_the_local_providers_grammar_mode_never_passes(router
     result = explain_post(url, router, llm, max_iterations=4)
     assert not result.passed and result.bullets == BULLETS
     assert all(grammar is not None for grammar in llm.grammars)  # every call was grammar-bound
+
+
+def test_an_answer_after_searches_that_found_nothing_says_so(router, bsky):
+    url, _ = seed(bsky)
+    own = [b.replace("[2]", "[1]").replace("[3]", "[1]") for b in BULLETS]  # only the post itself to cite
+    llm = ScriptedLLM(
+        [step("search", "zzqx nothing"), step("finish", bullets=own), step("finish", bullets=own)]
+    )
+    result = explain_post(url, router, llm, max_iterations=3)
+    assert not result.passed
+    assert result.verdict_reason.startswith("Bluesky search found nothing for 'zzqx nothing'")
+    assert "Bluesky search found nothing" in render_text(result)
