@@ -134,21 +134,26 @@ class AuditLog:
 
     def append(self, entry: dict[str, Any], durable: bool = False) -> dict[str, Any]:
         """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it now."""
+        return self.append_line(entry, durable)[0]
+
+    def append_line(self, entry: dict[str, Any], durable: bool = False) -> tuple[dict[str, Any], str]:
+        """`append`, also returning the line as written (its canonical JSON, no newline)."""
         with self._lock:
             if self.path.exists() and self.path.stat().st_size >= self.max_bytes:
                 self._rotate()
             record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
             record.setdefault("ts", time.time())
             record["hash"] = record_hash(record)
-            line = (canonical(record) + "\n").encode("utf-8", "replace")
+            text = canonical(record)
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            os.write(self._fd, line)  # one write on an O_APPEND file: a line is never interleaved
+            # One write on an O_APPEND file: a line is never interleaved.
+            os.write(self._fd, (text + "\n").encode("utf-8", "replace"))
             self.seq, self.last_hash = record["seq"], record["hash"]
             self._written += 1
         if durable:
             self.sync()
-        return record
+        return record, text
 
     def sync(self) -> None:
         """fsync what was written, then checkpoint that head (no-op when nothing is new)."""

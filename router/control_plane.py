@@ -30,7 +30,7 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
 from router import approvals, audit_checkpoint, notices
-from router.audit import AuditLog, canonical
+from router.audit import AuditLog
 from router.effects import Effect
 from router.policy import Decision, Policy
 from router.redaction import Redactor
@@ -278,12 +278,12 @@ class RouterControl:
     def append(self, entry: dict[str, Any], durable: bool = False) -> None:
         entry = {"router": self.settings.router_id, **self.redactor.value(entry)}
         try:
-            record = self.audit.append(entry, durable=durable)
+            _record, line = self.audit.append_line(entry, durable=durable)
         except OSError as exc:
             log.error("cannot write the audit log %s: %s", self.audit.path, exc)
             return
         with self._mirror_lock:
-            self._mirror_lines.append(canonical(record))
+            self._mirror_lines.append(line)
 
     @property
     def audit_head(self) -> dict[str, Any]:

@@ -48,6 +48,7 @@ class DeadlineRunner:
         self.control = control
         self.results = results
         self.conn = conn
+        self.environment = {**public_environment(settings.env, credentials), "ROUTER_ID": settings.router_id}
 
     def run(self, raw: bytes, planned: Planned, approved: bool = False) -> Outcome | None:
         """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
@@ -114,10 +115,7 @@ class DeadlineRunner:
             command_id=envelope.id,
             conversation=envelope.conversation,
             credentials=self.credentials,
-            env={
-                **public_environment(self.settings.env, self.credentials),
-                "ROUTER_ID": self.settings.router_id,
-            },
+            env=dict(self.environment),
             data_dir=self.settings.data_dir,
             dry_run=self.settings.dry_run,
             log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol import CommandEnvelope, Reply, Status, is_command_id
 from router.effects import Effect
 from router.errors import SkillError
 from router.policy import Decision, Policy
@@ -214,3 +214,13 @@ def refusal(envelope: CommandEnvelope, decision: Decision) -> Reply:
     extra = {"retry_after": decision.retry_after} if decision.retry_after is not None else {}
     extra.update(decision.extra)
     return Reply(envelope.id, decision.status, decision.message, error=decision.error, extra=extra)
+
+
+def readable_id(raw: bytes) -> str | None:
+    """The command id of a malformed command, if one can be read, so its sender gets an answer."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if is_command_id(value) else None

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -21,10 +22,23 @@ from protocol import Reply, Status
 from router.control_plane import RouterControl
 from router.dead_letter import DeadLetters
 from router.redaction import Redactor
-from router.redis_io import REDIS_DOWN, RedisHealth, utf8
+from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, utf8
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
+REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), built once
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A command's reply, ready to be written. `complete_record`: it completes the command's
+    idempotency record. `recovered`: it may have a recovery count to clear (False: taken from
+    the queue just now, so it has none)."""
+
+    raw: bytes
+    reply: Reply
+    complete_record: bool
+    recovered: bool = True
 
 
 class ResultWriter:
@@ -53,28 +67,44 @@ class ResultWriter:
     def drop(self, raw: bytes) -> None:
         self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
 
-    def finish(self, raw: bytes, reply: Reply, complete_record: bool) -> None:
+    def finish(self, raw: bytes, reply: Reply, complete_record: bool, recovered: bool = True) -> None:
         """Store the record, push the reply, drop the command; every step safe to repeat."""
-        safe = self.redact(reply)
-        text = self.redactor.text(json.dumps(safe, ensure_ascii=False))
-        record = json.dumps({"state": "done", "reply": safe, "ts": time.time()}, ensure_ascii=False)
-        response_key = self.keys.response(reply.id)
+        self.finish_all([Answer(raw, reply, complete_record, recovered)])
+
+    def finish_all(self, answers: list[Answer], take: int = 0) -> list[bytes]:
+        """`finish` for several commands in one round trip. `take`: in the same round trip, move
+        up to that many next commands from the queue into the processing list (as BLMOVE would)
+        and return them."""
+        steps = [(answer, *self._prepare(answer)) for answer in answers]
         audit_lines = self.control.take_mirror()
 
         def write(pipe: redis.client.Pipeline) -> None:
             self.control.mirror_into(pipe, audit_lines)
-            if complete_record:
-                pipe.set(
-                    self.keys.idempotency(reply.id),
-                    utf8(self.redactor.text(record)),
-                    ex=self.settings.idempotency_ttl,
-                )
-            pipe.lpush(response_key, utf8(text))
-            pipe.expire(response_key, self.settings.reply_ttl)
-            pipe.delete(self.keys.attempts(reply.id))
-            pipe.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
+            for answer, text, record in steps:
+                reply_id = answer.reply.id
+                if record is not None:
+                    pipe.set(self.keys.idempotency(reply_id), record, ex=self.settings.idempotency_ttl)
+                response_key = self.keys.response(reply_id)
+                pipe.lpush(response_key, text)
+                pipe.expire(response_key, self.settings.reply_ttl)
+                if answer.recovered:
+                    pipe.delete(self.keys.attempts(reply_id))
+                pipe.lrem(self.processing, 1, answer.raw)  # type: ignore[arg-type]  # redis-py takes bytes
+            for _ in range(take):
+                pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
 
-        self.write(write)
+        results = self.write(write)
+        taken = results[len(results) - take :] if take and len(results) >= take else []
+        return [as_bytes(item) for item in taken if item is not None]
+
+    def _prepare(self, answer: Answer) -> tuple[bytes, bytes | None]:
+        """The reply as it is pushed, and the done record when the answer completes one."""
+        safe = self.redact(answer.reply)
+        text = utf8(self.redactor.text(REPLY_JSON.encode(safe)))
+        if not answer.complete_record:
+            return text, None
+        record = REPLY_JSON.encode({"state": "done", "reply": safe, "ts": time.time()})
+        return text, utf8(self.redactor.text(record))
 
     def dead_letter(
         self, raw: bytes, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
@@ -105,20 +135,21 @@ class ResultWriter:
             message = f"the command was set aside for the router's operator (dead-letter): {reason}"
             self.finish(raw, Reply(reply_id, Status.ERROR, message[:300], error=kind), False)
 
-    def write(self, write: Any) -> None:
-        """Send the steps in one round trip (in order, no MULTI), retried while Redis is down."""
+    def write(self, write: Any) -> list[Any]:
+        """Send the steps in one round trip (in order, no MULTI), retried while Redis is down;
+        their answers ([] when given up)."""
         while True:
             try:
                 pipe = self.conn.pipeline(transaction=False)
                 write(pipe)
-                pipe.execute()
+                answers = pipe.execute()
                 self.health.ok()
-                return
+                return answers
             except REDIS_DOWN as exc:
                 self.health.lost(exc)
                 if self._stop.is_set() and self.health.failures > 3:
                     log.error("stopping with a finished command unrecorded; it stays in %s", self.processing)
-                    return
+                    return []
                 delay = self.health.backoff_seconds()
                 if self._stop.is_set():
                     time.sleep(min(delay, 0.5))  # stopping: a few quick tries, then give up

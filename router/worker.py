@@ -23,7 +23,6 @@ whether Redis answers.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -33,25 +32,27 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status, is_command_id
-from router.control_plane import APPROVAL_DECISION, RouterControl, Settle
+from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from router.control_plane import RouterControl, Settle
 from router.credentials import secret_values
 from router.dead_letter import DeadLetters
 from router.deadline import DeadlineRunner, is_own_read
+from router.decide import Decider
 from router.errors import ConfigError
 from router.heartbeat import Heartbeat
 from router.lanes import InFlight, Lanes
-from router.pipeline import Pipeline, Planned, decode
+from router.pipeline import Pipeline, Planned, decode, readable_id
 from router.policy import Policy
-from router.records import ID_REUSED, CommandRecords
-from router.redaction import Redactor
+from router.records import CommandRecords
+from router.redaction import Redactor, memoized
 from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
 from router.registry import Skill
-from router.results import ResultWriter
+from router.results import Answer, ResultWriter
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
 APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands
+MAX_BATCH = 8  # commands taken from a busy queue in one round trip
 
 
 class Worker:
@@ -63,7 +64,7 @@ class Worker:
         self.keys = settings.keys
         self.skills = dict(skills)
         self.credentials = dict(credentials)
-        self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
+        self.redactor = memoized(redactor or Redactor(secret_values(settings.env, credentials)))
         self.policy = Policy(settings, self.skills)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
         self.control = RouterControl(settings, self.policy, self.redactor)
@@ -81,8 +82,14 @@ class Worker:
                                      self.results, self.conn)
         self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.control,
                                    self.dead_letters, self._stop)
+        self.decider = Decider(settings, self.records, self.control, self.pipeline, self.runner, self.results,
+                               self.conn)
         self._next_recovery = 0.0
         self._next_poll = 0.0
+        # Commands moved into our processing list by the last replies' round trip: while the queue
+        # is busy, one round trip answers a batch and takes the next (not a BLMOVE per command).
+        self._taken: list[bytes] = []
+        self._take = 1
         self.lanes = Lanes(settings.platform_concurrency, settings.platform_backlog)
         self.in_flight = InFlight()
 
@@ -96,7 +103,7 @@ class Worker:
         beat.start()
         log.info("router %s started; skills: %s", self.settings.router_id, ", ".join(sorted(self.skills)))
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() or self._taken:
                 self._step()
         finally:
             self._stop.set()
@@ -109,18 +116,21 @@ class Worker:
 
     def _step(self) -> None:
         try:
-            if time.monotonic() >= self._next_recovery:
+            batch, self._taken = self._taken, []  # taken with the last replies: handled first
+            if not batch and time.monotonic() >= self._next_recovery:
                 self._recover()
                 self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
-            if time.monotonic() >= self._next_poll:  # approvals are rare: not a round trip per command
+            if time.monotonic() >= self._next_poll and not self._stop.is_set():  # rare: not per command
                 self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
                 self.control.poll(self._run_approved)
                 self.control.flush()
-            raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
-                                   "RIGHT", "LEFT")
-            self.health.ok()
-            if raw is not None:
-                self._handle(as_bytes(raw))
+            if not batch:
+                raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
+                                       "RIGHT", "LEFT")
+                self.health.ok()
+                batch = [] if raw is None else [as_bytes(raw)]
+            if batch:
+                self._handle_batch(batch)
         except redis.AuthenticationError as exc:
             raise ConfigError(f"Redis refused the router's login ({exc}); check REDIS_URL") from None
         except REDIS_DOWN as exc:
@@ -168,7 +178,34 @@ class Worker:
                 self._handle(as_bytes(moved), recovering=True)
 
     # -- one command -----------------------------------------------------------------------
-    def _handle(self, raw: bytes, recovering: bool = False) -> None:
+    def _handle_batch(self, batch: list[bytes]) -> None:
+        """Handle commands taken together; those answered here (not in a lane) are answered in one
+        round trip that also takes the next ones, unless a recovery is due (it must find none
+        taken and unhandled) or the router is stopping."""
+        answers: list[Answer] = []
+        handled = False
+        try:
+            for raw in batch:
+                self._handle(raw, answers=answers)
+            handled = True
+        finally:  # Redis went away mid-batch: answer those decided; the rest stay in our list
+            more = handled and not self._stop.is_set() and time.monotonic() < self._next_recovery
+            take = self._take if more else 0
+            if answers:
+                try:
+                    self._taken = self.results.finish_all(answers, take)
+                except REDIS_DOWN:
+                    raise
+                except Exception as exc:  # as for one command: set each aside, never stop the loop
+                    log.exception("router error answering %d command(s)", len(answers))
+                    for answer in answers:
+                        self._contained(self.results.dead_letter, answer.raw, None, f"router error: "
+                                        f"{type(exc).__name__}: {exc}", answer.reply.id, "internal_error")
+                # Take twice as many while every one asked for came, else one more than came.
+                full = take > 0 and len(self._taken) == take
+                self._take = min(MAX_BATCH, 2 * take) if full else len(self._taken) + 1
+
+    def _handle(self, raw: bytes, recovering: bool = False, answers: list[Answer] | None = None) -> None:
         """Answer one queue item. Whatever goes wrong short of Redis being down, the item ends
         dead-lettered with its reason and the loop goes on."""
         started = time.monotonic()
@@ -183,7 +220,7 @@ class Worker:
         if isinstance(planned, Planned) and not is_own_read(planned.effect):
             self._to_lane(raw, planned, recovering, started)
         else:
-            self._complete(raw, envelope, planned, recovering, started)
+            self._complete(raw, envelope, planned, recovering, started, answers)
 
     def _to_lane(self, raw: bytes, planned: Planned, recovering: bool, started: float) -> None:
         """Hand a command to its platform's lane; answer `busy` (not run) when the lane is full."""
@@ -203,15 +240,19 @@ class Worker:
             message = (f"{envelope.action} was not run: the router has {self.lanes.pending(platform)} "
                        f"commands for {platform} in hand; try again shortly")
             busy = Reply(envelope.id, Status.ERROR, message, error="busy", extra={"retry_after": 5})
-            self.results.finish(raw, busy, False)
+            self.results.finish(raw, busy, False, recovering)
 
     def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
-                  started: float) -> None:
+                  started: float, answers: list[Answer] | None = None) -> None:
+        """Decide and answer one command, or add its answer to `answers` (written by the caller)."""
         try:
-            reply, record = self._decide(envelope, planned, raw, recovering)
+            reply, record = self.decider.decide(envelope, planned, raw, recovering)
             if reply is not None:
                 self.control.after(envelope, reply)
-                self.results.finish(raw, reply, record)
+                if answers is None:
+                    self.results.finish(raw, reply, record, recovering)
+                else:
+                    answers.append(Answer(raw, reply, record, recovering))
                 # A PING answered ok is not worth a log line (it was a third of its own cost).
                 quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
                 level = logging.DEBUG if quiet else logging.INFO
@@ -260,66 +301,8 @@ class Worker:
         return True
 
     def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply) -> Reply | None:
-        reply, record = self._decide(envelope, planned, raw, recovering=False, approved=True)
+        reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True)
         self.control.forget(envelope.id)
         if reply is not None:
             self.results.finish(raw, reply, record)
         return reply
-
-    def _decide(
-        self, envelope: CommandEnvelope, planned: Planned | Reply, raw: bytes, recovering: bool,
-        approved: bool = False,
-    ) -> tuple[Reply | None, bool]:
-        """The reply to send, and whether it completes an idempotency record."""
-        if envelope.action == APPROVAL_DECISION:
-            return self.control.relay(envelope), False
-        side_effect = isinstance(planned, Planned) and planned.skill.side_effect
-        if side_effect:
-            stored = self.records.stored_reply(envelope)
-            if stored is not None:  # an id_reused refusal must not overwrite the other's record
-                return stored, stored.error != ID_REUSED
-        if envelope.is_expired() and not approved:
-            return Reply(envelope.id, Status.EXPIRED, "the command expired before the router ran it; "
-                         "it was not run", error="expired"), False
-        if not isinstance(planned, Planned):
-            return planned, False
-        if side_effect and envelope.intent:
-            earlier = self.records.earlier_of_intent(envelope)
-            if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
-                return earlier, True
-        refused = self.pipeline.check(planned, self.conn)
-        if refused is not None:
-            self.runner.record_outcome(planned, refused)
-            return refused, False
-        if recovering and not side_effect and self.records.too_many_attempts(envelope):
-            reason = f"still unanswered after {self.settings.max_attempts} router restarts"
-            self.results.dead_letter(raw, envelope.action, reason, None)
-            return Reply(envelope.id, Status.ERROR, f"{envelope.action} failed {self.settings.max_attempts} "
-                         "times and was set aside for the router's operator (dead-letter list)",
-                         error="internal_error"), False
-        if side_effect and envelope.intent:
-            repeat = self.records.repeat_of(envelope)
-            if repeat is not None:
-                return repeat, True
-        if side_effect and not self.records.claim(envelope):
-            log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
-            self.results.drop(raw)
-            return None, False
-        outcome = self.runner.run(raw, planned, approved)
-        if outcome is None:  # the deadline answered first
-            return None, False
-        if outcome.dead_letter is not None:
-            self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
-        self.runner.record_outcome(planned, outcome.reply)
-        return outcome.reply, side_effect
-
-
-def readable_id(raw: bytes) -> str | None:
-    """The command id of a malformed command, if one can be read, so its sender gets an answer."""
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    value = data.get("id") if isinstance(data, dict) else None
-    return value if is_command_id(value) else None
-

@@ -275,6 +275,64 @@ def test_a_deeply_nested_command_is_dead_lettered_and_the_router_lives_on(redis_
     assert admin.llen(keys.processing("r1")) == 0
 
 
+def test_a_busy_queue_is_answered_in_batches_each_command_once_none_lost(redis_urls, admin, keys, tmp_path):
+    ids = [push(admin, keys, "PING", {}) for _ in range(40)]
+    ids += [push(admin, keys, "NOTE", {"text": f"note {n}"}) for n in range(5)]
+    late = CommandEnvelope.new("NOTE", {"text": "too late"}, "t", ttl_seconds=60)
+    late.expires_at = time.time() - 1
+    admin.lpush(keys.command_queue, late.to_json())
+    admin.lpush(keys.command_queue, b"\xff not a command")
+    ids += [push(admin, keys, "PING", {}) for _ in range(20)]
+    thread = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
+    waits = []
+    blmove = thread.worker.conn.blmove
+    thread.worker.conn.blmove = lambda *args: waits.append(args) or blmove(*args)
+    with thread as worker:
+        replies = {cid: reply_of(admin, keys, cid) for cid in ids}
+        late_reply = reply_of(admin, keys, late.id)
+        wait_until(lambda: admin.llen(keys.processing("r1")) == 0, "the processing list to empty")
+    assert all(reply["status"] == "ok" for reply in replies.values())
+    assert late_reply["status"] == "expired"
+    assert sorted(line["text"] for line in note_lines(tmp_path)) == [f"note {n}" for n in range(5)]
+    assert not any(admin.exists(keys.response(cid)) for cid in [*ids, late.id]), "a command answered twice"
+    assert admin.llen(keys.dead_letter) == 1 and admin.llen(keys.command_queue) == 0
+    audited = [json.loads(line) for line in worker.control.audit.path.read_text().splitlines()]
+    assert sorted(entry["command_id"] for entry in audited if entry["command_id"]) == sorted([*ids, late.id])
+    # Taken in batches with the replies' round trips, not one BLMOVE per command.
+    assert len(waits) < len(ids) / 4, f"{len(waits)} BLMOVEs for {len(ids) + 2} commands"
+
+
+def test_a_batch_takes_nothing_more_when_a_recovery_is_due_or_the_router_stops(redis_urls, admin, keys,
+                                                                                  tmp_path):
+    worker = Worker(settings_for(redis_urls.router_url, tmp_path), MY_SKILLS, {})
+    try:
+        for _ in range(6):
+            push(admin, keys, "PING", {})
+        first = worker.conn.lmove(keys.command_queue, worker.processing, "RIGHT", "LEFT")
+        worker._next_recovery = time.monotonic() + 60
+        worker._handle_batch([first])
+        assert len(worker._taken) == 1  # the queue is busy: the reply's round trip took the next
+        worker._next_recovery = 0.0  # recovery due: it must find no command taken and unhandled
+        worker._handle_batch(worker._taken)
+        assert worker._taken == []
+        worker._next_recovery = time.monotonic() + 60
+        worker.stop()
+        worker._handle_batch([worker.conn.lmove(keys.command_queue, worker.processing, "RIGHT", "LEFT")])
+        assert worker._taken == []
+        assert admin.llen(keys.command_queue) == 3 and admin.llen(keys.processing("r1")) == 0
+    finally:
+        worker.control.close()
+        worker.conn.close()
+
+
+def test_commands_taken_with_a_reply_are_answered_before_the_router_stops(redis_urls, admin, keys, tmp_path):
+    ids = [push(admin, keys, "PING", {}) for _ in range(30)]
+    thread = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
+    with thread:
+        reply_of(admin, keys, ids[0])
+    answered = sum(admin.llen(keys.response(cid)) for cid in ids[1:]) + 1
+    assert admin.llen(keys.processing("r1")) == 0, "a taken command was left unanswered"
+    assert answered + admin.llen(keys.command_queue) == len(ids)
 def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin, keys, tmp_path, monkeypatch):
     # The beat thread may be scheduled late on a loaded machine; meanwhile a second router must not
     # take the first one's list for a dead router's (its commands in hand would come back unknown).

@@ -1,0 +1,104 @@
+"""What answer a command gets, short of its queue: its own stored record, `expired`, a refusal,
+the first answer of its intent, or a run.
+
+The order is the at-most-once guarantee: a side-effecting command with a record is answered
+from it (done: its reply again; started, not done: `unknown`) before anything else; an
+expired one is never run; a repeat of an intent is answered before policy (the bounds would
+refuse it as a copy of itself); a side effect runs only after its `started` record is claimed
+(SET NX), so two copies of one command never both run.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+
+from protocol import CommandEnvelope, Reply, Status
+from router.control_plane import APPROVAL_DECISION, RouterControl
+from router.deadline import DeadlineRunner
+from router.pipeline import Pipeline, Planned
+from router.records import ID_REUSED, CommandRecords
+from router.results import ResultWriter
+from router.settings import RouterSettings
+
+log = logging.getLogger("safeclaw.router.worker")
+
+
+class Decider:
+    def __init__(
+        self,
+        settings: RouterSettings,
+        records: CommandRecords,
+        control: RouterControl,
+        pipeline: Pipeline,
+        runner: DeadlineRunner,
+        results: ResultWriter,
+        conn: redis.Redis,
+    ) -> None:
+        self.settings = settings
+        self.records = records
+        self.control = control
+        self.pipeline = pipeline
+        self.runner = runner
+        self.results = results
+        self.conn = conn
+
+    def decide(
+        self,
+        envelope: CommandEnvelope,
+        planned: Planned | Reply,
+        raw: bytes,
+        recovering: bool,
+        approved: bool = False,
+    ) -> tuple[Reply | None, bool]:
+        """The reply to send, and whether it completes an idempotency record."""
+        if envelope.action == APPROVAL_DECISION:
+            return self.control.relay(envelope), False
+        side_effect = isinstance(planned, Planned) and planned.skill.side_effect
+        if side_effect:
+            stored = self.records.stored_reply(envelope)
+            if stored is not None:  # an id_reused refusal must not overwrite the other's record
+                return stored, stored.error != ID_REUSED
+        if envelope.is_expired() and not approved:
+            return Reply(
+                envelope.id,
+                Status.EXPIRED,
+                "the command expired before the router ran it; it was not run",
+                error="expired",
+            ), False
+        if not isinstance(planned, Planned):
+            return planned, False
+        if side_effect and envelope.intent:
+            earlier = self.records.earlier_of_intent(envelope)
+            if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
+                return earlier, True
+        refused = self.pipeline.check(planned, self.conn)
+        if refused is not None:
+            self.runner.record_outcome(planned, refused)
+            return refused, False
+        if recovering and not side_effect and self.records.too_many_attempts(envelope):
+            reason = f"still unanswered after {self.settings.max_attempts} router restarts"
+            self.results.dead_letter(raw, envelope.action, reason, None)
+            return Reply(
+                envelope.id,
+                Status.ERROR,
+                f"{envelope.action} failed {self.settings.max_attempts} "
+                "times and was set aside for the router's operator (dead-letter list)",
+                error="internal_error",
+            ), False
+        if side_effect and envelope.intent:
+            repeat = self.records.repeat_of(envelope)
+            if repeat is not None:
+                return repeat, True
+        if side_effect and not self.records.claim(envelope):
+            log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
+            self.results.drop(raw)
+            return None, False
+        outcome = self.runner.run(raw, planned, approved)
+        if outcome is None:  # the deadline answered first
+            return None, False
+        if outcome.dead_letter is not None:
+            self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
+        self.runner.record_outcome(planned, outcome.reply)
+        return outcome.reply, side_effect
