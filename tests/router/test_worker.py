@@ -341,9 +341,9 @@ def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin
     monkeypatch.setattr(worker.worker.heartbeat, "loop", lambda: None)  # a beat thread that never runs
     taking = worker.worker._handle
 
-    def handle(raw, recovering=False):
+    def handle(raw, *args, **kwargs):
         seen_at_first_take.append(bool(admin.exists(keys.router_heartbeat("r1"))))
-        return taking(raw, recovering)
+        return taking(raw, *args, **kwargs)
 
     monkeypatch.setattr(worker.worker, "_handle", handle)
     cid = push(admin, keys, "PING", {})
