@@ -13,6 +13,9 @@ def test_ordinary_posts_are_left_alone():
         "The bill passed review in committee today.",
         "My PR passed all checks, shipping it.",
         "The judge approved the settlement on Friday.",
+        "The judge must accept the plea deal before Friday.",
+        "The verdict will say guilty, everyone knows it.",
+        "Judges should give clear reasons for every ruling.",
         "Our solar system: eight planets, one star.",
         "I'd give it a pass, honestly.",
     ]
