@@ -37,8 +37,15 @@ from router.bounds.settings import BoundsSettings
 
 DAY = 24 * 3600
 # Letters that look like Latin ones and are used to dodge filters (a subset of Unicode's
-# confusables: the lowercase Cyrillic and Greek that render like ASCII letters).
-_LOOKALIKES = str.maketrans("авеёкмнорстухіјѕԁԛԝαβεικνορτυχγ", "abeekmhopctyxijsdqwabeikvoptuxy")
+# confusables: the lowercase Cyrillic, Greek, Armenian and Latin variants that render like ASCII).
+_LOOKALIKE_PAIRS = (
+    ("авеёкмнорстухіјѕԁԛԝһүӏѵѡ", "abeekmhopctyxijsdqwhylvw"),  # Cyrillic
+    ("αβεικνορτυχγϲϳ", "abeikvoptuxycj"),  # Greek
+    ("օսհոցաքզ", "ouhngwpq"),  # Armenian
+    ("ıȷɑɡɩɪʏʀɴʙʜɢʟ", "ijagiiyrnbhgl"),  # Latin variants: dotless, script, small capitals
+    ("ᴀᴄᴅᴇᴊᴋᴍᴏᴘᴛᴜᴠᴡᴢꜱ", "acdejkmoptuvwzs"),  # phonetic small capitals
+)
+_LOOKALIKES = str.maketrans("".join(a for a, _ in _LOOKALIKE_PAIRS), "".join(b for _, b in _LOOKALIKE_PAIRS))
 _NOT_WORD = re.compile(r"[\W_]+")
 _LINK = re.compile(r"(?:https?://|www\.)\S*", re.IGNORECASE)
 _INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Me"})  # format characters, combining marks

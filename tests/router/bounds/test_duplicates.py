@@ -34,6 +34,10 @@ def post(text: str, platform: str = "moltbook", kind: str = "post") -> FakeEffec
         "\u200b".join(ORIGINAL),  # zero-width spaces between every letter
         ORIGINAL.replace("a", "\u0430").replace("o", "\u043e"),  # Cyrillic look-alikes
         ORIGINAL.replace("e", "\u00e9"),  # accents
+        ORIGINAL.translate(str.maketrans("ouhn", "\u0585\u057d\u0570\u0578")),  # Armenian look-alikes
+        ORIGINAL.translate(str.maketrans("hy", "\u04bb\u04af")),  # more Cyrillic ones
+        ORIGINAL.translate(str.maketrans("agi", "\u0251\u0261\u0131")),  # Latin alpha, script g, dotless i
+        ORIGINAL.translate(str.maketrans("aeonrst", "\u1d00\u1d07\u1d0f\u0274\u0280\ua731\u1d1b")),  # small caps
         "\uff34\uff4f\uff44\uff41\uff59" + ORIGINAL[5:],  # fullwidth letters
         "🚀 " + ORIGINAL + " ✨🔥",
         ORIGINAL.replace("three", "four"),  # one word changed
