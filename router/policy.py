@@ -28,8 +28,7 @@ import redis
 from protocol import CommandEnvelope, Keys, Reply, Status
 from router import kill_switch as live_kill_switch
 from router.bounds.guard import HardBounds
-from router.bounds.settings import PLATFORMS
-from router.effects import Effect, EffectCatalogue, HasEffects, Scope
+from router.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.policy")
@@ -116,8 +115,8 @@ class Policy:
     def hard_bounds(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        if not effect.writes or effect.platform not in PLATFORMS:
-            return None
+        if not effect.writes or effect.platform == LOCAL_PLATFORM:
+            return None  # the router's own notebook; every platform is bounded, listed or not
         if conn is None:
             return Decision(
                 Status.DENIED,
@@ -134,7 +133,7 @@ class Policy:
     def record_bounds(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None, now: float
     ) -> None:
-        if conn is not None and effect.writes and effect.platform in PLATFORMS:
+        if conn is not None and effect.writes and effect.platform != LOCAL_PLATFORM:
             self.bounds.record(
                 conn, effect, envelope.id, str(reply.status), reply.error, now, envelope.conversation
             )

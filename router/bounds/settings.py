@@ -54,6 +54,8 @@ NEW_ACCOUNT_PACING: Mapping[Scope, PaceRule] = {
 @dataclass(frozen=True)
 class BoundsSettings:
     quotas: Mapping[Scope, int] = field(default_factory=dict)  # every platform x limited kind
+    # per kind, for a platform the list above does not name (a skill added later): never unbounded
+    fallback_quotas: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_QUOTAS))
     pacing: Mapping[Scope, int] = field(default_factory=dict)  # the owner's interval overrides
     moltbook_account_created: float | None = None  # unix seconds
     duplicate_threshold: float = 0.9
@@ -66,6 +68,7 @@ class BoundsSettings:
     def from_env(cls, env: Mapping[str, str]) -> BoundsSettings:
         return cls(
             quotas=parse_quotas(env.get("ROUTER_QUOTAS", "")),
+            fallback_quotas=general_quotas(env.get("ROUTER_QUOTAS", "")),
             pacing=parse_pacing(env.get("ROUTER_PACING", "")),
             moltbook_account_created=parse_time(
                 "ROUTER_MOLTBOOK_ACCOUNT_CREATED", env.get("ROUTER_MOLTBOOK_ACCOUNT_CREATED", "")
@@ -100,6 +103,8 @@ class BoundsSettings:
     def daily_limit(self, platform: str, kind: str, now: float) -> tuple[int, str] | None:
         """The day's cap for a scope and who sets it ("quota" or the platform's own), or None."""
         quota = self.quotas.get((platform, kind))
+        if platform not in PLATFORMS:
+            quota = self.fallback_quotas.get(kind)
         rule = self.pace_rule(platform, kind, now)
         cap = rule.daily if rule is not None else None
         if cap is not None and (quota is None or cap < quota):
@@ -120,6 +125,14 @@ def parse_quotas(text: str) -> dict[Scope, int]:
     quotas = {(p, k): n for p in PLATFORMS for k, n in general.items()}
     quotas.update(specific)
     return quotas
+
+
+def general_quotas(text: str) -> dict[str, int]:
+    """The quotas every platform gets (defaults and `KIND=N` / `*:KIND=N`), by kind."""
+    general: dict[str, int] = dict(DEFAULT_QUOTAS)
+    items = _items("ROUTER_QUOTAS", text)
+    general.update({kind: value for (platform, kind), value in items if platform == "*"})
+    return general
 
 
 def parse_pacing(text: str) -> dict[Scope, int]:

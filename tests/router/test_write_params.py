@@ -128,3 +128,42 @@ def test_no_write_skill_takes_a_param_it_does_not_declare():
         assert (
             SKILLS[name].validation_error({**BASE[name], "reply_to": ""}) if name == "CREATE_POST" else True
         )
+
+
+def test_a_write_on_a_platform_the_bounds_do_not_list_is_still_bounded(redis_urls, admin, tmp_path):
+    """A skill added later for a new platform gets the default quotas, the duplicate guard and the
+    circuit breaker at once; the bounds never wave through a platform they were not told about."""
+    from router.effects import Effect, scopes
+    from router.registry import Skill
+    from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+
+    sent: list[str] = []
+    new_platform = Skill(
+        name="MYSPACE_POST",
+        description="tests only: a post on a platform the bounds do not list",
+        schema={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        side_effect=True,
+        run=lambda params, ctx: sent.append(params["text"]) or {"posted": True},
+        effect=lambda params: Effect("myspace", "post", params["text"]),
+        effects=scopes(["myspace"], ["post"]),
+    )
+    texts = [
+        "first words",
+        "second words entirely",
+        "the third one",
+        "a fourth",
+        "number five here",
+        "and a sixth",
+    ]
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path), {"MYSPACE_POST": new_platform}):
+        replies = [
+            reply_of(admin, redis_urls.keys, push(admin, redis_urls.keys, "MYSPACE_POST", {"text": t}))
+            for t in texts
+        ]
+    assert [r["status"] for r in replies[:5]] == ["ok"] * 5
+    assert replies[5]["error"] == "quota_exceeded" and len(sent) == 5
