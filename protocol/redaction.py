@@ -1,168 +1,256 @@
 """The one redactor: no loaded secret (or common token shape) leaves a SafeClaw process.
 
-Used by the router (every reply, log line, dead letter and audit line) and by the agent (its
-logs and LLM provider errors). `Redactor.text()` replaces with `[REDACTED]` every secret in the
-spellings a careless platform echoes it in:
+Used by the router (every reply, log line, dead letter and audit line, and `secret_in_text`
+before a post) and by the agent (its logs and LLM provider errors). `Redactor.text()` replaces
+with `[REDACTED]` every secret in the spellings a careless platform echoes it in
+(`protocol.spellings` says which: escapes of any depth, look-alike and invisible characters,
+spacing, punctuation and case, reversal, rot13, hex, base64 and base32 at any offset); a piece
+of it, 8 characters or longer, as when the key is cut across fields; and token shapes
+(`protocol.secret_shapes`). `value()` reads a JSON-like value's strings as one text too, in order,
+so a key cut into short pieces across fields, list items, nested values or a key and its value
+is found. `finds()` says whether a text holds any of these.
 
-- character by character, in any mix of: plain, URL-encoding (`%2F`, `%2f`, `+`), HTML entities
-  (`&#47;`, `&#x2f;`, `&amp;`), full-width characters (`ｓｅｃｒｅｔ`), JSON escapes (`\\u002f`);
-- hex of its UTF-8 bytes (either case); base64 (standard or URL-safe) of any text that holds
-  it, at any byte offset (`Bearer <key>` encoded whole);
-- the secret reversed;
-- a piece of it, 8 characters or longer, as when the key is split across two fields;
-
-plus token shapes (sk-..., Bearer ..., JWTs, Slack, Telegram bot tokens, GitHub, AWS, and
-`password: ...`-style pairs). `finds()` says whether a text holds any of these.
+Speed: a text is searched with one Aho-Corasick automaton per view and one combined regex, and
+the views are built without their character maps; only a text that holds something is read
+again, with maps, to say where.
 """
 
 from __future__ import annotations
 
-import base64
+import functools
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
+
+from ahocorasick_rs import AhoCorasick, MatchKind
+
+from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
+from protocol.spellings import Origin, Span, decode, fold, plain_form, skeleton, skeleton_needles
+
+__all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "RedactingFilter", "Redactor"]
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
 PIECE = 8  # a run of this many characters of a secret counts as the secret
-
-TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\b(?:bot)?\d{6,12}:[A-Za-z0-9_-]{30,}"),  # Telegram bot tokens, in URLs too
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    # "password: hunter22", "api_key=...": a secret named as one, whatever its shape.
-    re.compile(
-        r"(?i)\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret|access[_ -]?token"
-        r"|auth[_ -]?token)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"
-    ),
-)
-_NAMED_ENTITIES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "(?:apos|#39)"}
-
-
-def _hex_ci(value: int, digits: int) -> str:
-    """`value` in hex, either case, as a regex."""
-    return "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{digits}x}")
-
-
-def char_pattern(char: str) -> str:
-    """Every spelling of one character: plain, %-encoded, HTML entity, full-width, JSON escape."""
-    code = ord(char)
-    alternatives = [re.escape(char)]
-    alternatives.append("".join(f"%{_hex_ci(b, 2)}" for b in char.encode("utf-8")))
-    alternatives.append(f"&#0*{code};")
-    alternatives.append(f"&#[xX]0*{_hex_ci(code, 1)};")
-    if char in _NAMED_ENTITIES:
-        alternatives.append(f"&{_NAMED_ENTITIES[char]};")
-    if 0x21 <= code <= 0x7E:
-        alternatives.append(re.escape(chr(code + 0xFEE0)))
-    if code <= 0xFFFF:
-        alternatives.append(rf"\\u{_hex_ci(code, 4)}")
-    if char in '"\\/':
-        alternatives.append(re.escape("\\" + char))
-    if char == " ":
-        alternatives.append(r"\+")
-    return "(?:" + "|".join(alternatives) + ")"
-
-
-def spelled(secret: str) -> str:
-    return "".join(char_pattern(c) for c in secret)
-
-
-def base64_cores(raw: bytes) -> set[str]:
-    """The part of any base64 text that is fixed by `raw` alone, at each of the 3 byte offsets
-    it can start at (so `Bearer <key>` encoded whole is caught too)."""
-    cores = set()
-    for offset in range(3):
-        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
-        first = -(-8 * offset // 6)  # the first character no padding byte reaches
-        last = 8 * (offset + len(raw)) // 6  # one past the last character only `raw` fills
-        core = encoded[first:last]
-        if len(core) >= MIN_SECRET_LENGTH:
-            cores |= {core, core.replace("+", "-").replace("/", "_")}
-    return cores
+_BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
 
 
 def is_distinctive(piece: str) -> bool:
-    """A piece worth redacting on its own: two kinds of character at least (not a plain word
-    such as the 'moltbook' of 'moltbook_sk_...', which ordinary text holds too)."""
+    """A piece worth redacting on its own: two of lower case, upper case and digits (not a word
+    such as the 'moltbook' or 'app-pass' of a key, which ordinary text holds too)."""
     kinds = [
         any(c.islower() for c in piece),
         any(c.isupper() for c in piece),
         any(c.isdigit() for c in piece),
-        any(not c.isalnum() for c in piece),
     ]
     return sum(kinds) >= 2
+
+
+class _Literals:
+    """Whole secrets (case-insensitive through the skeleton) and their distinctive pieces."""
+
+    def __init__(self, forms: list[str]) -> None:
+        patterns = {form: form for form in forms}
+        for form in forms:
+            for i in range(len(form) - PIECE + 1):
+                piece = form[i : i + PIECE]
+                if len(form) > PIECE and is_distinctive(piece):
+                    patterns.setdefault(piece, form)
+        self.patterns = list(patterns)
+        self.source = list(patterns.values())  # the form a piece is widened within
+        self.automaton = AhoCorasick(self.patterns, matchkind=MatchKind.LeftmostLongest) if patterns else None
+
+    def spans(self, view: str) -> list[Span]:
+        if self.automaton is None:
+            return []
+        found = []
+        for index, start, end in self.automaton.find_matches_as_indexes(view):
+            source = self.source[index]
+            while end < len(view) and view[start : end + 1] in source:
+                end += 1
+            while start > 0 and view[start - 1 : end] in source:
+                start -= 1
+            found.append((start, end))
+        return found
+
+
+@dataclass(frozen=True)
+class _Tables:
+    raw: _Literals  # searched in the text as it is
+    plain: _Literals  # searched in the decoded view
+    needles: AhoCorasick | None  # searched in skeletons
+    encoded: frozenset[int]  # needles that are base64 cores (their tail is redacted too)
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(secrets: tuple[str, ...]) -> _Tables:
+    from protocol.spellings import base64_cores
+
+    raw_forms = [form for s in secrets for form in (s, s[::-1])]
+    needles: set[str] = set()
+    cores: set[str] = set()
+    for secret in secrets:
+        needles |= skeleton_needles(secret)
+        cores |= {skeleton(core)[0] for core in base64_cores(secret.encode("utf-8"))}
+    ordered = sorted(needles)
+    return _Tables(
+        raw=_Literals(raw_forms),
+        plain=_Literals(sorted({plain_form(f) for f in raw_forms})),
+        needles=AhoCorasick(ordered, matchkind=MatchKind.LeftmostLongest) if ordered else None,
+        encoded=frozenset(i for i, n in enumerate(ordered) if n in cores),
+    )
+
+
+def _identity(text: str) -> Origin:
+    return [(i, i + 1) for i in range(len(text))]
+
+
+def _merge(spans: Iterable[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _replace(text: str, spans: list[Span]) -> str:
+    out, cursor = [], 0
+    for start, end in _merge(spans):
+        out += [text[cursor:start], REDACTED]
+        cursor = end
+    return "".join(out) + text[cursor:] if out else text
 
 
 class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.too_short = sorted(s for s in values if len(s) < MIN_SECRET_LENGTH)
-        usable = [s for s in values if len(s) >= MIN_SECRET_LENGTH]
-        patterns: list[str] = []
-        self._pieces: list[str] = []  # the secrets (and their reversals) pieces are taken from
-        for secret in usable:
-            raw = secret.encode("utf-8")
-            patterns += [spelled(secret), spelled(secret[::-1]), f"(?i:{re.escape(raw.hex())})"]
-            # A core, then the partial group and padding that close it (a few bits of the secret).
-            patterns += [
-                re.escape(core) + r"[A-Za-z0-9+/_-]{0,2}={0,2}"
-                for core in sorted(base64_cores(raw), key=len, reverse=True)
-            ]
-            self._pieces += [secret, secret[::-1]]
-        pieces = {
-            source[i : i + PIECE]
-            for source in self._pieces
-            if len(source) > PIECE
-            for i in range(len(source) - PIECE + 1)
-        }
-        distinctive = sorted(p for p in pieces if is_distinctive(p))
-        self._secrets = re.compile("|".join(patterns)) if patterns else None
-        self._piece = re.compile("|".join(re.escape(p) for p in distinctive)) if distinctive else None
+        self._tables = _tables(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
 
     def text(self, text: str) -> str:
-        if self._secrets is not None:
-            text = self._secrets.sub(REDACTED, text)
-        if self._piece is not None:
-            text = self._redact_pieces(text)
-        for pattern in TOKEN_PATTERNS:
-            text = pattern.sub(REDACTED, text)
-        return text
-
-    def _redact_pieces(self, text: str) -> str:
-        """Each piece found is widened to the longest run of the same secret around it."""
-        assert self._piece is not None
-        out, cursor = [], 0
-        for match in self._piece.finditer(text):
-            if match.start() < cursor:
-                continue
-            start, end = match.start(), match.end()
-            while end < len(text) and any(text[start : end + 1] in s for s in self._pieces):
-                end += 1
-            while start > cursor and any(text[start - 1 : end] in s for s in self._pieces):
-                start -= 1
-            out += [text[cursor:start], REDACTED]
-            cursor = end
-        return "".join(out) + text[cursor:] if out else text
+        return _replace(text, self._spans(text))
 
     def finds(self, text: str) -> bool:
         """True when the text holds a loaded secret (in any spelling above) or a secret shape."""
-        return self.text(text) != text
+        return bool(self._spans(text))
 
     def value(self, value: Any) -> Any:
-        """A JSON-like value with every string (keys included) redacted."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.value(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
-        return value
+        """A JSON-like value with every string (keys included) redacted, the same shape back
+        (tuples as lists, keys as strings)."""
+        strings: list[str] = []
+        paths: list[tuple[str, ...]] = []
+        _collect(value, (), strings, paths)
+        if not strings:
+            return _rebuild(value, ())
+        spans: list[list[Span]] = [[] for _ in strings]
+        # All strings in order (a key cut at a key and its value); the values alone (cut across
+        # fields); and each field across list items (cut across posts).
+        values = [i for i, path in enumerate(paths) if path[-1:] != ("<key>",)]
+        columns: dict[tuple[str, ...], list[int]] = {}
+        for i in values:
+            columns.setdefault(tuple(p for p in paths[i] if p != "[]"), []).append(i)
+        groups = [list(range(len(strings))), values, *(c for c in columns.values() if len(c) > 1)]
+        seen: set[tuple[int, ...]] = set()
+        for number, group in enumerate(groups):
+            if tuple(group) in seen or not group:
+                continue
+            seen.add(tuple(group))
+            self._spread(strings, group, spans, whole=number == 0)
+        if not any(spans):
+            return _rebuild(value, strings)
+        return _rebuild(value, [_replace(s, found) for s, found in zip(strings, spans, strict=True)])
+
+    def _spread(self, strings: list[str], group: list[int], spans: list[list[Span]], whole: bool) -> None:
+        """Find in the group's strings joined by newlines; give each string its part of a find."""
+        joined = "\n".join(strings[i] for i in group)
+        found = self._spans(joined) if whole else self._skeleton_spans(joined)
+        if not found:
+            return
+        offset = 0
+        for i in group:
+            end = offset + len(strings[i])
+            spans[i] += [
+                (max(s, offset) - offset, min(e, end) - offset) for s, e in found if s < end and e > offset
+            ]
+            offset = end + 1
+
+    def _spans(self, text: str) -> list[Span]:
+        """Where in `text` something secret is, in every view (empty: nothing)."""
+        if len(text) < MIN_SECRET_LENGTH:
+            return []
+        tables = self._tables
+        found = tables.raw.spans(text) + shape_spans(text)
+        folded = fold(text)[0]
+        plain = decode(folded)[0]
+        if plain != text and (tables.plain.spans(plain) or shape_spans(plain)):
+            plain_view, origin = decode(*fold(text, _identity(text)))
+            assert origin is not None
+            found += [
+                _back(origin, s, e) for s, e in tables.plain.spans(plain_view) + shape_spans(plain_view)
+            ]
+        return found + self._skeleton_spans(text, folded, plain)
+
+    def _skeleton_spans(self, text: str, folded: str | None = None, plain: str | None = None) -> list[Span]:
+        needles = self._tables.needles
+        if needles is None or len(text) < MIN_SECRET_LENGTH:
+            return []
+        folded = fold(text)[0] if folded is None else folded
+        plain = decode(folded)[0] if plain is None else plain
+        hits = bool(needles.find_matches_as_indexes(skeleton(plain)[0]))
+        undecoded = plain != folded and bool(needles.find_matches_as_indexes(skeleton(folded)[0]))
+        if not (hits or undecoded):
+            return []
+        found = []
+        for decoded in [d for d, hit in ((True, hits), (False, undecoded)) if hit]:
+            view, origin = fold(text, _identity(text))
+            if decoded:
+                view, origin = decode(view, origin)
+            view, origin = skeleton(view, origin)
+            assert origin is not None
+            for index, start, end in needles.find_matches_as_indexes(view):
+                span = _back(origin, start, end)
+                if index in self._tables.encoded:
+                    tail = _BASE64_TAIL.match(text, span[1])
+                    span = (span[0], tail.end() if tail else span[1])
+                found.append(span)
+        return found
+
+
+def _back(origin: Origin, start: int, end: int) -> Span:
+    return origin[start][0], origin[end - 1][1]
+
+
+def _collect(node: Any, path: tuple[str, ...], strings: list[str], paths: list[tuple[str, ...]]) -> None:
+    if isinstance(node, str):
+        strings.append(node)
+        paths.append(path)
+    elif isinstance(node, dict):
+        for key, item in node.items():
+            strings.append(str(key))
+            paths.append((*path, "<key>"))
+            _collect(item, (*path, str(key)), strings, paths)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            _collect(item, (*path, "[]"), strings, paths)
+
+
+def _rebuild(node: Any, strings: Iterable[str]) -> Any:
+    it = iter(strings)
+
+    def build(node: Any) -> Any:
+        if isinstance(node, str):
+            return next(it)
+        if isinstance(node, dict):
+            return {next(it): build(item) for item in node.values()}
+        if isinstance(node, list | tuple):
+            return [build(item) for item in node]
+        return node
+
+    return build(node)
 
 
 class RedactingFilter(logging.Filter):

@@ -1,7 +1,8 @@
-"""A platform that echoes the credential inside a successful answer, in any spelling, or split
-across two fields: the reply the agent gets holds none of it."""
+"""A platform that echoes the credential inside a successful answer, in any spelling, or cut
+across fields: the reply the agent gets from a real router holds none of it."""
 
 import json
+from urllib.parse import quote
 
 import pytest
 
@@ -21,23 +22,48 @@ def fake():
     server.stop()
 
 
-def profile_reply(redis_urls, admin, tmp_path, fake):
-    settings = settings_for(redis_urls.router_url, tmp_path, MOLTBOOK_API_BASE=fake.base)
-    with WorkerThread(settings, dict(SKILLS), {"MOLTBOOK_API_KEY": KEY}):
-        return reply_of(admin, redis_urls.keys, push(admin, redis_urls.keys, "GET_PROFILE", {"platform": "moltbook"}))
+@pytest.fixture(scope="module")
+def router(redis_server, fake, tmp_path_factory):
+    """One real router (a Worker against the real redis-server) for every echo in this module."""
+    admin = redis_server.admin_client()
+    admin.flushall()
+    settings = settings_for(redis_server.router_url, tmp_path_factory.mktemp("echo"), MOLTBOOK_API_BASE=fake.base)
+    try:
+        with WorkerThread(settings, dict(SKILLS), {"MOLTBOOK_API_KEY": KEY}):
+            yield admin
+    finally:
+        admin.flushall()
+        admin.close()
+
+
+def profile_reply(router, redis_server, fake, name, agent_id="agent-1", description="a careful agent"):
+    fake.agent, fake.agent_id, fake.description = name, agent_id, description
+    keys = redis_server.keys
+    return reply_of(router, keys, push(router, keys, "GET_PROFILE", {"platform": "moltbook"}))
 
 
 @pytest.mark.parametrize("form", sorted(spellings(KEY)))
-def test_a_secret_echoed_in_a_successful_answer_never_reaches_the_agent(redis_urls, admin, tmp_path, fake, form):
+def test_a_secret_echoed_in_a_successful_answer_never_reaches_the_agent(router, redis_server, fake, form):
     shown = spellings(KEY)[form]
-    fake.agent = f"agent {shown} here"
-    reply = profile_reply(redis_urls, admin, tmp_path, fake)
+    reply = profile_reply(router, redis_server, fake, f"agent {shown} here")
     text = json.dumps(reply, ensure_ascii=False)
     assert reply["status"] == "ok" and "[REDACTED]" in text
     assert KEY not in text and shown not in text
 
 
-def test_a_secret_split_across_two_fields_never_reaches_the_agent(redis_urls, admin, tmp_path, fake):
-    fake.agent = KEY[:14]
-    reply = profile_reply(redis_urls, admin, tmp_path, fake)
+def test_a_secret_split_across_two_fields_never_reaches_the_agent(router, redis_server, fake):
+    reply = profile_reply(router, redis_server, fake, KEY[:14])
     assert KEY[:14] not in json.dumps(reply)
+
+
+@pytest.mark.parametrize("spell", ["plain", "url-encoded", "spaced"])
+def test_a_secret_cut_across_three_fields_never_reaches_the_agent(router, redis_server, fake, spell):
+    cuts = [KEY[:12], KEY[12:19], KEY[19:]]  # each too short to count alone
+    shown = {"plain": cuts, "url-encoded": [quote(c, safe="") for c in cuts], "spaced": [" ".join(c) for c in cuts]}[spell]
+    reply = profile_reply(router, redis_server, fake, *shown)
+    text = json.dumps(reply, ensure_ascii=False)
+    profile = reply["result"]["profile"]
+    assert reply["status"] == "ok" and profile["id"] == "[REDACTED]" and profile["description"] == "[REDACTED]"
+    assert profile["karma"] == 42  # the rest of the answer is kept
+    for part in shown[1:]:
+        assert part not in text

@@ -52,6 +52,8 @@ class FakeMoltbook(RecordingServer):
         super().__init__()
         self.api_key = api_key
         self.agent = agent
+        self.agent_id = "agent-1"
+        self.description = "a careful agent"
         self.posts: dict[str, MoltPost] = {}
         self.notifications: list[dict[str, Any]] = []
 
@@ -93,9 +95,9 @@ class FakeMoltbook(RecordingServer):
             {
                 "success": True,
                 "agent": {
-                    "id": "agent-1",
+                    "id": self.agent_id,
                     "name": self.agent,
-                    "description": "a careful agent",
+                    "description": self.description,
                     "karma": 42,
                     "follower_count": 5,
                     "following_count": 2,

@@ -1,0 +1,63 @@
+"""`secret_in_text` through a real router: a post that holds one of the router's own credentials
+in any spelling, or a secret-shaped string, is refused before it leaves; ordinary posts go.
+
+Every fake token is built from pieces so that secret scanners do not mistake this file for a leak.
+"""
+
+import base64
+import json
+from urllib.parse import quote
+
+from tests.protocol.test_secret_shapes import MORE_ORDINARY, SHAPES, ordinary_posts
+from tests.router.test_policy import CREDS, run
+
+KEYS = [CREDS["MOLTBOOK_API_KEY"], CREDS["BSKY_PASSWORD"]]
+
+
+def own_credential_spellings(secret):
+    raw = secret.encode()
+    return [
+        "".join(f"%{b:02x}" for b in raw),
+        quote(quote(secret, safe=""), safe=""),
+        " ".join(secret.upper()),
+        "\u200b".join(secret),
+        secret.replace("o", "\u043e").replace("a", "\u0430").replace("e", "\u0435"),
+        "".join(chr(ord(c) + 0xFEE0) if 0x21 <= ord(c) <= 0x7E else c for c in secret),
+        "".join(f"&#{ord(c)}" for c in secret),
+        base64.b64encode(b"Bearer " + raw).decode(),
+        base64.b32encode(raw).decode(),
+        raw.hex(":"),
+        secret[::-1],
+        json.dumps(secret.translate(str.maketrans("aeo", "\u0430\u0435\u043e")))[1:-1],
+    ]
+
+
+def test_a_post_with_the_routers_own_credential_in_any_spelling_is_refused(redis_urls, admin, tmp_path):
+    texts = [f"Guess what: {shown} lol" for secret in KEYS for shown in own_credential_spellings(secret)]
+    commands = [("CREATE_POST", {"platform": "bsky", "text": text}) for text in texts]
+    commands += [("MOLTBOOK_COMMENT", {"post_id": "p1", "text": text}) for text in texts[:3]]
+    replies = run(redis_urls, admin, tmp_path, commands)
+    refused = [(r["status"], r["error"]) for r in replies]
+    assert refused == [("denied", "secret_in_text")] * len(commands), [
+        t for t, r in zip(texts, refused, strict=False) if r != ("denied", "secret_in_text")
+    ]
+    assert not (tmp_path / "outbox.jsonl").exists()
+
+
+def test_a_post_with_a_secret_shaped_string_is_refused(redis_urls, admin, tmp_path):
+    commands = [("CREATE_POST", {"platform": "bsky", "text": f"note to self: {s}"}) for s in SHAPES.values()]
+    commands += [("NOTE", {"text": SHAPES["pem private key"]}), ("NOTE", {"text": SHAPES["russian"]})]
+    replies = run(redis_urls, admin, tmp_path, commands)
+    wrong = [name for name, r in zip([*SHAPES, "note pem", "note russian"], replies, strict=True)
+             if (r["status"], r["error"]) != ("denied", "secret_in_text")]
+    assert wrong == []
+    assert not (tmp_path / "outbox.jsonl").exists() and not (tmp_path / "notes.jsonl").exists()
+
+
+def test_ordinary_posts_are_published(redis_urls, admin, tmp_path):
+    texts = [t[:280] for t in ordinary_posts() + MORE_ORDINARY]
+    commands = [("CREATE_POST", {"platform": "bsky", "text": text}) for text in texts]
+    replies = run(redis_urls, admin, tmp_path, commands, ROUTER_QUOTAS="post=1000")
+    refused = [(t, r["error"]) for t, r in zip(texts, replies, strict=True) if r["status"] != "ok"]
+    assert refused == []
+    assert len((tmp_path / "outbox.jsonl").read_text().splitlines()) == len(texts)
