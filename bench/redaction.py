@@ -1,19 +1,23 @@
 """Speed of the one redactor (`protocol.redaction`) on the texts a router sees every command.
 
-    .venv/bin/python bench/redaction.py [--label NAME]
+    .venv/bin/python bench/redaction.py [--label NAME] [--against GIT_REV]
 
 Loads the redactor with six secrets shaped like a router's (platform keys, an app password, an
 LLM key, the Redis password) and times, in µs per call: the reply value and texts of one PING,
 a log line, a post checked by `secret_in_text`, a profile reply, a 2 KB feed reply, a reply that
-does hold a secret (the slow path), and building a redactor. Prints the figures and writes
-bench/results/redaction.json (keyed by --label, so a before/after pair can sit side by side).
+does hold a secret (the slow path), and building a redactor. With --against, the redactor of
+that git revision is timed too, round by round beside this one, so a busy machine slows both
+alike. Prints the figures and writes bench/results/redaction.json (keyed by --label).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from protocol import Reply, Status  # noqa: E402
-from protocol.redaction import Redactor  # noqa: E402
+from protocol import Reply, Status, redaction  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "redaction.json"
 SECRETS = [
@@ -81,8 +84,29 @@ def per_call(fn: Callable[[], Any], seconds: float = 0.4) -> float:
     return round(sorted(rounds)[2], 2)
 
 
-def measure() -> dict[str, Any]:
-    redactor = Redactor(SECRETS)
+def redaction_at(rev: str) -> Any:
+    """`protocol/redaction.py` as it was at a git revision (it then needed nothing else)."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:protocol/redaction.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / "redaction_then.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("redaction_then", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def first_build(module: Any) -> None:
+    """A redactor for secrets never seen before (the tables of known secret sets are cached)."""
+    if hasattr(module, "_tables"):
+        module._tables.cache_clear()
+    module.Redactor(SECRETS)
+
+
+def measure(module: Any) -> dict[str, Any]:
+    redactor = module.Redactor(SECRETS)
     ping = PING.to_dict()
     ping_json = PING.to_json()
     leaked = Reply("cmd-1", Status.OK, "ok", result={"agent": f"agent {SECRETS[0]} here"}).to_dict()
@@ -102,19 +126,27 @@ def measure() -> dict[str, Any]:
         "profile_reply_value_us": per_call(lambda: redactor.value(PROFILE.to_dict())),
         "feed_reply_2kb_value_us": per_call(lambda: redactor.value(FEED.to_dict())),
         "reply_holding_a_secret_value_us": per_call(lambda: redactor.value(leaked)),
-        "build_redactor_us": per_call(lambda: Redactor(SECRETS), seconds=1.0),
+        "build_redactor_us": per_call(lambda: module.Redactor(SECRETS), seconds=1.0),
+        "build_redactor_uncached_us": per_call(lambda: first_build(module), seconds=1.0),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", default="current")
+    parser.add_argument("--against", help="a git revision whose redactor is timed alongside")
     args = parser.parse_args()
-    figures = measure()
+    then = redaction_at(args.against) if args.against else None
+    rounds = [(measure(redaction), measure(then) if then else {}) for _ in range(3)]
+    figures = {name: min(now[name] for now, _ in rounds) for name in rounds[0][0]}
+    before = {name: min(old[name] for _, old in rounds) for name in rounds[0][1]}
+    print(f"{'µs per call (best of 3 rounds)':36} {'now':>10} {args.against or '':>10}")
     for name, value in figures.items():
-        print(f"{name:36} {value:10.2f}")
+        print(f"{name:36} {value:10.2f} {before.get(name, ''):>10}")
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     saved[args.label] = {"secrets": len(SECRETS), **figures}
+    if then:
+        saved[args.label]["against"] = {"rev": args.against, **before}
     RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
     print(f"saved to {RESULTS.relative_to(ROOT)} under {args.label!r}")
 

@@ -27,13 +27,26 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
-from protocol.spellings import Origin, Span, decode, fold, plain_form, skeleton, skeleton_needles
+from protocol.spellings import (
+    MAY_BE_ESCAPED,
+    QUOTED_PRINTABLE,
+    Origin,
+    Span,
+    compact,
+    decode,
+    fold,
+    plain_form,
+    skeleton,
+    skeleton_needles,
+)
 
 __all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "RedactingFilter", "Redactor"]
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
 PIECE = 8  # a run of this many characters of a secret counts as the secret
+_SPACE = re.compile(r"\s")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
 
 
@@ -167,7 +180,7 @@ class Redactor:
     def _spread(self, strings: list[str], group: list[int], spans: list[list[Span]], whole: bool) -> None:
         """Find in the group's strings joined by newlines; give each string its part of a find."""
         joined = "\n".join(strings[i] for i in group)
-        found = self._spans(joined) if whole else self._skeleton_spans(joined)
+        found = self._spans(joined) if whole else self._skeleton_spans(joined, thorough=False)
         if not found:
             return
         offset = 0
@@ -182,6 +195,7 @@ class Redactor:
         """Where in `text` something secret is, in every view (empty: nothing)."""
         if len(text) < MIN_SECRET_LENGTH:
             return []
+        text = _searchable(text)
         tables = self._tables
         found = tables.raw.spans(text) + shape_spans(text)
         folded = fold(text)[0]
@@ -194,21 +208,28 @@ class Redactor:
             ]
         return found + self._skeleton_spans(text, folded, plain)
 
-    def _skeleton_spans(self, text: str, folded: str | None = None, plain: str | None = None) -> list[Span]:
+    def _skeleton_spans(
+        self, text: str, folded: str | None = None, plain: str | None = None, thorough: bool = True
+    ) -> list[Span]:
+        """Finds in the skeleton of the decoded text; `thorough`: also of the text undecoded, read
+        as quoted-printable, and without its spaces (a text that joins strings already read one
+        by one needs only the first)."""
         needles = self._tables.needles
         if needles is None or len(text) < MIN_SECRET_LENGTH:
             return []
+        text = _searchable(text)
         folded = fold(text)[0] if folded is None else folded
         plain = decode(folded)[0] if plain is None else plain
-        hits = bool(needles.find_matches_as_indexes(skeleton(plain)[0]))
-        undecoded = plain != folded and bool(needles.find_matches_as_indexes(skeleton(folded)[0]))
-        if not (hits or undecoded):
-            return []
+        views = {"decoded": plain}
+        if thorough:
+            views |= _other_views(folded, plain)
+        hits = [name for name, view in views.items() if needles.find_matches_as_indexes(skeleton(view)[0])]
         found = []
-        for decoded in [d for d, hit in ((True, hits), (False, undecoded)) if hit]:
+        for name in hits:
             view, origin = fold(text, _identity(text))
-            if decoded:
-                view, origin = decode(view, origin)
+            if name != "undecoded":
+                quoted, squeeze = name in ("quoted", "compact"), name == "compact"
+                view, origin = decode(view, origin, quoted=quoted, squeeze=squeeze)
             view, origin = skeleton(view, origin)
             assert origin is not None
             for index, start, end in needles.find_matches_as_indexes(view):
@@ -218,6 +239,27 @@ class Redactor:
                     span = (span[0], tail.end() if tail else span[1])
                 found.append(span)
         return found
+
+
+def _other_views(folded: str, plain: str) -> dict[str, str]:
+    views = {}
+    if plain != folded:  # escapes were undone: also read it as it was
+        views["undecoded"] = folded
+    if QUOTED_PRINTABLE.search(folded):
+        views["quoted"] = decode(folded, quoted=True)[0]
+    if _SPACE.search(folded):  # escapes spaced out (`% 2 F`) join up without the spaces
+        joined = compact(folded)[0]
+        if MAY_BE_ESCAPED.search(joined) or QUOTED_PRINTABLE.search(joined):
+            views["compact"] = decode(joined, quoted=True, squeeze=True)[0]
+    return views
+
+
+def _searchable(text: str) -> str:
+    """Half an emoji (a lone surrogate, which JSON can carry) cannot be searched: one U+FFFD in
+    its place keeps every position."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _back(origin: Origin, start: int, end: int) -> Span:

@@ -33,10 +33,18 @@ Origin = list[Span]  # for each character of a view: the span of the original te
 # Look-alikes NFKD leaves alone (Cyrillic, Greek, Armenian, Latin extensions) -> the ASCII they mimic.
 CONFUSABLES = dict(
     zip(
-        "аеіјорѕсухкԁһӏԛԝɡвтмнАВЕЅІЈКМНОРСТУХҮԚԜЗαοινρτυκχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսհոցզıȷɑ",
-        "aeijopscyxkdhlqwgBTMHABESIJKMHOPCTYXYQW3aoivptukxeABEZHIKMNOPTYXouhngqija",
+        "аеіјорѕсухкԁһӏԛԝɡвтмнАВЕЅІЈКМНОРСТУХҮԚԜЗαοινρτυκχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսհոցզıȷɑᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ",
+        "aeijopscyxkdhlqwgBTMHABESIJKMHOPCTYXYQW3aoivptukxeABEZHIKMNOPTYXouhngqijaABCDEFGHIJKLMNOPQRSTUVWYZ",
         strict=True,
     )
+)
+# Letters NFKD does not decompose: invisible tag characters (U+E0020..), regional indicators and
+# negative circled or squared letters; each range starts at A (or, for tags, at space).
+_LETTER_RANGES = (
+    (0xE0020, 0xE007E, 0x20),
+    (0x1F1E6, 0x1F1FF, 0x41),
+    (0x1F150, 0x1F169, 0x41),
+    (0x1F170, 0x1F189, 0x41),
 )
 _DROPPED_CATEGORIES = frozenset({"Mn", "Me", "Cf"})  # combining marks, zero-width and format characters
 
@@ -46,6 +54,10 @@ def fold_char(char: str) -> str:
     """One non-ASCII character as the ASCII it stands for, '' when invisible, else itself."""
     if char in CONFUSABLES:
         return CONFUSABLES[char]
+    code = ord(char)
+    for first, last, ascii_first in _LETTER_RANGES:
+        if first <= code <= last:
+            return chr(ascii_first + code - first)
     digit = unicodedata.decimal(char, None)
     if digit is not None:
         return str(digit)
@@ -53,8 +65,11 @@ def fold_char(char: str) -> str:
     return "".join(c for c in parts if unicodedata.category(c) not in _DROPPED_CATEGORIES)
 
 
+Replacement = str | Callable[[re.Match[str]], str]  # a str holds no backslash
+
+
 def rewrite(
-    text: str, origin: Origin | None, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]
+    text: str, origin: Origin | None, pattern: re.Pattern[str], replace: Replacement
 ) -> tuple[str, Origin | None]:
     """`pattern.sub(replace, text)`, and when `origin` is given, the origin of the new text:
     each replacement character comes from the whole match it replaced."""
@@ -67,7 +82,7 @@ def rewrite(
         start, end = match.span()
         parts.append(text[last:start])
         spans.extend(origin[last:start])
-        new = replace(match)
+        new = replace if isinstance(replace, str) else replace(match)
         if new:
             parts.append(new)
             spans.extend([(origin[start][0], origin[end - 1][1])] * len(new))
@@ -79,33 +94,52 @@ def rewrite(
     return "".join(parts), spans
 
 
-def _bytes_text(digits: str) -> str:
-    return bytes.fromhex(digits).decode("utf-8", "replace")
+def _bytes_text(match: re.Match[str], marker: str) -> str:
+    """A run of escaped bytes as its text; left alone when it is not UTF-8 (`=AA` in a key is
+    more likely the key than a quoted-printable byte)."""
+    try:
+        return bytes.fromhex(match.group().replace(marker, "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return match.group()
+
+
+_CODE_UNIT = re.compile(r"[0-9A-Fa-f]{4,8}|(?<=\{)[0-9A-Fa-f]{1,6}")
 
 
 def _code_units(match: re.Match[str]) -> str:
-    units = "".join(chr(int(h, 16)) for h in re.findall(r"[0-9A-Fa-f]{4,8}", match.group()))
+    units = "".join(chr(int(h, 16)) for h in _CODE_UNIT.findall(match.group()))
     return units.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-_ESCAPES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (re.compile(r"(?:%[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m.group().replace("%", ""))),
+# (what the text must hold for it to apply, the escape, what it stands for)
+_Escape = tuple[tuple[str, ...], re.Pattern[str], Replacement]
+_ESCAPES: tuple[_Escape, ...] = (
+    (("\\\\",), re.compile(r"\\\\"), lambda m: "\\"),  # an escaped backslash first: `\\u0041` is `\u0041`
+    (("%",), re.compile(r"(?:%[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "%")),
+    (("%", "\\u{"), re.compile(r"(?:%[uU][0-9A-Fa-f]{4})+|\\u\{[0-9A-Fa-f]{1,6}\}"), _code_units),
     (
-        re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?"),
+        ("&",),
+        re.compile(r"&(?:#[0-9]{1,10}|#[xX][0-9A-Fa-f]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?"),
         lambda m: html.unescape(m.group()),
     ),
-    (re.compile(r"(?:\\u[0-9A-Fa-f]{4})+|\\U[0-9A-Fa-f]{8}"), _code_units),
-    (re.compile(r"(?:\\x[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m.group().replace("\\x", ""))),
-    (re.compile(r"(?:=[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m.group().replace("=", ""))),
-    (re.compile(r"=\r?\n"), lambda m: ""),  # a quoted-printable soft line break
-    (re.compile(r"\\[nrt]"), lambda m: " "),
-    (re.compile(r"\\([/\"'\\])"), lambda m: m.group(1)),
-    (re.compile(r"0[xX](?=[0-9A-Fa-f]{2})"), lambda m: ""),
+    (("\\",), re.compile(r"\\U[0-9A-Fa-f]{8}|(?:\\[uU][0-9A-Fa-f]{4})+"), _code_units),
+    (("\\",), re.compile(r"(?:\\x[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "\\x")),
+    (("\\",), re.compile(r"\\[nrt]"), " "),
+    (("\\",), re.compile(r"\\([/\"'])"), lambda m: m.group(1)),
+    (("0x", "0X"), re.compile(r"0[xX](?=[0-9A-Fa-f]{2})"), ""),
 )
-_MAY_BE_ESCAPED = re.compile(r"[%&\\=]|0[xX]")
+# Quoted-printable `=3D` is read in a view of its own: in a URL or a key, `=` is far more often
+# itself, and reading `k=3fa` as `k?a` would hide the key from the other views.
+_QUOTED: tuple[_Escape, ...] = (
+    (("=",), re.compile(r"(?:=[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "=")),
+    (("=",), re.compile(r"=\r?\n"), ""),  # a soft line break
+)
+QUOTED_PRINTABLE = re.compile(r"=[0-9A-Fa-f]{2}|=\r?\n")
+MAY_BE_ESCAPED = re.compile(r"[%&\\]|0[xX]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _PLUS = re.compile(r"\+")
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_SPACES = re.compile(r"\s+")
+_NOT_SKELETON = re.compile(r"[^A-Za-z0-9]+")
 MAX_ROUNDS = 6  # escapes of escapes, as deep as anyone nests them
 
 
@@ -115,29 +149,45 @@ def fold(text: str, origin: Origin | None = None) -> tuple[str, Origin | None]:
     return rewrite(text, origin, _NON_ASCII, lambda m: fold_char(m.group()))
 
 
-def decode(text: str, origin: Origin | None = None) -> tuple[str, Origin | None]:
-    """Every escape undone, round after round, then folded; `+` read as the space it encodes."""
+def compact(text: str, origin: Origin | None = None) -> tuple[str, Origin | None]:
+    """Without white space (the escapes of a spaced-out key, `% 2 F`, join up again)."""
+    return rewrite(text, origin, _SPACES, "")
+
+
+def decode(
+    text: str, origin: Origin | None = None, quoted: bool = False, squeeze: bool = False
+) -> tuple[str, Origin | None]:
+    """Every escape undone, round after round, then folded; `+` read as the space it encodes.
+    `quoted`: quoted-printable too; `squeeze`: white space taken out at every round (escapes
+    spaced out, `% 2 F`, or spaces that were themselves escaped, join up)."""
+    escapes = _QUOTED + _ESCAPES if quoted else _ESCAPES
     for _ in range(MAX_ROUNDS):
-        if not _MAY_BE_ESCAPED.search(text):
+        if squeeze:
+            text, origin = compact(text, origin)
+        if not (MAY_BE_ESCAPED.search(text) or (quoted and QUOTED_PRINTABLE.search(text))):
             break
         before = text
-        for pattern, replace in _ESCAPES:
-            text, origin = rewrite(text, origin, pattern, replace)
+        for triggers, pattern, replace in escapes:
+            if any(t in text for t in triggers):
+                text, origin = rewrite(text, origin, pattern, replace)
         text, origin = fold(text, origin)
         if text == before:
             break
-    return rewrite(text, origin, _PLUS, lambda m: " ") if "+" in text else (text, origin)
+    return rewrite(text, origin, _PLUS, " ") if "+" in text else (text, origin)
 
 
+# Lower case, and the look-alikes no font tells apart read as one: 0 and o, 1, i and l.
+_ALIKE = {"0": "o", "1": "l", "i": "l"}
+_CANON = bytes(ord(_ALIKE.get(chr(b).lower(), chr(b).lower())) for b in range(256))
 _DELETE = bytes(b for b in range(128) if not chr(b).isalnum())
 
 
 def skeleton(text: str, origin: Origin | None = None) -> tuple[str, Origin | None]:
-    """ASCII letters and digits only, lower-cased."""
+    """ASCII letters and digits only, lower-cased, look-alikes made one."""
     if origin is None:
-        return text.encode("ascii", "ignore").translate(None, _DELETE).lower().decode("ascii"), None
-    text, origin = rewrite(text, origin, re.compile(r"[^A-Za-z0-9]+|[^\x00-\x7f]"), lambda m: "")
-    return text.lower(), origin
+        return text.encode("ascii", "ignore").translate(_CANON, _DELETE).decode("ascii"), None
+    text, origin = rewrite(text, origin, _NOT_SKELETON, "")
+    return text.encode("ascii").translate(_CANON).decode("ascii"), origin
 
 
 def plain_form(secret: str) -> str:

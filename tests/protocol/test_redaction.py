@@ -124,6 +124,13 @@ def spellings(secret):
         "rot13": codecs.encode(secret, "rot13"),
         "rot13 reversed": codecs.encode(rev, "rot13"),
         "rot13 spaced upper": interleave(codecs.encode(secret, "rot13").upper(), " "),
+        "invisible tag characters": "".join(chr(0xE0000 + ord(c)) for c in secret),
+        "negative squared letters": "".join(chr(0x1F170 + ord(c.upper()) - 65) if c.isalpha() else c for c in secret),
+        "small capitals": secret.translate(str.maketrans("abcdefghijklmnopqrstuvwyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ")),
+        "percent u": "".join(f"%u{ord(c):04X}" for c in secret),
+        "js unicode braces": "".join(f"\\u{{{ord(c):x}}}" for c in secret),
+        "html long zero padded hex": "".join(f"&#x0000{ord(c):x};" for c in secret),
+        "look-alike digits": secret.translate(str.maketrans("oO0lI1i", "00O1l|1")),
     }
 
 
@@ -201,6 +208,12 @@ def test_token_shapes_without_a_loaded_secret():
     redactor = Redactor([])
     for sample in ("password: hunter2hunter2", "bot123456789:" + "A" * 35, "api_key=abcd1234efgh"):
         assert REDACTED in redactor.text(sample), sample
+
+
+def test_half_an_emoji_is_searched_around_not_a_crash():
+    redactor = Redactor([PLAIN])
+    assert redactor.text(f"\udc00 {PLAIN} \ud83d") == f"\udc00 {REDACTED} \ud83d"
+    assert redactor.value({"name": "Mallory \udc00"}) == {"name": "Mallory \udc00"}
 
 
 def test_short_texts_and_texts_already_redacted_come_back_unchanged():
