@@ -17,6 +17,7 @@ again, with maps, to say where.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import logging
 import re
@@ -28,11 +29,9 @@ from ahocorasick_rs import AhoCorasick, MatchKind
 
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
 from protocol.spellings import (
-    MAY_BE_ESCAPED,
-    QUOTED_PRINTABLE,
+    MAX_ROUNDS,
     Origin,
     Span,
-    compact,
     decode,
     fold,
     plain_form,
@@ -46,6 +45,7 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
 PIECE = 8  # a run of this many characters of a secret counts as the secret
 _SPACE = re.compile(r"\s")
+_ESCAPE_MARK = re.compile(r"[%&\\=]|0\s*[xX]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
 
@@ -101,7 +101,8 @@ class _Tables:
 def _tables(secrets: tuple[str, ...]) -> _Tables:
     from protocol.spellings import base64_cores
 
-    raw_forms = [form for s in secrets for form in (s, s[::-1])]
+    rot13 = [codecs.encode(s, "rot13") for s in secrets]
+    raw_forms = [form for s in (*secrets, *rot13) for form in (s, s[::-1])]
     needles: set[str] = set()
     cores: set[str] = set()
     for secret in secrets:
@@ -228,7 +229,7 @@ class Redactor:
         for name in hits:
             view, origin = fold(text, _identity(text))
             if name != "undecoded":
-                quoted, squeeze = name in ("quoted", "compact"), name == "compact"
+                _, quoted, squeeze = next((v for v in _OTHER_VIEWS if v[0] == name), ("", 0, False))
                 view, origin = decode(view, origin, quoted=quoted, squeeze=squeeze)
             view, origin = skeleton(view, origin)
             assert origin is not None
@@ -241,16 +242,20 @@ class Redactor:
         return found
 
 
+# The views read besides the decoded one: (name, quoted-printable rounds, spaces squeezed out).
+_OTHER_VIEWS = (("quoted", MAX_ROUNDS, False), ("quoted once", 1, False), ("compact", 0, True),
+                ("compact quoted", MAX_ROUNDS, True), ("compact quoted once", 1, True))  # fmt: skip
+
+
 def _other_views(folded: str, plain: str) -> dict[str, str]:
-    views = {}
-    if plain != folded:  # escapes were undone: also read it as it was
-        views["undecoded"] = folded
-    if QUOTED_PRINTABLE.search(folded):
-        views["quoted"] = decode(folded, quoted=True)[0]
-    if _SPACE.search(folded):  # escapes spaced out (`% 2 F`) join up without the spaces
-        joined = compact(folded)[0]
-        if MAY_BE_ESCAPED.search(joined) or QUOTED_PRINTABLE.search(joined):
-            views["compact"] = decode(joined, quoted=True, squeeze=True)[0]
+    """Also the text as it was, read as quoted-printable (an `=` run is far more often itself),
+    and without white space (escapes spaced out, `% 2 F`, join up), when they can differ."""
+    views = {"undecoded": folded} if plain != folded else {}
+    spaced = bool(_ESCAPE_MARK.search(folded)) and bool(_SPACE.search(folded))
+    equals = "=" in folded or "=" in plain
+    for name, quoted, squeeze in _OTHER_VIEWS:
+        if (squeeze and spaced) or (not squeeze and equals):
+            views[name] = decode(folded, quoted=quoted, squeeze=squeeze)[0]
     return views
 
 

@@ -16,7 +16,8 @@ import re
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 _START = r"(?<![A-Za-z0-9_])"  # a boundary that also holds before CJK text (no spaces there)
-_VALUE = r"""[^\s"'`,;<>]{4,}"""
+# A value: not a reference to one (`$PASSWORD`, `${{ secrets.X }}`, `os.environ[...]`, `get()`).
+_VALUE = r"""(?!\$|%\(|\{\{)[^\s"'`,;<>()\[\]{}]{4,}+(?![(\[{])"""
 _QUOTE = r"""["'`]?"""
 # Names of a secret, in English and in other languages (the mind may be told to write in any).
 NAMES = (

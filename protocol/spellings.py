@@ -114,7 +114,6 @@ def _code_units(match: re.Match[str]) -> str:
 # (what the text must hold for it to apply, the escape, what it stands for)
 _Escape = tuple[tuple[str, ...], re.Pattern[str], Replacement]
 _ESCAPES: tuple[_Escape, ...] = (
-    (("\\\\",), re.compile(r"\\\\"), lambda m: "\\"),  # an escaped backslash first: `\\u0041` is `\u0041`
     (("%",), re.compile(r"(?:%[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "%")),
     (("%", "\\u{"), re.compile(r"(?:%[uU][0-9A-Fa-f]{4})+|\\u\{[0-9A-Fa-f]{1,6}\}"), _code_units),
     (
@@ -122,6 +121,8 @@ _ESCAPES: tuple[_Escape, ...] = (
         re.compile(r"&(?:#[0-9]{1,10}|#[xX][0-9A-Fa-f]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?"),
         lambda m: html.unescape(m.group()),
     ),
+    # An escaped backslash before the others: `\\\\u0041` is `\\u0041`.
+    (("\\\\",), re.compile(r"\\\\"), lambda m: "\\"),
     (("\\",), re.compile(r"\\U[0-9A-Fa-f]{8}|(?:\\[uU][0-9A-Fa-f]{4})+"), _code_units),
     (("\\",), re.compile(r"(?:\\x[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "\\x")),
     (("\\",), re.compile(r"\\[nrt]"), " "),
@@ -155,16 +156,17 @@ def compact(text: str, origin: Origin | None = None) -> tuple[str, Origin | None
 
 
 def decode(
-    text: str, origin: Origin | None = None, quoted: bool = False, squeeze: bool = False
+    text: str, origin: Origin | None = None, quoted: int = 0, squeeze: bool = False
 ) -> tuple[str, Origin | None]:
     """Every escape undone, round after round, then folded; `+` read as the space it encodes.
-    `quoted`: quoted-printable too; `squeeze`: white space taken out at every round (escapes
-    spaced out, `% 2 F`, or spaces that were themselves escaped, join up)."""
-    escapes = _QUOTED + _ESCAPES if quoted else _ESCAPES
-    for _ in range(MAX_ROUNDS):
+    `quoted`: quoted-printable too, in that many first rounds (1: as the outermost layer only,
+    so a key holding `=5c` stays itself); `squeeze`: white space taken out at every round
+    (escapes spaced out, `% 2 F`, or spaces that were themselves escaped, join up)."""
+    for round_number in range(MAX_ROUNDS):
         if squeeze:
             text, origin = compact(text, origin)
-        if not (MAY_BE_ESCAPED.search(text) or (quoted and QUOTED_PRINTABLE.search(text))):
+        escapes = _QUOTED + _ESCAPES if round_number < quoted else _ESCAPES
+        if not MAY_BE_ESCAPED.search(text) and escapes is _ESCAPES:
             break
         before = text
         for triggers, pattern, replace in escapes:

@@ -125,6 +125,9 @@ MORE_ORDINARY = [
     "Use <b>bold</b> &amp; <i>italics</i> in HTML, or **bold** in Markdown.",
     "I love my bsky app, it passes every test on my moltbook feed 😍",
     "Meeting notes: api design review, key decisions, secret santa on Friday.",
+    'Tip: never hardcode keys, write api_key = os.environ["API_KEY"] instead.',
+    "const token = getToken(); // then pass it along",
+    "In CI: password: ${{ secrets.DB_PASSWORD }} and locally PASSWORD=$DB_PASSWORD.",
 ]
 
 
