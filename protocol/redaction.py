@@ -30,6 +30,7 @@ from ahocorasick_rs import AhoCorasick, MatchKind
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
 from protocol.spellings import (
     MAX_ROUNDS,
+    QUOTED_PRINTABLE,
     Origin,
     Span,
     decode,
@@ -45,7 +46,11 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
 PIECE = 8  # a run of this many characters of a secret counts as the secret
 _SPACE = re.compile(r"\s")
-_ESCAPE_MARK = re.compile(r"[%&\\=]|0\s*[xX]")
+_ESCAPE_SITE = re.compile(
+    r"%[0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}|&#|\\[uUx][0-9A-Fa-f{]|=[0-9A-Fa-f]{2}|0[xX][0-9A-Fa-f]"
+)
+QUOTED_SITES = 3
+_ANY_ESCAPE = re.compile(r"[%&\\=]|0[xX]")  # what every escape holds
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
 
@@ -117,6 +122,9 @@ def _tables(secrets: tuple[str, ...]) -> _Tables:
     )
 
 
+_Found = dict[int, list[Span]]  # a string's index -> where in it something secret is
+
+
 def _identity(text: str) -> Origin:
     return [(i, i + 1) for i in range(len(text))]
 
@@ -156,29 +164,31 @@ class Redactor:
         """A JSON-like value with every string (keys included) redacted, the same shape back
         (tuples as lists, keys as strings)."""
         strings: list[str] = []
-        paths: list[tuple[str, ...]] = []
-        _collect(value, (), strings, paths)
+        columns: list[str | None] = []  # a value's keys from the top, list positions left out
+        _collect(value, "", strings, columns)
         if not strings:
             return _rebuild(value, ())
-        spans: list[list[Span]] = [[] for _ in strings]
+        spans: _Found = {}
         # All strings in order (a key cut at a key and its value); the values alone (cut across
         # fields); and each field across list items (cut across posts).
-        values = [i for i, path in enumerate(paths) if path[-1:] != ("<key>",)]
-        columns: dict[tuple[str, ...], list[int]] = {}
-        for i in values:
-            columns.setdefault(tuple(p for p in paths[i] if p != "[]"), []).append(i)
-        groups = [list(range(len(strings))), values, *(c for c in columns.values() if len(c) > 1)]
-        seen: set[tuple[int, ...]] = set()
-        for number, group in enumerate(groups):
-            if tuple(group) in seen or not group:
-                continue
-            seen.add(tuple(group))
-            self._spread(strings, group, spans, whole=number == 0)
-        if not any(spans):
+        values = [i for i, column in enumerate(columns) if column is not None]
+        self._spread(strings, list(range(len(strings))), spans, whole=True)
+        if 1 < len(values) < len(strings):
+            self._spread(strings, values, spans, whole=False)
+        if len({columns[i] for i in values}) < len(values):  # a field repeats: items of a list
+            by_column: dict[str | None, list[int]] = {}
+            for i in values:
+                by_column.setdefault(columns[i], []).append(i)
+            for group in by_column.values():
+                if 1 < len(group) < len(values):
+                    self._spread(strings, group, spans, whole=False)
+        if not spans:
             return _rebuild(value, strings)
-        return _rebuild(value, [_replace(s, found) for s, found in zip(strings, spans, strict=True)])
+        return _rebuild(value, [_replace(s, spans[i]) if i in spans else s for i, s in enumerate(strings)])
 
-    def _spread(self, strings: list[str], group: list[int], spans: list[list[Span]], whole: bool) -> None:
+    def _spread(
+        self, strings: list[str], group: list[int], spans: dict[int, list[Span]], whole: bool
+    ) -> None:
         """Find in the group's strings joined by newlines; give each string its part of a find."""
         joined = "\n".join(strings[i] for i in group)
         found = self._spans(joined) if whole else self._skeleton_spans(joined, thorough=False)
@@ -187,9 +197,11 @@ class Redactor:
         offset = 0
         for i in group:
             end = offset + len(strings[i])
-            spans[i] += [
+            mine = [
                 (max(s, offset) - offset, min(e, end) - offset) for s, e in found if s < end and e > offset
             ]
+            if mine:
+                spans.setdefault(i, []).extend(mine)
             offset = end + 1
 
     def _spans(self, text: str) -> list[Span]:
@@ -244,19 +256,37 @@ class Redactor:
 
 # The views read besides the decoded one: (name, quoted-printable rounds, spaces squeezed out).
 _OTHER_VIEWS = (("quoted", MAX_ROUNDS, False), ("quoted once", 1, False), ("compact", 0, True),
-                ("compact quoted", MAX_ROUNDS, True), ("compact quoted once", 1, True))  # fmt: skip
+                ("compact quoted once", 1, True), ("everything", MAX_ROUNDS, True))  # fmt: skip
 
 
 def _other_views(folded: str, plain: str) -> dict[str, str]:
-    """Also the text as it was, read as quoted-printable (an `=` run is far more often itself),
-    and without white space (escapes spaced out, `% 2 F`, join up), when they can differ."""
+    """Also the text as it was; read as quoted-printable, when it holds a few `=XX` (one, as in
+    `?ref=feed`, is far more often itself); and without white space, when that makes more
+    escapes appear (`% 2 F`)."""
     views = {"undecoded": folded} if plain != folded else {}
-    spaced = bool(_ESCAPE_MARK.search(folded)) and bool(_SPACE.search(folded))
-    equals = "=" in folded or "=" in plain
-    for name, quoted, squeeze in _OTHER_VIEWS:
-        if (squeeze and spaced) or (not squeeze and equals):
-            views[name] = decode(folded, quoted=quoted, squeeze=squeeze)[0]
+    if not _ANY_ESCAPE.search(folded):
+        return views
+    texts = {folded, plain}
+    squeezed = {_SPACE.sub("", t) for t in texts} if _SPACE.search(folded) else set()
+    spaced = any(_sites(_SPACE.sub("", t)) > _sites(t) for t in texts) if squeezed else False
+    quoted = any(len(QUOTED_PRINTABLE.findall(t)) >= QUOTED_SITES for t in texts)
+    quoted_squeezed = spaced and any(len(QUOTED_PRINTABLE.findall(t)) >= QUOTED_SITES for t in squeezed)
+    wanted = {
+        "quoted": quoted,
+        "quoted once": quoted,
+        "compact": spaced,
+        "compact quoted once": quoted_squeezed,
+        "everything": quoted or spaced or plain != folded,  # escapes of spaces, QP deep inside
+    }
+    for name, rounds, squeeze in _OTHER_VIEWS:
+        if wanted[name]:
+            views[name] = decode(folded, quoted=rounds, squeeze=squeeze)[0]
     return views
+
+
+def _sites(text: str) -> int:
+    """How many escapes the text holds."""
+    return len(_ESCAPE_SITE.findall(text))
 
 
 def _searchable(text: str) -> str:
@@ -271,18 +301,19 @@ def _back(origin: Origin, start: int, end: int) -> Span:
     return origin[start][0], origin[end - 1][1]
 
 
-def _collect(node: Any, path: tuple[str, ...], strings: list[str], paths: list[tuple[str, ...]]) -> None:
+def _collect(node: Any, column: str, strings: list[str], columns: list[str | None]) -> None:
     if isinstance(node, str):
         strings.append(node)
-        paths.append(path)
+        columns.append(column)
     elif isinstance(node, dict):
         for key, item in node.items():
-            strings.append(str(key))
-            paths.append((*path, "<key>"))
-            _collect(item, (*path, str(key)), strings, paths)
+            name = key if isinstance(key, str) else str(key)
+            strings.append(name)
+            columns.append(None)
+            _collect(item, f"{column}\0{name}", strings, columns)
     elif isinstance(node, list | tuple):
         for item in node:
-            _collect(item, (*path, "[]"), strings, paths)
+            _collect(item, column, strings, columns)
 
 
 def _rebuild(node: Any, strings: Iterable[str]) -> Any:

@@ -23,6 +23,7 @@ import base64
 import codecs
 import functools
 import html
+import quopri
 import re
 import unicodedata
 from collections.abc import Callable
@@ -121,7 +122,7 @@ _ESCAPES: tuple[_Escape, ...] = (
         re.compile(r"&(?:#[0-9]{1,10}|#[xX][0-9A-Fa-f]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?"),
         lambda m: html.unescape(m.group()),
     ),
-    # An escaped backslash before the others: `\\\\u0041` is `\\u0041`.
+    # Two backslashes are one, before the escapes they may hide (JSON of JSON).
     (("\\\\",), re.compile(r"\\\\"), lambda m: "\\"),
     (("\\",), re.compile(r"\\U[0-9A-Fa-f]{8}|(?:\\[uU][0-9A-Fa-f]{4})+"), _code_units),
     (("\\",), re.compile(r"(?:\\x[0-9A-Fa-f]{2})+"), lambda m: _bytes_text(m, "\\x")),
@@ -229,7 +230,8 @@ def skeleton_needles(secret: str) -> set[str]:
         if len(plain) >= MIN_PLAIN_NEEDLE:
             needles.add(plain)
         raw = form.encode("utf-8")
-        for encoded in {raw.hex(), *base64_cores(raw), *base32_cores(raw)}:
+        quoted = quopri.encodestring(raw).decode("ascii")
+        for encoded in {raw.hex(), quoted, *base64_cores(raw), *base32_cores(raw)}:
             core = skeleton(encoded)[0]
             if len(core) >= MIN_ENCODED_NEEDLE:
                 needles |= {core, core[::-1]}
