@@ -33,6 +33,7 @@ from protocol.spellings import (
     QUOTED_PRINTABLE,
     Origin,
     Span,
+    base64_cores,
     decode,
     fold,
     plain_form,
@@ -67,7 +68,8 @@ def is_distinctive(piece: str) -> bool:
 
 
 class _Literals:
-    """Whole secrets (case-insensitive through the skeleton) and their distinctive pieces."""
+    """Secrets as written (and reversed, and in rot13) and their distinctive pieces, searched
+    case for case; other cases are found in the skeleton."""
 
     def __init__(self, forms: list[str]) -> None:
         patterns = {form: form for form in forms}
@@ -104,8 +106,6 @@ class _Tables:
 
 @functools.lru_cache(maxsize=64)
 def _tables(secrets: tuple[str, ...]) -> _Tables:
-    from protocol.spellings import base64_cores
-
     rot13 = [codecs.encode(s, "rot13") for s in secrets]
     raw_forms = [form for s in (*secrets, *rot13) for form in (s, s[::-1])]
     needles: set[str] = set()

@@ -61,3 +61,12 @@ def test_ordinary_posts_are_published(redis_urls, admin, tmp_path):
     refused = [(t, r["error"]) for t, r in zip(texts, replies, strict=True) if r["status"] != "ok"]
     assert refused == []
     assert len((tmp_path / "outbox.jsonl").read_text().splitlines()) == len(texts)
+
+
+def test_a_credential_cut_between_a_posts_title_and_its_text_is_refused(redis_urls, admin, tmp_path):
+    key = CREDS["MOLTBOOK_API_KEY"]
+    cut = len(key) // 2
+    params = {"platform": "reddit", "subreddit": "test", "title": f"part one {key[:cut]}", "text": f"{key[cut:]} ok"}
+    spaced = {**params, "title": " ".join(key[:cut]), "text": " ".join(key[cut:])}
+    replies = run(redis_urls, admin, tmp_path, [("CREATE_POST", params), ("CREATE_POST", spaced)])
+    assert [(r["status"], r["error"]) for r in replies] == [("denied", "secret_in_text")] * 2
