@@ -1,15 +1,18 @@
 """Classify, then fill: how the embedded model turns one owner's message into SafeClaw's reply.
 
 1. Classify: after a fixed prompt (SafeClaw's persona and the labels on offer, each with what it
-   is for), the model writes one label under a grammar that allows only the labels this message
-   may have. A labelled keyword rule (rules.py) may pick the label first; the decision says so.
+   is for) and the owner's message, the model RANKS the labels this message may have: how likely
+   it finds SafeClaw's first words for each (choose.py). Generating a label under a grammar
+   picked the wrong one for most messages. A labelled keyword rule (rules.py) may pick the label
+   first; the decision says so.
 2. Fill: it goes on, under a grammar built from that choice's schema (platforms only from the
    catalogue's enum, URLs only from the message), to write the values as JSON.
 3. Code words the reply and its `<tool_code>` block, which the loop parses and validates like
-   any model's. Sampling is greedy: the same message gets the same answer.
+   any model's. Ranking and filling are deterministic: the same message gets the same answer.
 
 The fixed prompt is evaluated once per model and catalogue; its llama.cpp state is saved and
-loaded before each message, so a message costs only its own tokens.
+loaded before each message, so a message costs only its own tokens (plus one short batch per
+label ranked).
 """
 
 from __future__ import annotations
@@ -23,15 +26,17 @@ from typing import Any
 
 import jsonschema
 
-from agent.llm.local.grammar import label_grammar, object_grammar
-from agent.llm.local.intents import CHAT, Intent, listed_labels, offered_intents
+from agent.llm.local.choose import BASELINES, answer_tokens, choose, prompt_key
+from agent.llm.local.grammar import object_grammar
+from agent.llm.local.intents import CHAT, Intent, can_fill, listed_labels, offered_intents
+from agent.llm.local.ranking import Ranked
 from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply
 from agent.llm.local.rules import keyword_rule
+from agent.llm.local.scorer import LlamaTokenModel
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise
 
 log = logging.getLogger("safeclaw.agent.local")
-LABEL_TOKENS = 24  # a grammar may force a label out a few letters at a time
 FILL_TOKENS = 120
 QUESTION = "Which one of these does the owner's message ask for?"
 CHAT_GRAMMAR = 'root ::= "{\\"text\\": \\"" [^"\\\\\\x00-\\x1f<]+ "\\"}"\n'
@@ -57,6 +62,7 @@ class Decision:
     values: dict[str, Any] | None
     reply: str  # what the loop parses: a message, maybe with one <tool_code> block
     by_rule: bool = False  # True: a keyword rule chose the label, not the model
+    ranking: list[Ranked] | None = None  # the model's ranking of every label on offer
 
 
 class PrefixState:
@@ -89,35 +95,25 @@ class ClassifyThenFill:
         self.llama = llama
         self.persona = persona
         self.use_rules = use_rules
+        self.model = LlamaTokenModel(llama)
         self.evaluated_tokens = 0  # this message's prompt tokens (the fixed prompt excluded)
         self.generated_tokens = 0
 
     def prefix(self, request: TurnRequest) -> str:
-        return fixed_prompt(self.persona, listed_labels(request.schemas, request.instructions))
+        return fixed_prompt(self.persona, self._labels(request))
+
+    @staticmethod
+    def _labels(request: TurnRequest) -> list[tuple[str, str]]:
+        return listed_labels(request.schemas, request.instructions)
 
     def warm_up(self, request: TurnRequest) -> None:
+        self._baseline(request, self._labels(request))
         PREFIXES.load(self.llama, self.prefix(request))
 
     def decide(self, request: TurnRequest) -> Decision:
-        prefix_tokens = PREFIXES.load(self.llama, self.prefix(request))
-        message = neutralise(request.user_message).strip()
-        tokens = prefix_tokens + self._tokens(chatml("user", message) + "<|im_start|>assistant\n")
-        self.evaluated_tokens = len(tokens) - len(prefix_tokens)
-        intents = offered_intents(request)
-        if request.outside_author is not None:  # someone else's words: answer, never act
-            intents = {label: intent for label, intent in intents.items() if intent.action is None}
-        choosable = [
-            label
-            for label, intent in intents.items()
-            if intent.fill is not None or not _needs_fill(intent, request)
-        ]
-        label = keyword_rule(message, set(choosable)) if self.use_rules else None
-        by_rule = label is not None
-        if label is None:
-            label = self._generate(tokens, label_grammar(choosable), LABEL_TOKENS).strip()
-            if label not in intents:  # cut short at LABEL_TOKENS: the one label it began, else chat
-                begun = [name for name in choosable if name.startswith(label)]
-                label = begun[0] if len(begun) == 1 else CHAT
+        intents = self.offered(request)
+        label, ranking, tokens = self.classify(request, list(intents))
+        by_rule = ranking is None
         intent = intents[label]
         values = None
         if intent.fill is not None or label == CHAT:
@@ -127,10 +123,48 @@ class ClassifyThenFill:
             try:
                 values = json.loads(filled)
             except json.JSONDecodeError:  # cut at FILL_TOKENS: the model ran on inside a string
-                return Decision(
-                    label, None, cannot_fill_reply(intent.action or label, "the details ran on"), by_rule
-                )
-        return Decision(label, values, self._reply(intent, values, request), by_rule)
+                reply = cannot_fill_reply(intent.action or label, "the details ran on")
+                return Decision(label, None, reply, by_rule, ranking)
+        return Decision(label, values, self._reply(intent, values, request), by_rule, ranking)
+
+    @staticmethod
+    def offered(request: TurnRequest) -> dict[str, Intent]:
+        """The choices this message may get: someone else's words get an answer, never an action,
+        and a choice is offered only when this message can fill it."""
+        intents = offered_intents(request)
+        if request.outside_author is not None:
+            intents = {label: intent for label, intent in intents.items() if intent.action is None}
+        return {label: intent for label, intent in intents.items() if can_fill(intent, request)}
+
+    def classify(
+        self, request: TurnRequest, choosable: list[str]
+    ) -> tuple[str, list[Ranked] | None, list[int]]:
+        """(the label, the model's ranking — None when a keyword rule chose —, the tokens
+        evaluated: the fixed prompt and the message, which the fill goes on from)."""
+        message = neutralise(request.user_message).strip()
+        label = keyword_rule(message, set(choosable)) if self.use_rules else None
+        if label is not None:
+            return label, None, self._enter(request, message)
+        listed = [(name, what) for name, what in self._labels(request) if name in choosable]
+        answers = answer_tokens(listed, self._tokens)
+        baseline = self._baseline(request, listed)
+        tokens = self._enter(request, message)
+        choice = choose(self.model, answers, baseline)
+        log.debug("ranked %s", [(r.name, round(r.score, 2)) for r in choice.ranking[:3]])
+        return choice.label, choice.ranking, tokens
+
+    def _enter(self, request: TurnRequest, message: str) -> list[int]:
+        """Evaluate the owner's message after the fixed prompt; the tokens so far."""
+        prefix_tokens = PREFIXES.load(self.llama, self.prefix(request))
+        turn = self._tokens(chatml("user", message) + "<|im_start|>assistant\n")
+        self.model.feed(turn)
+        self.evaluated_tokens = len(turn)
+        return prefix_tokens + turn
+
+    def _baseline(self, request: TurnRequest, listed: list[tuple[str, str]]) -> dict[str, list[float]]:
+        key = prompt_key(id(self.llama), self.prefix(request))
+        answers = answer_tokens(listed, self._tokens)
+        return BASELINES.get(key, answers, self.model, lambda message: self._enter(request, message))
 
     def _reply(self, intent: Intent, values: dict[str, Any] | None, request: TurnRequest) -> str:
         if intent.action is None:
@@ -161,9 +195,3 @@ class ClassifyThenFill:
         self.generated_tokens += int(out["usage"]["completion_tokens"])
         log.debug("generated %r", out["choices"][0]["text"])
         return str(out["choices"][0]["text"])
-
-
-def _needs_fill(intent: Intent, request: TurnRequest) -> bool:
-    """An action whose params cannot be empty, with nothing to fill them with."""
-    schema = request.schemas.get(intent.action or "")
-    return schema is not None and jsonschema.Draft202012Validator(schema).is_valid({}) is False

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema
+
 from agent.commands.parse import platform_of_post
 from agent.llm.turn import TurnRequest
 
@@ -232,3 +234,22 @@ def listed_labels(schemas: dict[str, dict[str, Any]], instructions: dict[str, st
     """(label, what it is for) of every choice any message may get: the fixed prompt lists these."""
     example = TurnRequest("https://example.org", schemas, instructions, {"example": "x"})
     return [(intent.label, intent.description) for intent in offered_intents(example).values()]
+
+
+def needs_fill(intent: Intent, request: TurnRequest) -> bool:
+    """An action whose params cannot be empty, with nothing to fill them with."""
+    schema = request.schemas.get(intent.action or "")
+    return schema is not None and jsonschema.Draft202012Validator(schema).is_valid({}) is False
+
+
+def names_by_url(intent: Intent) -> bool:
+    """It acts on a post or page that only a URL can name (a like, a delete, a reply, a page)."""
+    return bool(set(URL_PARAMS) & set((intent.fill or {}).get("required", [])))
+
+
+def can_fill(intent: Intent, request: TurnRequest) -> bool:
+    """A choice whose values can come from this message: its fill schema exists (or it needs none),
+    and a post or page it acts on is named by a URL in the message, never made up."""
+    if intent.fill is None:
+        return not needs_fill(intent, request)
+    return not names_by_url(intent) or URL.search(request.user_message) is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
+import os
 import re
 import threading
 import time
@@ -30,6 +31,9 @@ CONTEXT_TOKENS = 8192  # SmolLM2's trained context; our prompts are a few thousa
 MAX_REPLY_TOKENS = 512
 TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.15  # a 135M model loops on a phrase without it
+# Half the cores, for a batch too (llama.cpp would take them all): on a machine where other
+# processes hold a core, a batch split over every core stalls at each step, measured 8x slower.
+THREADS = max((os.cpu_count() or 2) // 2, 1)
 DEFAULT_PERSONA = "You are SafeClaw, a personal AI agent that acts on the social web for one owner."
 
 # Loaded models, shared by every LocalLLM of the process: loading costs memory and time.
@@ -228,8 +232,11 @@ def json_grammar(schema: dict[str, Any]) -> Any:
     try:
         return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     except (ValueError, RuntimeError, KeyError) as e:
-        raise LLMError("local", f"cannot build a grammar from the schema: {e}",
-                       "simplify the schema (llama.cpp supports a subset)") from None
+        raise LLMError(
+            "local",
+            f"cannot build a grammar from the schema: {e}",
+            "simplify the schema (llama.cpp supports a subset)",
+        ) from None
 
 
 @atexit.register
@@ -247,7 +254,13 @@ def _load(path: Path) -> Any:
     except ImportError:
         raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
     try:
-        return Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, verbose=False)
+        return Llama(
+            model_path=str(path),
+            n_ctx=CONTEXT_TOKENS,
+            n_threads=THREADS,
+            n_threads_batch=THREADS,
+            verbose=False,
+        )
     except (ValueError, RuntimeError) as e:
         raise LLMError(
             "local", f"cannot load {path}: {redact(str(e))}", "is it a GGUF model file llama.cpp supports?"

@@ -1,0 +1,76 @@
+"""llama.cpp as a `ranking.TokenModel`: evaluate tokens and read the logits after each one.
+
+The model is loaded without `logits_all` (that would hold n_ctx x vocabulary floats, 1.6 GB for
+SmolLM2 at 8192 tokens). `feed` asks llama.cpp's C API for the logits of every token of its own
+batch instead, then keeps `Llama`'s bookkeeping (n_tokens, input_ids) as `Llama.eval` would, so
+the next `create_completion` reuses what is evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+def log_softmax_rows(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    wide = logits.astype(np.float64)
+    top = wide.max(axis=-1, keepdims=True)
+    result: npt.NDArray[np.float64] = wide - (top + np.log(np.exp(wide - top).sum(axis=-1, keepdims=True)))
+    return result
+
+
+class LlamaTokenModel:
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.fed = 0  # tokens evaluated through this model (for usage counts)
+
+    def position(self) -> int:
+        return int(self.llama.n_tokens)
+
+    def rewind(self, position: int) -> None:
+        if not 0 <= position <= self.position():
+            raise ValueError(f"cannot rewind to {position} from {self.position()}")
+        self.llama.n_tokens = position  # the KV cache past it is dropped before the next decode
+
+    def next_logprobs(self) -> Sequence[float]:
+        import llama_cpp
+
+        pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        row = np.ctypeslib.as_array(pointer, shape=(1, self.llama.n_vocab()))
+        result: Sequence[float] = log_softmax_rows(row)[0]
+        return result
+
+    def feed(self, tokens: Sequence[int]) -> list[Sequence[float]]:
+        """Evaluate `tokens` in one batch; the next-token log-probabilities after each of them."""
+        import llama_cpp
+
+        if not tokens:
+            return []
+        llama, start, count = self.llama, self.position(), len(tokens)
+        if start + count > llama.n_ctx():
+            raise ValueError(f"{start + count} tokens exceed the context window of {llama.n_ctx()}")
+        llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(llama.ctx), -1, start, -1)
+        batch = llama_cpp.llama_batch_init(count, 0, 1)
+        try:
+            for i, token in enumerate(tokens):
+                batch.token[i] = token
+                batch.pos[i] = start + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = True
+            batch.n_tokens = count
+            status = llama_cpp.llama_decode(llama.ctx, batch)
+            if status != 0:
+                raise RuntimeError(f"llama_decode returned {status}")
+            pointer = llama_cpp.llama_get_logits(llama.ctx)
+            rows = np.ctypeslib.as_array(pointer, shape=(count, llama.n_vocab()))
+            logprobs = log_softmax_rows(rows)
+        finally:
+            llama_cpp.llama_batch_free(batch)
+        llama.input_ids[start : start + count] = tokens
+        llama.n_tokens = start + count
+        self.fed += count
+        return list(logprobs)
