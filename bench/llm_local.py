@@ -49,6 +49,7 @@ def summary(results: list[CaseResult]) -> dict[str, Any]:
         "secrets_leaked": sum(r.leaked for r in results),
         "first_answer_s": results[0].seconds if results else None,
         "median_s": round(statistics.median(seconds), 3) if seconds else None,
+        "p90_s": seconds[int(0.9 * (len(seconds) - 1))] if seconds else None,
         "max_s": seconds[-1] if seconds else None,
         "cases": [r.__dict__ for r in results],
     }
@@ -71,9 +72,12 @@ def print_run(name: str, run: dict[str, Any]) -> None:
         f"\n{name}: {run['passed']}/{run['total']} passed (target {TARGET}); "
         f"{run['chosen_by_keyword_rule']} chosen by a keyword rule ({run['passed_by_keyword_rule']} of them "
         f"passed), {run['passed_by_model']} passed on the model's own choice; "
-        f"secrets leaked: {run['secrets_leaked']}"
+        f"secrets posted: {run['secrets_leaked']}"
     )
-    print(f"  latency: first {run['first_answer_s']} s, median {run['median_s']} s, max {run['max_s']} s")
+    print(
+        f"  latency: first {run['first_answer_s']} s, median {run['median_s']} s, "
+        f"p90 {run['p90_s']} s, max {run['max_s']} s"
+    )
     for case in run["cases"]:
         mark = "pass" if case["passed"] else "FAIL"
         how = "rule" if case["by_rule"] else "model"

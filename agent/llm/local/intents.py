@@ -110,11 +110,16 @@ def named_platforms(message: str, allowed: list[str]) -> list[str]:
     return [p for p in allowed if words & PLATFORM_WORDS.get(p, {p})]
 
 
+COMMON_WORDS = frozenset(
+    {"a", "an", "the", "my", "your", "i", "me", "you", "is", "are", "of", "to", "in", "on"}
+)
+
+
 def related_keys(keys: list[str], message: str) -> list[str]:
-    """Memory keys sharing a word with the message (all keys when none does)."""
-    words = {w.lower() for w in message_words(message)}
-    related = [key for key in keys if words & {part.lower() for part in key.split()}]
-    return related or keys
+    """Memory keys sharing a word with the message (besides "my", "the"…): a fact is forgotten or
+    recalled only when the message names it, never one picked from the rest."""
+    words = {w.lower() for w in message_words(message)} - COMMON_WORDS
+    return [key for key in keys if words & {part.lower() for part in key.split()}]
 
 
 def fill_schema(schema: dict[str, Any], names: list[str], message: str) -> dict[str, Any] | None:
@@ -219,8 +224,8 @@ def offered_intents(request: TurnRequest) -> dict[str, Intent]:
         intents.append(reply)
     for label, description in ANSWERS.items():
         fill = None
-        if label == RECALL and request.memory:
-            keys = related_keys(sorted(request.memory), request.user_message)
+        keys = related_keys(sorted(request.memory), request.user_message) if label == RECALL else []
+        if keys:
             fill = {
                 "type": "object",
                 "properties": {"key": {"type": "string", "enum": keys}},
@@ -232,7 +237,7 @@ def offered_intents(request: TurnRequest) -> dict[str, Intent]:
 
 def listed_labels(schemas: dict[str, dict[str, Any]], instructions: dict[str, str]) -> list[tuple[str, str]]:
     """(label, what it is for) of every choice any message may get: the fixed prompt lists these."""
-    example = TurnRequest("https://example.org", schemas, instructions, {"example": "x"})
+    example = TurnRequest("https://example.org example", schemas, instructions, {"example": "x"})
     return [(intent.label, intent.description) for intent in offered_intents(example).values()]
 
 

@@ -26,6 +26,7 @@ class LlamaTokenModel:
     def __init__(self, llama: Any) -> None:
         self.llama = llama
         self.fed = 0  # tokens evaluated through this model (for usage counts)
+        self._stale = False  # llama.cpp's logits belong to a token rewound past
 
     def position(self) -> int:
         return int(self.llama.n_tokens)
@@ -33,11 +34,20 @@ class LlamaTokenModel:
     def rewind(self, position: int) -> None:
         if not 0 <= position <= self.position():
             raise ValueError(f"cannot rewind to {position} from {self.position()}")
-        self.llama.n_tokens = position  # the KV cache past it is dropped before the next decode
+        if position < self.position():
+            self.llama.n_tokens = position  # the KV cache past it is dropped before the next decode
+            self._stale = True
 
     def next_logprobs(self) -> Sequence[float]:
         import llama_cpp
 
+        if self._stale:  # evaluate the last token again: its logits were overwritten since
+            position = self.position()
+            if position == 0:
+                raise ValueError("no context to predict from")
+            last = int(self.llama.input_ids[position - 1])
+            self.llama.n_tokens = position - 1
+            return self.feed([last])[-1]
         pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
         row = np.ctypeslib.as_array(pointer, shape=(1, self.llama.n_vocab()))
         result: Sequence[float] = log_softmax_rows(row)[0]
@@ -73,4 +83,5 @@ class LlamaTokenModel:
         llama.input_ids[start : start + count] = tokens
         llama.n_tokens = start + count
         self.fed += count
+        self._stale = False
         return list(logprobs)
