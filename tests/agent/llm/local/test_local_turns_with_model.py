@@ -56,17 +56,36 @@ needs_model = pytest.mark.skipif(
 def test_classify_then_fill_posts_the_quoted_text_deterministically_with_the_prefix_evaluated_once(workspace):
     router = Recorder()
     llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
-    llm.use_rules = False  # the model's own choice
     loop = AgentLoop(workspace, llm, local_actions(), router)
     loop.warm_up()
     saved = dict(decide.PREFIXES._saved)
     assert len(saved) == 1
     for _ in range(2):
         loop.run_turn("console", 'Post "hello world" to bluesky')
+    # A keyword rule chose "post"; the model filled it under the grammar, the same both times.
     assert router.calls == [("CREATE_POST", {"platform": "bsky", "text": "hello world"})] * 2
-    assert llm.last_decision.label == "post" and not llm.last_decision.by_rule
+    assert llm.last_decision.label == "post" and llm.last_decision.by_rule
     assert decide.PREFIXES._saved == saved  # reused, not evaluated again
     assert llm.last_usage.input_tokens < 40  # only the message's own tokens were evaluated
+
+
+@pytest.mark.slow
+@needs_model
+def test_the_model_alone_ranks_every_label_on_offer_and_ranks_them_the_same_every_time(workspace):
+    llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
+    llm.use_rules = False
+    loop = AgentLoop(workspace, llm, local_actions(), Recorder())
+    loop.warm_up()
+    rankings = []
+    for _ in range(2):
+        loop.run_turn("console", "Show my bluesky notifications")
+        decision = llm.last_decision
+        assert not decision.by_rule and decision.label == decision.ranking[0].name
+        rankings.append([(r.name, round(r.score, 6)) for r in decision.ranking])
+    assert rankings[0] == rankings[1]
+    ranked = {name for name, _ in rankings[0]}
+    assert {"post", "notifications", "who", "refuse", "chat"} <= ranked
+    assert "like" not in ranked  # no URL in the message: nothing to like
 
 
 @pytest.mark.slow
