@@ -139,7 +139,7 @@ class AuditLog:
     def append_line(self, entry: dict[str, Any], durable: bool = False) -> tuple[dict[str, Any], str]:
         """`append`, also returning the line as written (its canonical JSON, no newline)."""
         with self._lock:
-            if self.path.exists() and self.path.stat().st_size >= self.max_bytes:
+            if self._size() >= self.max_bytes:
                 self._rotate()
             record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
             record.setdefault("ts", time.time())
@@ -154,6 +154,12 @@ class AuditLog:
         if durable:
             self.sync()
         return record, text
+
+    def _size(self) -> int:
+        try:
+            return os.stat(self.path).st_size
+        except FileNotFoundError:
+            return 0
 
     def sync(self) -> None:
         """fsync what was written, then checkpoint that head (no-op when nothing is new)."""

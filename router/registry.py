@@ -55,6 +55,7 @@ class Skill:
     effect: SkillEffect | None = None
     effects: frozenset[Scope] = frozenset()
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
+    _empty_is_valid: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         local = Effect(LOCAL_PLATFORM, "post" if self.side_effect else "read")
@@ -68,6 +69,8 @@ class Skill:
             raise ValueError(f"skill {self.name}: side_effect={self.side_effect} disagrees with its effects "
                              f"{', '.join(map(str, sorted(self.effects)))}")
         object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.schema))
+        # Checked once: no params at all (PING) is the commonest command and its answer never changes.
+        object.__setattr__(self, "_empty_is_valid", self._validator.is_valid({}))
 
     def effect_of(self, params: dict[str, Any]) -> Effect:
         """The effect of valid params; ValueError when the skill states one it did not declare."""
@@ -79,6 +82,8 @@ class Skill:
 
     def validation_error(self, params: Any) -> str | None:
         """A one-line reason the params are invalid, or None when they are valid."""
+        if isinstance(params, dict) and not params and self._empty_is_valid:
+            return None
         try:
             json.dumps(params, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # JSON may carry half an emoji ("\ud83d"); nothing can store it
