@@ -193,7 +193,7 @@ class Worker:
             take = self._take if more else 0
             if answers:
                 try:
-                    self._taken = self.results.finish_all(answers, take)
+                    self._taken = self.results.finish_all(answers, take, self.settings.block_seconds)
                 except REDIS_DOWN:
                     raise
                 except Exception as exc:  # as for one command: set each aside, never stop the loop

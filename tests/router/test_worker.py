@@ -350,3 +350,18 @@ def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin
     with worker:
         assert reply_of(admin, keys, cid)["status"] == "ok"
     assert seen_at_first_take[:1] == [True]
+
+
+def test_an_idle_router_waits_for_the_next_command_in_the_round_trip_of_its_reply(redis_urls, admin, keys,
+                                                                                   tmp_path):
+    thread = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
+    waits = []
+    blmove = thread.worker.conn.blmove
+    thread.worker.conn.blmove = lambda *args: waits.append(args) or blmove(*args)
+    with thread:
+        replies = [reply_of(admin, keys, push(admin, keys, "PING", {})) for _ in range(12)]
+        wait_until(lambda: admin.llen(keys.processing("r1")) == 0, "the processing list to empty")
+    assert [reply["status"] for reply in replies] == ["ok"] * 12
+    # One command after another: each came with the round trip that answered the one before it,
+    # not with a BLMOVE of its own (a few more when a wait timed out on a slow machine).
+    assert len(waits) <= 4, f"{len(waits)} separate BLMOVEs for 12 commands sent one at a time"
