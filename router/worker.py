@@ -44,7 +44,7 @@ from router.lanes import InFlight, Lanes
 from router.pipeline import Pipeline, Planned, decode, readable_id
 from router.policy import Policy
 from router.records import CommandRecords
-from router.redaction import Redactor, memoized
+from router.redaction import Redactor
 from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
 from router.registry import Skill
 from router.results import Answer, ResultWriter
@@ -64,7 +64,7 @@ class Worker:
         self.keys = settings.keys
         self.skills = dict(skills)
         self.credentials = dict(credentials)
-        self.redactor = memoized(redactor or Redactor(secret_values(settings.env, credentials)))
+        self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
         self.policy = Policy(settings, self.skills)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
         self.control = RouterControl(settings, self.policy, self.redactor)

@@ -6,7 +6,7 @@ import logging
 from urllib.parse import quote
 
 from router.credentials import load_credentials, platforms_with_credentials, secret_values
-from router.redaction import REDACTED, CleanMemo, RedactingFilter, Redactor, memoized
+from router.redaction import REDACTED, RedactingFilter, Redactor
 
 SECRET = "planted-secret-Zq9/+x&y=1"
 
@@ -73,30 +73,3 @@ def test_credentials_loaded_and_platforms_complete():
     assert platforms_with_credentials(credentials) == ["bsky"]
     assert secret_values(env, credentials) == ["app-pass-1234", "s3cr3t-x", "sk-notreal-123456"]
 
-
-def test_the_router_redactor_remembers_clean_strings_only_and_answers_exactly_as_the_one_redactor():
-    base = Redactor([SECRET])
-    memo = CleanMemo(base)
-    spellings = [SECRET, quote(SECRET, safe=""), quote(SECRET, safe="").lower(),
-                 base64.b64encode(b"Bearer " + SECRET.encode()).decode(), SECRET[::-1], SECRET.encode().hex(),
-                 "".join(f"&#{ord(c)};" for c in SECRET), SECRET[:12]]
-    corpus = ["ok", "PING", "command_id", "", "plain words", "x" * 300, "sk-proj-abcdefghijklmnopqrstuvwx",
-              *spellings, *(f"see {s} here" for s in spellings)]
-    for _ in range(3):  # the first pass fills the memory; the next ones answer from it
-        for text in corpus:
-            assert memo.text(text) == base.text(text), text
-            assert memo.finds(text) == base.finds(text), text
-    assert memo.value({SECRET: [SECRET, {"k": "fine"}]}) == base.value({SECRET: [SECRET, {"k": "fine"}]})
-    remembered = memo._clean
-    assert "ok" in remembered and "PING" in remembered
-    assert not any(base.finds(text) for text in remembered), "a string holding a secret was remembered"
-    assert "x" * 300 not in remembered  # long strings are not kept
-
-
-def test_the_router_redactor_memory_is_bounded(monkeypatch):
-    monkeypatch.setattr("router.redaction.MEMO_MAX_ENTRIES", 10)
-    memo = memoized(Redactor([SECRET]))
-    for n in range(35):
-        assert memo.text(f"id-{n}") == f"id-{n}"
-    assert isinstance(memo, CleanMemo) and len(memo._clean) <= 10
-    assert memoized(memo) is memo
