@@ -20,6 +20,12 @@ Do not output <tool_code> or any action.
 
 
 def llm_summary(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    if ctx.outside_author is not None:
+        # Saved pages may be the owner's own reading; _BROWSER_VISION already summarises what it opens.
+        raise ActionError(
+            f"refused: this turn was written by someone else ({ctx.outside_author}), and saved files may "
+            "be your owner's; only your owner's turns read them"
+        )
     content = params.get("content")
     if not isinstance(content, str) or not content:
         raise ActionError("content must be the path of a file under output/")
