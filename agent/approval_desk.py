@@ -48,6 +48,11 @@ def notice_text(data: dict[str, Any]) -> str:
     text = str(data.get("text") or "")[:300]
     ident = data.get("approval_id")
     if data.get("type") == "approval_requested":
+        if not data.get("owner_code"):  # the router takes no decision from a chat
+            return (
+                f"Approval needed: {what}\n{text}\nApprove or deny it on the dashboard, or with "
+                f"./safeclaw approve {ident} / deny {ident}."
+            )
         return (
             f"Approval needed: {what}\n{text}\nApprove with /approve {ident} or deny with /deny {ident} "
             "(or on the dashboard)."
@@ -127,9 +132,9 @@ class ApprovalDesk:
         if not ident:
             return
         pending = self._load()
-        if data.get("type") == "approval_requested" and data.get("owner_code"):
+        if data.get("type") == "approval_requested":
             pending[ident] = {
-                "code": data["owner_code"],
+                "code": str(data.get("owner_code") or ""),
                 "expires_at": data.get("expires_at", 0),
                 "summary": notice_text({**data, "type": "summary"}).split("\n")[0],
                 "action": data.get("action"),
@@ -156,6 +161,11 @@ class ApprovalDesk:
         entry = self._load().get(approval_id.strip())
         if entry is None:
             return f"No approval {approval_id!r} is waiting here (see /approvals)."
+        if not entry.get("code"):
+            return (
+                f"The router takes no decisions from a chat: decide {approval_id.strip()} on the dashboard "
+                f"or with ./safeclaw {decision} {approval_id.strip()}."
+            )
         params = {"approval_id": approval_id.strip(), "decision": decision, "code": entry["code"]}
         result = self.router.call(APPROVAL_DECISION, params, conversation)
         if result.get("status") == "ok":

@@ -161,6 +161,7 @@ class RouterControl:
         text = self.redactor.text(effect.text or "")
         request = self.store.request(envelope, effect_dict(effect), text)
         if request.owner_code:
+            owner_code = request.owner_code if self.settings.chat_approvals else ""
             notices.push(
                 self.conn,
                 self.keys,
@@ -172,7 +173,7 @@ class RouterControl:
                 kind=effect.kind,
                 text=text[:500],
                 expires_at=now + self.settings.approval_ttl,
-                owner_code=request.owner_code,
+                owner_code=owner_code,
             )
         hours = self.settings.approval_ttl / 3600
         return Decision(
@@ -434,6 +435,11 @@ class RouterControl:
     def relay(self, envelope: CommandEnvelope) -> Reply:
         params = envelope.params
         try:
+            if not self.settings.chat_approvals:
+                raise approvals.ApprovalError(
+                    "this router takes no approval decisions from a chat (ROUTER_CHAT_APPROVALS=false); "
+                    "decide on the dashboard or with ./safeclaw approve|deny"
+                )
             line = self.store.relay_owner_decision(
                 str(params.get("approval_id", "")),
                 str(params.get("decision", "")),

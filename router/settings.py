@@ -35,6 +35,7 @@ KNOWN_SETTINGS = frozenset(
         "ROUTER_LOG_FILE", "ROUTER_LOG_LEVEL", "ROUTER_HEARTBEAT_TTL", "ROUTER_PLATFORM_CONCURRENCY",
         "ROUTER_PLATFORM_BACKLOG", "ROUTER_DEAD_LETTER_MAX", "ROUTER_DEAD_LETTER_TTL", "ROUTER_AUDIT_DIR",
         "ROUTER_AUDIT_MAX_BYTES", "ROUTER_AUDIT_KEY_FILE", "ROUTER_AUDIT_SYNC_MS", "ROUTER_APPROVAL_TTL",
+        "ROUTER_CHAT_APPROVALS",
         # the hard bounds (router.bounds.settings)
         "ROUTER_QUOTAS", "ROUTER_PACING", "ROUTER_MOLTBOOK_ACCOUNT_CREATED", "ROUTER_DUPLICATE_THRESHOLD",
         "ROUTER_DUPLICATE_DAYS", "ROUTER_DUPLICATE_SCOPE", "ROUTER_CIRCUIT_FAILURES",
@@ -76,6 +77,9 @@ class RouterSettings:
     audit_key_file: Path = ROUTER_DIR / "audit.key"  # seals the audit checkpoints; made 0600 at start
     audit_sync_ms: int = 100  # group commit: audit lines are fsynced at most this long after written
     approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
+    # Decisions relayed from a chat carry a code the agent process holds: whoever has the agent's
+    # Redis login could approve. False leaves decisions to the control user (dashboard, CLI).
+    chat_approvals: bool = True
     env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
 
     @property
@@ -126,6 +130,7 @@ class RouterSettings:
             data_dir=_path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR),
             dry_run=_bool(env, "ROUTER_DRY_RUN"),
             kill_switch=_bool(env, "ROUTER_KILL_SWITCH"),
+            chat_approvals=_bool(env, "ROUTER_CHAT_APPROVALS", default=True),
             rate_limits=parse_rate_limits(env.get("ROUTER_RATE_LIMITS", "")),
             require_approval=frozenset(
                 a.strip() for a in env.get("ROUTER_REQUIRE_APPROVAL", "").split(",") if a.strip()
@@ -258,8 +263,10 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum:
     return whole_number(name, raw, minimum, maximum) if raw else default
 
 
-def _bool(env: Mapping[str, str], name: str) -> bool:
+def _bool(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
     if raw in _TRUE:
         return True
     if raw in _FALSE:

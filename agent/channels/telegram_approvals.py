@@ -39,7 +39,8 @@ async def send_notice(channel: TelegramChannel, chat_id: int, data: dict[str, An
     bot = channel.application.bot
     owner_chat = chat_id in channel.allowed  # a private chat's id is its user's id
     markup = None
-    if data.get("type") == "approval_requested" and owner_chat and data.get("approval_id"):
+    chat_decides = bool(data.get("owner_code"))  # else the router takes decisions only from the control user
+    if data.get("type") == "approval_requested" and owner_chat and chat_decides and data.get("approval_id"):
         markup = approval_keyboard(str(data["approval_id"]))
     for chunk in split_message(text)[:3]:
 

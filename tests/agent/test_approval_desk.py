@@ -148,3 +148,30 @@ def test_a_platforms_circuit_notice_reaches_the_owner_readably(redis_urls):
     assert text.startswith("Circuit breaker: moltbook: 1 failed writes in a row") and "None" not in text
     desk.delivered(notice)
     assert desk.in_flight() == []
+
+
+def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent_elsewhere(
+    redis_urls, tmp_path, workspace
+):
+    # Whoever holds the agent's Redis login can read what the agent relays; with
+    # ROUTER_CHAT_APPROVALS=false there is no code to read and a relayed decision is refused.
+    (tmp_path / "router").mkdir()
+    settings = settings_for(
+        redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE", ROUTER_CHAT_APPROVALS="false"
+    )
+    client = RouterClient(redis_urls.agent_url, redis_urls.keys, 10)
+    with WorkerThread(settings):
+        desk = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client)
+        approval_id = held(client)
+        [notice] = wait_until(desk.take, "the request notice")
+        assert not notice.data.get("owner_code")
+        assert f"./safeclaw approve {approval_id}" in notice_text(notice.data)
+        loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
+        commands = CommandDispatcher(loop, None, desk)
+        assert approval_id in commands.handle("console", "/approvals")
+        assert "dashboard" in commands.handle("console", f"/approve {approval_id}")
+        forged = {"approval_id": approval_id, "decision": "approve", "code": "anything"}
+        refused = client.call("APPROVAL_DECISION", forged, "console")
+        assert refused["status"] == "denied" and "ROUTER_CHAT_APPROVALS" in refused["message"]
+    client.close()
+    assert note_lines(tmp_path / "router") == []

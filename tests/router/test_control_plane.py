@@ -308,3 +308,30 @@ def test_a_decision_whose_wake_up_was_lost_still_runs_once(redis_urls, admin, co
         wait_until(lambda: note_lines(tmp_path), "the approved note", deadline_seconds=20)
         time.sleep(0.5)
     assert len(note_lines(tmp_path)) == 1
+
+
+def test_with_chat_approvals_off_even_the_right_code_is_refused_and_the_control_user_decides(
+    redis_urls, admin, control, keys, tmp_path
+):
+    with WorkerThread(approval_settings(redis_urls, tmp_path, ROUTER_CHAT_APPROVALS="off")):
+        approval_id = ask(admin, keys)
+        [notice] = notices(admin, keys)
+        assert notice["owner_code"] == ""
+        stored = json.loads(admin.get(keys.approval(approval_id)))
+        for code in ("", "guess", str(stored.get("owner_code_sha256"))):
+            params = {"approval_id": approval_id, "decision": "approve", "code": code}
+            reply = reply_of(admin, keys, push(admin, keys, "APPROVAL_DECISION", params))
+            assert reply["status"] == "denied" and reply["error"] == "approval_refused"
+        assert note_lines(tmp_path) == []
+        approvals.decide(control, keys, approval_id, "approve", "dashboard")
+        wait_until(lambda: note_lines(tmp_path), "the note the dashboard approved")
+    assert len(note_lines(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "enabled"])
+def test_a_chat_approvals_setting_that_is_not_a_yes_or_no_stops_the_router(redis_urls, tmp_path, value):
+    from router.errors import ConfigError
+    from router.settings import RouterSettings
+
+    with pytest.raises(ConfigError, match="ROUTER_CHAT_APPROVALS"):
+        RouterSettings.from_env({"REDIS_URL": redis_urls.router_url, "ROUTER_CHAT_APPROVALS": value})
