@@ -12,6 +12,8 @@ import time
 
 import redis
 
+from router.redis_io import Batch
+
 
 class DeadLetters:
     def __init__(self, key: str, max_entries: int, ttl: int) -> None:
@@ -19,7 +21,7 @@ class DeadLetters:
         self.max_entries = max_entries
         self.ttl = ttl
 
-    def push(self, pipe: redis.client.Pipeline, entry: bytes) -> None:
+    def push(self, pipe: redis.client.Pipeline | Batch, entry: bytes) -> None:
         """Queue the push and its bounds on a pipeline (one round trip with the caller's steps)."""
         pipe.lpush(self.key, entry)
         pipe.ltrim(self.key, 0, self.max_entries - 1)

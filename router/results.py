@@ -22,7 +22,7 @@ from protocol import Reply, Status
 from router.control_plane import RouterControl
 from router.dead_letter import DeadLetters
 from router.redaction import Redactor
-from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, utf8
+from router.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -79,7 +79,7 @@ class ResultWriter:
         steps = [(answer, *self._prepare(answer)) for answer in answers]
         audit_lines = self.control.take_mirror()
 
-        def write(pipe: redis.client.Pipeline) -> None:
+        def write(pipe: Batch) -> None:
             self.control.mirror_into(pipe, audit_lines)
             for answer, text, record in steps:
                 reply_id = answer.reply.id
@@ -90,7 +90,7 @@ class ResultWriter:
                 pipe.expire(response_key, self.settings.reply_ttl)
                 if answer.recovered:
                     pipe.delete(self.keys.attempts(reply_id))
-                pipe.lrem(self.processing, 1, answer.raw)  # type: ignore[arg-type]  # redis-py takes bytes
+                pipe.lrem(self.processing, 1, answer.raw)
             for n in range(take):
                 if wait is not None and n == take - 1:
                     pipe.blmove(self.keys.command_queue, self.processing, wait, "RIGHT", "LEFT")
@@ -129,10 +129,10 @@ class ResultWriter:
             )
         )
 
-        def write(pipe: redis.client.Pipeline) -> None:
+        def write(pipe: Batch) -> None:
             self.dead_letters.push(pipe, utf8(entry))
             if reply_id is None:
-                pipe.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
+                pipe.lrem(self.processing, 1, raw)
 
         self.write(write)
         if reply_id is not None:
@@ -144,9 +144,9 @@ class ResultWriter:
         their answers ([] when given up)."""
         while True:
             try:
-                pipe = self.conn.pipeline(transaction=False)
-                write(pipe)
-                answers = pipe.execute()
+                batch = Batch()
+                write(batch)
+                answers = batch.send(self.conn)
                 self.health.ok()
                 return answers
             except REDIS_DOWN as exc:
