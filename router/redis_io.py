@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -49,10 +50,13 @@ class RedisHealth:
         self.failures = 0
         self.down_since: float | None = None
         self.on_back = on_back
+        self._lock = threading.Lock()  # the loop and the lanes report from their own threads
 
     def lost(self, exc: Exception) -> None:
-        self.failures += 1
-        if self.down_since is None:
+        with self._lock:
+            self.failures += 1
+            if self.down_since is not None:
+                return
             self.down_since = time.monotonic()
             log.warning(
                 "Redis unreachable (%s: %s); retrying with backoff up to %.0fs",
@@ -62,11 +66,13 @@ class RedisHealth:
             )
 
     def ok(self) -> None:
-        if self.down_since is not None:
-            log.info("Redis reachable again after %.1fs", time.monotonic() - self.down_since)
-            self.down_since = None
+        if self.down_since is None and not self.failures:
+            return  # the usual case, once per command: no lock
+        with self._lock:
+            since, self.down_since, self.failures = self.down_since, None, 0
+        if since is not None:
+            log.info("Redis reachable again after %.1fs", time.monotonic() - since)
             self.on_back()
-        self.failures = 0
 
     def backoff_seconds(self) -> float:
         return min(MAX_BACKOFF_SECONDS, 0.1 * 2 ** min(self.failures, 6))

@@ -139,6 +139,9 @@ class Worker:
 
     def _recover_soon(self) -> None:
         self._next_recovery = 0.0  # Redis is back: re-handle anything left in our processing list
+        # Idle pooled connections still point at the Redis that went away: a lane taking one
+        # would fail once more and report a second outage.
+        self.conn.connection_pool.disconnect(inuse_connections=False)
 
     # -- heartbeat -------------------------------------------------------------------------
     def heartbeat_value(self, dead_letters: int | None = None, conn: redis.Redis | None = None) -> str:

@@ -1,9 +1,14 @@
-"""The router's raw round trip (`router.redis_io.Batch`) against a real redis-server and its ACL."""
+"""The router's raw round trip (`router.redis_io.Batch`) against a real redis-server and its ACL,
+and its Redis health tracker shared by the loop and the lanes."""
+
+import logging
+import threading
+import time
 
 import pytest
 import redis
 
-from router.redis_io import Batch
+from router.redis_io import Batch, RedisHealth
 
 
 @pytest.fixture
@@ -39,3 +44,40 @@ def test_an_error_answer_is_raised_after_every_command_ran_and_the_connection_li
     assert router_conn.llen(processing) == 0  # the command after the error ran too
     assert router_conn.ping()
 
+
+
+class SlowHandler(logging.Handler):
+    """A log handler as slow as a full disk, so threads reporting together overlap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        time.sleep(0.05)
+        self.lines.append(record.getMessage())
+
+
+def test_one_outage_is_one_line_and_one_comeback_however_many_threads_report_it():
+    backs: list[int] = []
+    health = RedisHealth(on_back=lambda: backs.append(1))
+    handler = SlowHandler()
+    logger = logging.getLogger("safeclaw.router.worker")
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.INFO
+    try:
+        for report in (lambda: health.lost(ConnectionError("gone")), health.ok):
+            start = threading.Barrier(6)
+            threads = [threading.Thread(target=lambda r=report, b=start: (b.wait(), r())) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        logger.removeHandler(handler)
+        logger.level = level
+    assert [line.split(" (")[0].split(" after")[0] for line in handler.lines] == [
+        "Redis unreachable",
+        "Redis reachable again",
+    ]
+    assert backs == [1]
