@@ -6,20 +6,8 @@ import pytest
 
 from agent.llm.local.choose import CONTENT_FREE, END, Baselines, answer_of, answer_tokens, choose
 from agent.llm.local.decide import ClassifyThenFill
-from agent.llm.turn import TurnRequest
-from agent.workspace import SHIPPED_WORKSPACE, Workspace
+from tests.agent.llm.local.catalogue_requests import request
 from tests.agent.llm.local.test_ranking import TableModel
-
-
-def catalogue():
-    ws = Workspace(SHIPPED_WORKSPACE)
-    entries = ws.read_catalogue("router_actions.json") + ws.read_catalogue("agent_action.json")
-    return {e["name"]: e["params"] for e in entries}, {e["name"]: e.get("instruction", "") for e in entries}
-
-
-def request(message, memory=None, outside=None):
-    schemas, instructions = catalogue()
-    return TurnRequest(message, schemas, instructions, memory or {}, outside)
 
 
 def test_every_label_stands_for_safeclaws_own_first_words():

@@ -6,21 +6,9 @@ import pytest
 
 from agent.llm.local.grammar import label_grammar, object_grammar
 from agent.llm.local.intents import memory_key, message_words, offered_intents
-from agent.llm.turn import TurnRequest
-from agent.workspace import SHIPPED_WORKSPACE, Workspace
+from tests.agent.llm.local.catalogue_requests import request
 
 llama_cpp = pytest.importorskip("llama_cpp")
-
-
-def catalogue():
-    ws = Workspace(SHIPPED_WORKSPACE)
-    entries = ws.read_catalogue("router_actions.json") + ws.read_catalogue("agent_action.json")
-    return {e["name"]: e["params"] for e in entries}, {e["name"]: e.get("instruction", "") for e in entries}
-
-
-def request(message, memory=None, outside=None):
-    schemas, instructions = catalogue()
-    return TurnRequest(message, schemas, instructions, memory or {}, outside)
 
 
 def test_the_label_grammar_lets_out_only_the_labels():
