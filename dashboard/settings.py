@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from dotenv import dotenv_values
-
 from protocol import Keys
+from protocol.env_files import SettingError, parse_bool, read_env_file
 
 DASHBOARD_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DASHBOARD_DIR.parent
@@ -39,11 +38,11 @@ class DashboardSettings:
     def load(
         cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
     ) -> DashboardSettings:
-        merged: dict[str, str] = {}
-        if env_file is not None and env_file.is_file():
-            merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-        merged.update(os.environ if environ is None else environ)
-        return cls.from_env(merged)
+        try:
+            file_values = read_env_file(env_file)
+        except SettingError as exc:
+            raise ConfigError(str(exc)) from None
+        return cls.from_env({**file_values, **(os.environ if environ is None else environ)})
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DashboardSettings:
@@ -103,9 +102,7 @@ def _port(raw: str) -> int:
 
 
 def _bool(raw: str, name: str) -> bool:
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off", ""):
-        return False
-    raise ConfigError(f"{name} must be true or false, not {raw!r}")
+    try:
+        return parse_bool(name, raw)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None

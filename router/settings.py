@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import logging
 import os
 import re
 import socket
@@ -11,10 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from dotenv import dotenv_values
-from dotenv.parser import parse_stream
-
-from protocol import Keys
+from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+from protocol.env_files import (
+    SettingError,
+    Stricter,
+    check_names,
+    merge_sources,
+    parse_bool,
+    read_env_file,
+    refuse_if_different,
+    stricter_bool,
+    stricter_number,
+    stricter_union,
+)
 from router.bounds.settings import BoundsSettings
 from router.errors import ConfigError
 from router.setting_values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
@@ -22,8 +31,6 @@ from router.setting_values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeat
 ROUTER_DIR = Path(__file__).resolve().parent
 REPO_ROOT = ROUTER_DIR.parent
 DEFAULT_ENV_FILE = ROUTER_DIR / ".env"
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 _RATE_LIMIT = re.compile(r"^\s*([^=\s][^=]*?)\s*=\s*(\S+?)\s*/\s*(\S+)\s*$")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # Every variable the router reads whose name starts with ROUTER_. Any other ROUTER_ name (a typo,
@@ -42,6 +49,30 @@ KNOWN_SETTINGS = frozenset(
         "ROUTER_CIRCUIT_OPEN_SECONDS",
     }
 )
+# Everything else a router's own env file may hold: its Redis login and key names, the platforms'
+# credentials and their endpoints. Any other name in router/.env stops the router.
+ENV_FILE_NAMES = KNOWN_SETTINGS | frozenset(
+    {"REDIS_URL", "COMMAND_QUEUE", "RESPONSE_PREFIX", "BSKY_APPVIEW", "BSKY_SERVICE", "MOLTBOOK_API_BASE",
+     "X_API_BASE", "REDDIT_URL", "REDDIT_OAUTH_URL"}
+    | {name for names in PLATFORM_CREDENTIAL_VARIABLES.values() for name in names}
+)
+# The settings that restrict what the router does, each with which of two values is the stricter:
+# an empty value never weakens one, and disagreeing sources give the stricter.
+POLICY_SETTINGS: dict[str, Stricter] = {
+    "ROUTER_KILL_SWITCH": stricter_bool(True),
+    "ROUTER_DRY_RUN": stricter_bool(True),
+    "ROUTER_CHAT_APPROVALS": stricter_bool(False),
+    "ROUTER_REQUIRE_APPROVAL": stricter_union,
+    "ROUTER_DUPLICATE_THRESHOLD": stricter_number(lower=True),
+    "ROUTER_DUPLICATE_DAYS": stricter_number(lower=False),
+    "ROUTER_CIRCUIT_FAILURES": stricter_number(lower=True),
+    "ROUTER_CIRCUIT_OPEN_SECONDS": stricter_number(lower=False),
+    "ROUTER_RATE_LIMITS": refuse_if_different("ROUTER_RATE_LIMITS"),
+    "ROUTER_QUOTAS": refuse_if_different("ROUTER_QUOTAS"),
+    "ROUTER_PACING": refuse_if_different("ROUTER_PACING"),
+    "ROUTER_DUPLICATE_SCOPE": refuse_if_different("ROUTER_DUPLICATE_SCOPE"),
+}
+log = logging.getLogger("router.settings")
 
 
 @dataclass(frozen=True)
@@ -90,8 +121,8 @@ class RouterSettings:
     def load(
         cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
     ) -> RouterSettings:
-        """The process environment wins over `router/.env`, as python-dotenv does by default."""
-        check_env_file(env_file)
+        """The process environment wins over `router/.env`, but for policy settings: there the
+        stricter of the two holds (and an empty value never weakens one)."""
         return cls.from_env(merged_environment(env_file, environ))
 
     @classmethod
@@ -155,39 +186,36 @@ class RouterSettings:
         )
 
 
-def check_env_file(env_file: Path | None) -> None:
-    """A ConfigError for a line of the env file python-dotenv would skip or guess at: no `=`, an
-    unclosed quote, a name with no value, one name given two values. Lines are named by number
-    and name only: a value may be a secret."""
-    if env_file is None or not env_file.is_file():
-        return
-    where = env_file.name
-    seen: dict[str, tuple[int, str]] = {}
+def check_env_file(env_file: Path | None, refuse_unknown: bool = True) -> None:
+    """A ConfigError for a line python-dotenv would skip or guess at, a misspelt setting, or (with
+    `refuse_unknown`, for the router's own file) any name the router does not read."""
+    _env_file_values(env_file, refuse_unknown)
+
+
+def _env_file_values(env_file: Path | None, refuse_unknown: bool) -> dict[str, str]:
     try:
-        with env_file.open(encoding="utf-8") as stream:
-            bindings = list(parse_stream(stream))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{where} is not UTF-8 text; save it as UTF-8") from None
-    for binding in bindings:
-        line = binding.original.line
-        if binding.error:
-            raise ConfigError(f"{where} line {line} is not NAME=VALUE (the router guesses no line)")
-        key = binding.key
-        if key is None:
-            continue  # a comment or a blank line
-        if binding.value is None:
-            raise ConfigError(f"{where} line {line}: {key} has no '=' and no value")
-        if key in seen and seen[key][1] != binding.value:
-            raise ConfigError(f"{where}: {key} has two values (lines {seen[key][0]} and {line}); keep one")
-        seen[key] = (line, binding.value)
+        values = read_env_file(env_file)
+        if env_file is not None:
+            check_names(values, ENV_FILE_NAMES, env_file.name, "ROUTER_", refuse_unknown=refuse_unknown)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
+    return values
 
 
-def merged_environment(env_file: Path | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    merged: dict[str, str] = {}
-    if env_file is not None and env_file.is_file():
-        merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-    merged.update(os.environ if environ is None else environ)
-    return merged
+def merged_environment(
+    env_file: Path | None, environ: Mapping[str, str] | None = None, refuse_unknown: bool = True
+) -> dict[str, str]:
+    """router/.env checked and merged with the environment (see `RouterSettings.load`)."""
+    file_values = _env_file_values(env_file, refuse_unknown)
+    label = env_file.name if env_file is not None else "the env file"
+    try:
+        environ = os.environ if environ is None else environ
+        merged = merge_sources(file_values, environ, POLICY_SETTINGS, label)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
+    for note in merged.notes:
+        log.warning("%s", note)
+    return merged.values
 
 
 def audit_directory(env: Mapping[str, str]) -> Path:
@@ -224,14 +252,20 @@ def parse_rate_limits(text: str) -> dict[str, RateLimit]:
 
 
 def check_setting_names(env: Mapping[str, str]) -> None:
-    """A ConfigError for the first ROUTER_ name the router does not read, with the likely meant one."""
-    for name in sorted(env):
-        if not name.strip().strip("'\"").upper().startswith("ROUTER_") or name in KNOWN_SETTINGS:
-            continue
-        bare = name.strip().strip("'\"").upper()
-        meant = difflib.get_close_matches(bare, sorted(KNOWN_SETTINGS), n=1, cutoff=0.75)
-        hint = f"did you mean {meant[0]}?" if meant else "the router's settings are listed in .env.example"
-        raise ConfigError(f"{name!r} is not a router setting ({hint}); the router does not guess: it stops")
+    """A ConfigError for the first name that misspells a router setting: another case, `-` or `.`
+    for `_`, a look-alike letter, ROUTERS_ for ROUTER_, or a policy setting without its prefix."""
+    unknown_router = sorted(n for n in env if n.strip().strip("'\"").upper().startswith("ROUTER_")
+                            and n not in KNOWN_SETTINGS)
+    try:
+        check_names(env, KNOWN_SETTINGS, "the router's settings", prefix="ROUTER_", bare=POLICY_SETTINGS)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
+    if unknown_router:
+        name = unknown_router[0]
+        raise ConfigError(
+            f"{name!r} is not a router setting (the router's settings are listed in .env.example); "
+            "the router does not guess: it stops"
+        )
 
 
 def _log_level(env: Mapping[str, str]) -> str:
@@ -264,11 +298,7 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int, maximum:
 
 
 def _bool(env: Mapping[str, str], name: str, default: bool = False) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be true or false, not {raw!r}")
+    try:
+        return parse_bool(name, env.get(name), default)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None

@@ -32,6 +32,7 @@ if str(REPO_ROOT) not in sys.path:
 import redis  # noqa: E402
 
 from protocol import Keys  # noqa: E402
+from protocol.env_files import SettingError  # noqa: E402
 from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
 from scripts.control_cli import run as run_control  # noqa: E402
 from scripts.stack_dashboard import plan_dashboard, wait_until_serving  # noqa: E402
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         return health(args) if args.command in ("status", "doctor") else run(args)
-    except StackError as exc:
+    except (StackError, SettingError) as exc:  # a settings file that cannot be read names its line
         say(str(exc))
         return 1
 

@@ -10,9 +10,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from dotenv import dotenv_values
-
 from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.env_files import merge_sources, parse_bool, read_env_file, stricter_bool
+
+__all__ = ["read_env_file"]  # the one dotenv reader, re-exported for the scripts
 
 CREDENTIAL_VARIABLES = frozenset(n for names in PLATFORM_CREDENTIAL_VARIABLES.values() for n in names)
 # The agent's own secrets: the router has no use for them.
@@ -24,14 +25,9 @@ ROUTER_ONLY_VARIABLES = frozenset({"SAFECLAW_ROUTER_REDIS_URL"})
 DEFAULT_ROUTER_ID = "safeclaw-local"  # stable, so a restart recovers this router's processing list
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    if not path.is_file():
-        return {}
-    return {k: v for k, v in dotenv_values(path).items() if v is not None}
-
-
 def merged(file_values: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The process environment wins over the dotenv file, as python-dotenv does by default."""
+    """The process environment wins over the dotenv file, as python-dotenv does by default (the
+    router's policy settings merge by strictness: `protocol.env_files.merge_sources`)."""
     return {**file_values, **environ}
 
 
@@ -64,8 +60,9 @@ def router_environment(
         env["ROUTER_DRY_RUN"] = "false" if platforms_with_credentials(settings) else "true"
     if not settings.get("ROUTER_ID", "").strip():
         env["ROUTER_ID"] = DEFAULT_ROUTER_ID
-    dry_run = merged(router_file, env)["ROUTER_DRY_RUN"].strip().lower() in ("1", "true", "yes", "on")
-    return env, dry_run
+    # as the router will read it: the stricter of the file and the environment
+    policy = merge_sources(router_file, env, {"ROUTER_DRY_RUN": stricter_bool(True)}).values
+    return env, parse_bool("ROUTER_DRY_RUN", policy.get("ROUTER_DRY_RUN"))
 
 
 def write_runtime_env(path: Path, values: Mapping[str, str]) -> None:

@@ -186,12 +186,14 @@ def main(
     env_file = Path(base["ROUTER_ENV_FILE"]) if base.get("ROUTER_ENV_FILE") else DEFAULT_ENV_FILE
     out = stdout or sys.stdout
     try:
-        check_env_file(env_file)  # a line it would skip (a misspelt kill switch) stops it, naming the line
+        # A line it would skip or a misspelt setting (a kill switch) stops it, naming the line. The
+        # file may be shared with the orchestrator's other tools, so other names are left alone.
+        check_env_file(env_file, refuse_unknown=False)
+        env = merged_environment(env_file, base, refuse_unknown=False)
     except ConfigError as exc:
         refused = {"success": False, "error": "internal_error", "message": f"router settings: {exc}"}
         out.write(json.dumps(refused) + "\n")
         return 1
-    env = merged_environment(env_file, base)
     redactor = Redactor(secret_values(env, load_credentials(env)))
     _quiet_logging(redactor)
     try:
