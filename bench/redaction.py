@@ -95,6 +95,7 @@ def redaction_at(rev: str) -> Any:
     spec = importlib.util.spec_from_file_location("redaction_then", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["redaction_then"] = module  # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 

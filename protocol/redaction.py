@@ -27,6 +27,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
+from protocol.blobs import blobs, rot47
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
 from protocol.spellings import (
     MAX_ROUNDS,
@@ -46,6 +47,10 @@ __all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "Redactin
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
 PIECE = 8  # a run of this many characters of a secret counts as the secret
+# Shorter pieces of a secret count when together they spell most of it, in any order (a key cut
+# into 6-character pieces and written backwards): pieces of GRAM characters covering COVERAGE of it.
+GRAM = 5
+COVERAGE = 0.75
 _SPACE = re.compile(r"\s")
 _ESCAPE_SITE = re.compile(
     r"%[0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}|&#|\\[uUx][0-9A-Fa-f{]|=[0-9A-Fa-f]{2}|0[xX][0-9A-Fa-f]"
@@ -102,23 +107,35 @@ class _Tables:
     plain: _Literals  # searched in the decoded view
     needles: AhoCorasick | None  # searched in skeletons
     encoded: frozenset[int]  # needles that are base64 cores (their tail is redacted too)
+    grams: AhoCorasick | None  # every GRAM-character piece of each secret, lower-cased
+    gram_owner: tuple[int, ...]  # for each gram, the secret it is a piece of
+    lengths: tuple[int, ...]  # each secret's length
 
 
 @functools.lru_cache(maxsize=64)
 def _tables(secrets: tuple[str, ...]) -> _Tables:
-    rot13 = [codecs.encode(s, "rot13") for s in secrets]
-    raw_forms = [form for s in (*secrets, *rot13) for form in (s, s[::-1])]
+    turned = [codecs.encode(s, "rot13") for s in secrets] + [rot47(s) for s in secrets]
+    raw_forms = [form for s in (*secrets, *turned) for form in (s, s[::-1])]
     needles: set[str] = set()
     cores: set[str] = set()
     for secret in secrets:
         needles |= skeleton_needles(secret)
         cores |= {skeleton(core)[0] for core in base64_cores(secret.encode("utf-8"))}
     ordered = sorted(needles)
+    grams: dict[str, int] = {}
+    for index, secret in enumerate(secrets):
+        if len(secret) >= 2 * GRAM + 2:
+            lowered = secret.lower()
+            for i in range(len(lowered) - GRAM + 1):
+                grams.setdefault(lowered[i : i + GRAM], index)
     return _Tables(
         raw=_Literals(raw_forms),
         plain=_Literals(sorted({plain_form(f) for f in raw_forms})),
         needles=AhoCorasick(ordered, matchkind=MatchKind.LeftmostLongest) if ordered else None,
         encoded=frozenset(i for i, n in enumerate(ordered) if n in cores),
+        grams=AhoCorasick(list(grams), matchkind=MatchKind.Standard) if grams else None,
+        gram_owner=tuple(grams.values()),
+        lengths=tuple(len(s) for s in secrets),
     )
 
 
@@ -205,7 +222,36 @@ class Redactor:
             offset = end + 1
 
     def _spans(self, text: str) -> list[Span]:
-        """Where in `text` something secret is, in every view (empty: nothing)."""
+        """Where in `text` something secret is: in every spelling, in pieces out of order, and
+        inside any run that decodes to text holding one (the whole run)."""
+        if len(text) < MIN_SECRET_LENGTH:
+            return []
+        text = _searchable(text)
+        found = self._spelled_spans(text) + self._piece_spans(text)
+        for blob in blobs(text):
+            if any(self._spelled_spans(inner) or self._piece_spans(inner) for inner in blob.texts):
+                found.append((blob.start, blob.end))
+        return found
+
+    def _piece_spans(self, text: str) -> list[Span]:
+        """Pieces of one secret that together spell most of it, wherever and in whatever order."""
+        grams = self._tables.grams
+        if grams is None or len(text) < 2 * GRAM:
+            return []
+        view, origin = (text.lower(), None) if text.isascii() else fold(text, _identity(text))
+        view = view.lower()
+        by_secret: dict[int, list[Span]] = {}
+        for index, start, end in grams.find_matches_as_indexes(view, overlapping=True):
+            by_secret.setdefault(self._tables.gram_owner[index], []).append((start, end))
+        found: list[Span] = []
+        for secret, spans in by_secret.items():
+            merged = _merge(spans)
+            if sum(e - s for s, e in merged) >= COVERAGE * self._tables.lengths[secret]:
+                found += merged if origin is None else [_back(origin, s, e) for s, e in merged]
+        return found
+
+    def _spelled_spans(self, text: str) -> list[Span]:
+        """Where in `text` a secret or a secret shape is, in every spelling (empty: nothing)."""
         if len(text) < MIN_SECRET_LENGTH:
             return []
         text = _searchable(text)

@@ -1,11 +1,15 @@
 """The one redactor catches a secret in every spelling a careless platform echoes it in."""
 
 import base64
+import bz2
 import codecs
+import gzip
 import html
 import json
+import lzma
 import quopri
 import re
+import zlib
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -56,10 +60,50 @@ def quoted_printable_every_byte(raw):
     return "".join(f"={b:02X}" for b in raw)
 
 
+def rot47(text):
+    return "".join(chr(33 + (ord(c) - 33 + 47) % 94) if 33 <= ord(c) <= 126 else c for c in text)
+
+
+def pieces_reversed(text, size):
+    return "".join(reversed([text[i : i + size] for i in range(0, len(text), size)]))
+
+
+def hidden_spellings(secret):
+    """Spellings that hide a key inside a blob or reorder it: wave 3's round (issue 18, item 10)."""
+    raw = secret.encode()
+    b64 = base64.b64encode
+    return {
+        "gzip in base64": b64(gzip.compress(raw)).decode(),
+        "zlib in base64": b64(zlib.compress(raw)).decode(),
+        "bz2 in base64": b64(bz2.compress(raw)).decode(),
+        "xz in base64": b64(lzma.compress(raw)).decode(),
+        "gzip in hex": gzip.compress(raw).hex(),
+        "zlib in base64 in hex": b64(zlib.compress(raw)).hex(),
+        "base64 of base64": b64(b64(raw)).decode(),
+        "base85": base64.b85encode(raw).decode(),
+        "ascii85": base64.a85encode(raw, adobe=True).decode(),
+        "ascii85 without delimiters": base64.a85encode(raw).decode(),
+        "base85 of gzip": base64.b85encode(gzip.compress(raw)).decode(),
+        "octal codes": "".join(f"\\{b:03o}" for b in raw),
+        "octal codes spaced": " ".join(f"{b:03o}" for b in raw),
+        "decimal codes": " ".join(str(b) for b in raw),
+        "decimal codes with commas": ",".join(str(b) for b in raw),
+        "utf-16 hex": secret.encode("utf-16-le").hex(),
+        "utf-16 big-endian hex spaced": secret.encode("utf-16-be").hex(" "),
+        "utf-32 hex": secret.encode("utf-32-le").hex(),
+        "every character doubled": "".join(c * 2 for c in secret),
+        "rot47": rot47(secret),
+        "rot47 reversed": rot47(secret)[::-1],
+        "6-character pieces in reverse order": pieces_reversed(secret, 6),
+        "7-character pieces in reverse order": pieces_reversed(secret, 7),
+        "6-character pieces reversed, spaced": " ".join(reversed([secret[i : i + 6] for i in range(0, len(secret), 6)])),
+    }
+
+
 def spellings(secret):
     raw = secret.encode()
     rev = secret[::-1]
-    return {
+    return hidden_spellings(secret) | {
         "plain": secret,
         "url upper": quote(secret, safe=""),
         "url lower": re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")),

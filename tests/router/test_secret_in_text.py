@@ -8,6 +8,7 @@ import base64
 import json
 from urllib.parse import quote
 
+from tests.protocol.test_redaction import hidden_spellings
 from tests.protocol.test_secret_shapes import MORE_ORDINARY, SHAPES, ordinary_posts
 from tests.router.test_policy import CREDS, run
 
@@ -29,6 +30,7 @@ def own_credential_spellings(secret):
         raw.hex(":"),
         secret[::-1],
         json.dumps(secret.translate(str.maketrans("aeo", "\u0430\u0435\u043e")))[1:-1],
+        *hidden_spellings(secret).values(),  # compressed, base85, codes, doubled, rot47, pieces
     ]
 
 
@@ -70,3 +72,14 @@ def test_a_credential_cut_between_a_posts_title_and_its_text_is_refused(redis_ur
     spaced = {**params, "title": " ".join(key[:cut]), "text": " ".join(key[cut:])}
     replies = run(redis_urls, admin, tmp_path, [("CREATE_POST", params), ("CREATE_POST", spaced)])
     assert [(r["status"], r["error"]) for r in replies] == [("denied", "secret_in_text")] * 2
+
+
+def test_a_post_with_a_secret_shaped_string_hidden_in_a_blob_is_refused(redis_urls, admin, tmp_path):
+    shapes = [SHAPES[name] for name in sorted(SHAPES) if name not in ("russian",)][:6]
+    hidden = [form for shape in shapes for name, form in hidden_spellings(shape).items()
+              if "pieces" not in name and "doubled" not in name and "rot47" not in name]
+    commands = [("CREATE_POST", {"platform": "bsky", "text": f"decode me: {form}"}) for form in hidden]
+    replies = run(redis_urls, admin, tmp_path, commands, ROUTER_QUOTAS="post=1000")
+    passed = [form for form, r in zip(hidden, replies, strict=True) if (r["status"], r["error"]) != ("denied", "secret_in_text")]
+    assert passed == []
+    assert not (tmp_path / "outbox.jsonl").exists()

@@ -1,0 +1,273 @@
+"""Text hidden inside a blob: what a list of escapes cannot reach.
+
+`protocol.spellings` undoes escapes character by character. A key can also travel inside a blob
+that has to be decoded whole: gzip or zlib (or bz2, xz) inside base64 or hex, base85 and
+Ascii85, runs of octal or decimal character codes, UTF-16 or UTF-32 as hex, every character
+doubled. `blobs(text)` finds the runs that may be one, decodes each (layer after layer, a few
+layers deep, each layer's output bounded) and says what text each could hold; the redactor then
+searches those texts as it searches any other, and redacts the whole run when one holds a secret.
+
+A mechanism, not a list of spellings: any text hidden under any mix of these layers is found,
+and `suspicion()` names the runs that decode to something or look random, so a post that
+carries one is held for the owner's approval even when no decoding of it is known.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bz2
+import lzma
+import math
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DEPTH = 3  # layers undone inside one another (gzip in base64 in hex: 3)
+MAX_OUTPUT = 64 * 1024  # bytes a decompressed layer may grow to: a zip bomb stops here
+MAX_BLOBS = 64  # runs decoded per text; a text made of nothing but runs is suspect anyway
+MIN_BYTES = 6  # a decoded layer shorter than this cannot hold a secret worth the search
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Blob:
+    start: int
+    end: int
+    texts: tuple[str, ...]  # what the run could decode to, each a candidate
+    kinds: tuple[str, ...]  # the layers found, e.g. ("base64", "gzip")
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+_HEX = re.compile(r"(?:0[xX])?[0-9A-Fa-f]{2}(?:[ :,-]?(?:0[xX])?[0-9A-Fa-f]{2}){5,}")
+_ASCII85 = re.compile(r"<~[!-u\s]{5,}?~>|[!-u]{15,}")
+_BASE85 = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{15,}")
+_A85_SYMBOLS = frozenset("!\"#$%&'()*,.:;<>?@[\\]^`")
+_B85_SYMBOLS = frozenset("!#$%&()*;<>?@^`{|}~")
+_CODES_GATE = re.compile(r"\d\d[ ,;]+\d\d|\\[0-7]{3}\\")
+_OCTAL = re.compile(r"(?:\\[0-7]{3}){4,}|\b[0-7]{3}(?:[ ,;]+[0-7]{3}){4,}\b")
+_DECIMAL = re.compile(r"\b\d{2,7}(?:[ ,;]+\d{2,7}){4,}\b")
+_DOUBLED = re.compile(r"(?:(.)\1){6,}", re.DOTALL)
+
+
+def _b64(run: str) -> bytes | None:
+    run = run.rstrip("=")
+    alphabet = "-_" if ("-" in run or "_" in run) else "+/"
+    try:
+        return base64.b64decode(run + "=" * (-len(run) % 4), altchars=alphabet.encode(), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hex(run: str) -> bytes | None:
+    digits = re.sub(r"0[xX]|[ :,-]", "", run)
+    try:
+        return bytes.fromhex(digits) if len(digits) % 2 == 0 else None
+    except ValueError:
+        return None
+
+
+def _a85(run: str) -> bytes | None:
+    """Ascii85 (Adobe's, with or without `<~ ~>`); like base85, only a run with its symbols."""
+    if not run.startswith("<~") and _A85_SYMBOLS.isdisjoint(run):
+        return None
+    try:
+        return base64.a85decode(run, adobe=run.startswith("<~"), ignorechars=b" \t\r\n")
+    except ValueError:
+        return None
+
+
+def _b85(run: str) -> bytes | None:
+    """Base85 (RFC 1924, as git and Python write it); a run with none of its symbols is
+    almost never one (and more likely base64), so only a run that has some is tried."""
+    if _B85_SYMBOLS.isdisjoint(run):
+        return None
+    try:
+        return base64.b85decode(run)
+    except ValueError:
+        return None
+
+
+def _codes(run: str, base: int) -> bytes | None:
+    """Character codes written out: `\\101\\102`, `101 102`, `72,101,108`; as UTF-8 bytes."""
+    numbers = [int(n, base) for n in re.findall(r"\d+", run)]
+    if not numbers or any(n > 0x10FFFF or 0xD800 <= n <= 0xDFFF for n in numbers):
+        return None
+    return "".join(map(chr, numbers)).encode("utf-8", "ignore")
+
+
+_DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], bytes | None]], ...] = (
+    ("base64", _BASE64, _b64),
+    ("hex", _HEX, _hex),
+    ("ascii85", _ASCII85, _a85),
+    ("base85", _BASE85, _b85),
+    ("octal codes", _OCTAL, lambda run: _codes(run, 8)),
+    ("decimal codes", _DECIMAL, lambda run: _codes(run, 10)),
+)
+
+
+def _inflate(data: bytes) -> tuple[str, bytes] | None:
+    """The layer under a whole compressed stream, bounded: gzip, zlib, bz2, xz. Random bytes can
+    start with a stream's magic; they seldom end one, so only a stream that ends counts."""
+    makers: list[tuple[str, Callable[[], Any]]] = []
+    if data[:2] == b"\x1f\x8b":
+        makers.append(("gzip", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)))
+    if data[:1] == b"\x78":
+        makers.append(("zlib", zlib.decompressobj))
+    if data[:3] == b"BZh":
+        makers.append(("bz2", bz2.BZ2Decompressor))
+    if data[:6] == b"\xfd7zXZ\x00" or data[:1] == b"\x5d":
+        makers.append(("xz", lzma.LZMADecompressor))
+    for kind, make in makers:
+        stream = make()
+        try:
+            out = stream.decompress(data, MAX_OUTPUT)
+        except (zlib.error, OSError, lzma.LZMAError, EOFError, ValueError):
+            continue
+        if stream.eof and len(out) >= MIN_BYTES:
+            return kind, out
+    return None
+
+
+_WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+def _texts(data: bytes) -> list[str]:
+    """The readable texts a byte string could be (a secret is printable; random bytes are not):
+    Latin-1 keeps every ASCII byte where it was; UTF-8 for other scripts; UTF-16 and UTF-32
+    (either order) when the bytes are full of zeros."""
+    texts = [data.decode("latin-1")]
+    if not data.isascii():
+        texts.append(data.decode("utf-8", "ignore"))
+    if data.count(0) * 4 >= len(data):
+        texts += [data.decode(codec, "ignore") for codec in _WIDE]
+    return [t for t in texts if _printable(t)]
+
+
+def _printable(text: str) -> bool:
+    if len(text) < MIN_BYTES:
+        return False
+    return text.isprintable() or len(_UNPRINTABLE.findall(text)) <= 0.15 * len(text)
+
+
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\uffff]")
+_PRINTABLE_BYTES = bytes(range(0x20, 0x7F))
+_MAGIC = (b"\x1f\x8b", b"\x78", b"BZh", b"\xfd7zXZ\x00", b"\x5d")
+
+
+def _plausible(data: bytes) -> bool:
+    """Bytes that may hold text: a compressed stream's magic, mostly printable ASCII, UTF-8 or
+    wide characters (many zeros). Random bytes, the usual find, are none of these: skipped at once."""
+    if data.startswith(_MAGIC) or data.count(0) * 4 >= len(data):
+        return True
+    if len(data.translate(None, _PRINTABLE_BYTES)) <= 0.15 * len(data):
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _layers(data: bytes, kinds: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    inflated = _inflate(data)
+    if inflated is not None:
+        yield from ((t, (*kinds, inflated[0])) for t in _texts(inflated[1]))
+    yield from ((t, kinds) for t in _texts(data))
+
+
+def blobs(text: str, depth: int = MAX_DEPTH) -> list[Blob]:
+    """The runs of `text` that decode to something, and what each could hold (every layer down
+    to `depth`, the texts of the inner layers included)."""
+    found: list[Blob] = []
+    codes = _CODES_GATE.search(text) is not None
+    for kind, pattern, decoder in _DECODERS:
+        if kind.endswith("codes") and not codes:
+            continue
+        for match in pattern.finditer(text):
+            if len(found) >= MAX_BLOBS:
+                return found
+            span = match.span()
+            data = decoder(match.group())
+            if data is None or len(data) < MIN_BYTES or not _plausible(data):
+                continue
+            texts, kinds = _unwrap(data, (kind,), depth - 1)
+            if texts:
+                found.append(Blob(span[0], span[1], tuple(texts), tuple(kinds)))
+    found.extend(_doubled(text))
+    return found
+
+
+def _unwrap(data: bytes, kinds: tuple[str, ...], depth: int) -> tuple[list[str], list[str]]:
+    texts: list[str] = []
+    all_kinds: list[str] = list(kinds)
+    for layer, layer_kinds in _layers(data, kinds):
+        texts.append(layer)
+        all_kinds.extend(k for k in layer_kinds if k not in all_kinds)
+        if depth > 0:
+            for inner in blobs(layer, depth):
+                texts.extend(inner.texts)
+                all_kinds.extend(k for k in inner.kinds if k not in all_kinds)
+    return texts, all_kinds
+
+
+def _doubled(text: str) -> Iterator[Blob]:
+    """Every character written twice (`sskk__lliivvee`): the run read once."""
+    for match in _DOUBLED.finditer(text):
+        once = match.group()[::2]
+        if len(set(once)) > 2:
+            yield Blob(match.start(), match.end(), (once,), ("doubled characters",))
+
+
+_ROT47 = str.maketrans(
+    "".join(chr(c) for c in range(33, 127)), "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127))
+)
+
+
+def rot47(text: str) -> str:
+    """Every printable ASCII character but the space turned half way round; its own inverse."""
+    return text.translate(_ROT47)
+
+
+# What a random run looks like: letters, digits and the symbols encodings use, no spaces.
+_RUN = re.compile(r"[A-Za-z0-9+/=_\-~!#$%&*.:;<>?@^|]{24,}")
+ENTROPY_BITS = 4.0  # bits per character a run must reach to count as random-looking
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy of the characters of `text`, in bits per character."""
+    counts: dict[str, int] = {}
+    for char in text:
+        counts[char] = counts.get(char, 0) + 1
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values()) if text else 0.0
+
+
+def _random_looking(run: str) -> bool:
+    if run.startswith(("http://", "https://")) or ("/" in run and "." in run.split("/")[0]):
+        return False  # an address: its path is read by a person, who can see where it goes
+    classes = sum((any(map(str.islower, run)), any(map(str.isupper, run)), any(map(str.isdigit, run))))
+    return classes >= 2 and entropy(run) >= ENTROPY_BITS
+
+
+def suspicion(text: str) -> str | None:
+    """Why a text about to be published may carry something hidden, or None: a run that decodes
+    to readable text or a compressed stream, or a long run that looks random (a key nobody knows
+    the shape of). A signal for the owner, never a proof."""
+    for blob in blobs(text, depth=1):
+        readable = [t for t in blob.texts if _readable(t)]
+        if readable or len(blob.kinds) > 1:
+            return f"it holds a {' in '.join(reversed(blob.kinds))} run that decodes to text"
+    for match in _RUN.finditer(text):
+        if _random_looking(match.group()):
+            size = len(match.group())
+            return f"it holds a {size}-character run that looks random (a key or an encoded blob?)"
+    return None
+
+
+def _readable(text: str) -> bool:
+    printable = sum(c.isprintable() and c.isascii() for c in text)
+    letters = sum(c.isalpha() for c in text)
+    return len(text) >= 8 and printable >= 0.9 * len(text) and letters >= 0.5 * len(text)
