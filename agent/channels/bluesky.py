@@ -48,7 +48,9 @@ from agent.channels.jetstream import (
     MalformedEvent,
     Post,
     PostFilter,
+    is_ahead,
     subscribe_url,
+    wall_clock_us,
 )
 from agent.errors import ConfigError, StateFileError
 from agent.workspace import read_json, write_json_atomic
@@ -291,6 +293,10 @@ class BlueskyListener(BaseChannel):
         if cursor is not None and (isinstance(cursor, bool) or not isinstance(cursor, int) or cursor <= 0):
             raise ConfigError(f"{self.state_path}: 'cursor' must be a positive whole number (unix "
                               "microseconds); fix it or delete the file to listen from now")
+        if cursor is not None and is_ahead(cursor, wall_clock_us()):
+            log.warning("Bluesky: the saved cursor %s is ahead of now (a malformed event saved it); "
+                        "it is not used: listening from now", cursor)
+            return None
         return cursor
 
     def _save_cursor(self) -> None:

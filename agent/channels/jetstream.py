@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -25,6 +27,9 @@ POST_COLLECTION = "app.bsky.feed.post"
 MENTION_FEATURE = "app.bsky.richtext.facet#mention"
 MAX_EVENT_BYTES = 1_000_000  # below the websockets client's 1 MiB max_size
 MAX_POST_TEXT = 3000  # the post lexicon allows 3000 bytes (300 graphemes); more is not a post
+# An event stamped further ahead of now than clock skew explains is malformed: taken as the
+# cursor, it would make the listener skip every real post from then on, across restarts.
+MAX_AHEAD_US = 10 * 60 * 1_000_000
 MAX_FACETS = 500  # a post with more rich-text facets than this is not a real post
 
 # The head Jetstream writes first: `{"did":"…","time_us":…,`. No quote or backslash inside the DID,
@@ -80,17 +85,18 @@ class PostFilter:
     head is read for `time_us`. The rest take the full, defensive parse (`read_event`).
     (Jetstream's Go encoder never writes a DID's letters as \\u escapes.)"""
 
-    def __init__(self, watch: frozenset[str]) -> None:
+    def __init__(self, watch: frozenset[str], now_us: Callable[[], int] | None = None) -> None:
         self.watch = watch
         self._needles = tuple(sorted(watch))
+        self.now_us = now_us or wall_clock_us
 
     def read(self, raw: str | bytes) -> Event:
         """The event, with `post` set only for a post that addresses a watched account."""
         if isinstance(raw, str) and len(raw) <= MAX_EVENT_BYTES:
             head = _EVENT_HEAD.match(raw)
             if head is not None and not any(needle in raw for needle in self._needles):
-                return Event(int(head.group(1)), None)
-        event = read_event(raw)
+                return Event(checked_time(int(head.group(1)), self.now_us()), None)
+        event = read_event(raw, self.now_us())
         if event.post is not None and not event.post.addresses(self.watch):
             return Event(event.time_us, None)
         return event
@@ -111,7 +117,22 @@ def is_did(value: object) -> bool:
     return isinstance(value, str) and DID_PATTERN.fullmatch(value) is not None
 
 
-def read_event(raw: str | bytes) -> Event:
+def wall_clock_us() -> int:
+    return time.time_ns() // 1000
+
+
+def is_ahead(time_us: int, now_us: int) -> bool:
+    """True for a time further ahead of now than clock skew explains."""
+    return time_us > now_us + MAX_AHEAD_US
+
+
+def checked_time(time_us: int, now_us: int) -> int:
+    if is_ahead(time_us, now_us):
+        raise MalformedEvent(f"time_us {time_us} is ahead of now; not taken as a cursor")
+    return time_us
+
+
+def read_event(raw: str | bytes, now_us: int | None = None) -> Event:
     """Parse one WebSocket message. Raises MalformedEvent saying what is wrong with it."""
     if isinstance(raw, bytes):
         try:
@@ -129,6 +150,7 @@ def read_event(raw: str | bytes) -> Event:
     time_us = data.get("time_us")
     if isinstance(time_us, bool) or not isinstance(time_us, int) or time_us <= 0:
         raise MalformedEvent("no positive integer time_us")
+    checked_time(time_us, wall_clock_us() if now_us is None else now_us)
     try:
         return Event(time_us, created_post(data))
     except MalformedEvent as exc:

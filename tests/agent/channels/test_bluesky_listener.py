@@ -600,3 +600,41 @@ def test_the_console_runs_while_jetstream_is_unreachable_and_the_listener_backs_
 
     assert asyncio.run(scenario()) == 0
     assert listeners[0]._outage
+
+
+FAR_FUTURE = 9_999_999_999_999_999_999
+
+
+def test_an_event_stamped_far_ahead_of_now_is_not_taken_as_the_cursor(fake, workspace, caplog):
+    """Issue 19, item 13: one event with time_us 9,999,999,999,999,999,999 became the cursor, and
+    every later mention was dropped, on every restart."""
+    handler = Recorder()
+
+    async def scenario():
+        listener = make_listener(fake, workspace, handler)
+        async with running(listener, fake):
+            future = mention("3kfuture", T)
+            future["time_us"] = FAR_FUTURE
+            unrelated = post_event(BOB, "3kz", "so", T)
+            unrelated["time_us"] = FAR_FUTURE
+            fake.queue(future, unrelated, mention("3kreal", T + 1))
+            await until(lambda: len(handler.messages) == 1, "the real mention was answered")
+            await until(lambda: listener.cursor == T + 1, "the cursor moved to the real mention")
+
+    asyncio.run(scenario())
+    assert [m.text for m in handler.messages] == ["hey @owner (3kreal)"]
+    assert saved_cursor(workspace) == T + 1
+
+
+def test_a_saved_cursor_ahead_of_now_is_refused_and_the_listener_starts_from_now(fake, workspace, caplog):
+    (workspace.root / STATE_FILE).write_text(json.dumps({"cursor": FAR_FUTURE}))
+    listener = make_listener(fake, workspace, Recorder())
+
+    async def scenario():
+        async with running(listener, fake):
+            pass
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    assert fake.cursors() == [None]
+    assert "ahead of now" in caplog.text
