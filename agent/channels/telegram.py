@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import Bot, BotCommand, Chat, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ChatAction
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
@@ -36,6 +36,7 @@ from telegram.ext import (
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
+from agent.channels.telegram_approvals import NO_PREVIEW, on_approval_button, send_notice
 from agent.channels.telegram_origin import forward_author
 from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, bot_token, bot_urls
 from agent.channels.text_split import split_message
@@ -77,10 +78,6 @@ def retry_after_seconds(exc: RetryAfter) -> float:
         warnings.simplefilter("ignore")
         value: int | float | timedelta = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-def is_entity_error(exc: BadRequest) -> bool:
-    return "can't parse entities" in exc.message.lower()
 
 
 class TelegramChannel(BaseChannel):
@@ -221,7 +218,7 @@ class TelegramChannel(BaseChannel):
                 self._refused.pop(next(iter(self._refused)))
             self._refused[user.id] = None
             try:
-                await self._send_text(context.bot, chat.id, REFUSAL.format(user_id=user.id), markdown=False)
+                await self._send_text(context.bot, chat.id, REFUSAL.format(user_id=user.id))
             except TelegramError as exc:
                 log.warning("Telegram: could not send the refusal to user id %s: %s", user.id, exc)
         else:
@@ -256,7 +253,7 @@ class TelegramChannel(BaseChannel):
         async with self._typing(context.bot, chat.id):
             reply = await self.handle(incoming)
         for chunk in split_message(reply):
-            await self._send_text(context.bot, chat.id, chunk, markdown=False)
+            await self._send_text(context.bot, chat.id, chunk)
 
     async def on_not_text(self, update: Update, context: Context) -> None:
         """Photos, stickers, voice…: only text is read for now."""
@@ -274,14 +271,10 @@ class TelegramChannel(BaseChannel):
     # --- sending --------------------------------------------------------------------------
     async def on_button(self, update: Update, context: Context) -> None:
         """An Approve or Deny button of an approval request (see telegram_approvals)."""
-        from agent.channels.telegram_approvals import on_approval_button
-
         await on_approval_button(self, update, getattr(self.service, "desk", None))
 
     async def send_notice(self, conversation: str, data: dict[str, Any], text: str) -> None:
         """An owner notice (approval asked or settled); buttons in the owner's private chat."""
-        from agent.channels.telegram_approvals import send_notice
-
         if self.application is None or not self._running:
             raise RuntimeError("the Telegram channel is not running")
         await send_notice(self, chat_id_of(conversation), data, text)
@@ -304,24 +297,16 @@ class TelegramChannel(BaseChannel):
         if self.application is None or not self._running:
             raise RuntimeError("the Telegram channel is not running")
         bot, chat_id = self.application.bot, chat_id_of(conversation)
-        await self._send_text(bot, chat_id, f"… {text}"[:4000], markdown=False)
+        await self._send_text(bot, chat_id, f"… {text}"[:4000])
 
     async def _reply(self, update: Update, text: str) -> None:
         """The bot's own short texts (help, status): plain, so an underscore is not Markdown."""
         assert update.effective_chat is not None
-        await self._send_text(update.get_bot(), update.effective_chat.id, text, markdown=False)
+        await self._send_text(update.get_bot(), update.effective_chat.id, text)
 
-    async def _send_text(self, bot: Bot, chat_id: int, text: str, markdown: bool = True) -> None:
-        """One message, as Markdown when possible; plain text if Telegram cannot parse the entities."""
-        if markdown:
-            try:
-                await self._with_retry(lambda: bot.send_message(chat_id, text, parse_mode=ParseMode.MARKDOWN))
-                return
-            except BadRequest as exc:
-                if not is_entity_error(exc):
-                    raise
-                log.info("Telegram rejected the Markdown of a reply to chat %s; sending plain text", chat_id)
-        await self._with_retry(lambda: bot.send_message(chat_id, text))
+    async def _send_text(self, bot: Bot, chat_id: int, text: str) -> None:
+        """One message, plain text (no entity parsing, no link preview): what was written is what shows."""
+        await self._with_retry(lambda: bot.send_message(chat_id, text, link_preview_options=NO_PREVIEW))
 
     async def _with_retry(self, call: Callable[[], Awaitable[T]]) -> T:
         """Retry network errors (with backoff) and 429s (after the wait Telegram asks), boundedly.

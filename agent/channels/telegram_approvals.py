@@ -10,7 +10,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Update
 from telegram.error import TelegramError
 
 from agent.channels.text_split import split_message
@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from agent.channels.telegram import TelegramChannel
 
 log = logging.getLogger("safeclaw.agent.telegram")
+# Every message goes as plain text with no link preview: a reply can quote a stranger's post, and
+# Markdown would turn `[Account locked](https://evil…)` into a live link that hides its address.
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 BUTTON_DATA = re.compile(r"^approval:(approve|deny):([0-9a-f]{32})$")
 
 
@@ -45,7 +48,9 @@ async def send_notice(channel: TelegramChannel, chat_id: int, data: dict[str, An
     for chunk in split_message(text)[:3]:
 
         async def send(chunk: str = chunk) -> Any:
-            return await bot.send_message(chat_id, chunk, reply_markup=markup)
+            return await bot.send_message(
+                chat_id, chunk, reply_markup=markup, link_preview_options=NO_PREVIEW
+            )
 
         await channel._with_retry(send)
 

@@ -44,7 +44,7 @@ def test_owner_message_is_answered_in_its_own_conversation_with_typing_shown(fak
     ]
     actions = fake.calls_of("sendChatAction")
     assert actions and actions[0].params == {"chat_id": OWNER, "action": "typing"}
-    assert fake.sent_messages(OWNER)[0]["parse_mode"] == "Markdown"
+    assert fake.sent_messages(OWNER)[0].get("parse_mode") is None  # plain text: see below
 
 
 def test_stranger_is_refused_once_and_never_reaches_the_agent(fake, tmp_path, caplog):
@@ -101,10 +101,13 @@ def test_long_reply_is_split_into_ordered_chunks_within_the_limit(fake, tmp_path
     assert all(len(chunk) <= 4096 for chunk in sent)
 
 
-def test_markdown_telegram_rejects_is_resent_as_plain_text(fake, tmp_path):
-    fake.reject_markdown_marker = "*unclosed"
-    channel = make_channel(fake, tmp_path, Echo(lambda _: "look: *unclosed bold"))
-    fake.push_message(OWNER, OWNER, "format something")
+def test_a_reply_quoting_a_markdown_link_is_sent_as_plain_text_without_a_preview(fake, tmp_path):
+    """Issue 19, item 8: a notification holding `[Account locked](https://evil…)` became a live link
+    in the owner's chat. Every message is plain text: the address shows as written."""
+    quoted = "Your notifications: [Account locked](https://evil.example/login) and *urgent* `x`"
+    fake.reject_markdown_marker = "*urgent"
+    channel = make_channel(fake, tmp_path, Echo(lambda _: quoted))
+    fake.push_message(OWNER, OWNER, "read my notifications")
 
     async def scenario():
         async with running(channel, fake):
@@ -112,8 +115,9 @@ def test_markdown_telegram_rejects_is_resent_as_plain_text(fake, tmp_path):
 
     asyncio.run(scenario())
     attempts = fake.calls_of("sendMessage")
-    assert [(c.answered, c.params.get("parse_mode")) for c in attempts] == [(400, "Markdown"), (200, None)]
-    assert fake.sent_texts(OWNER) == ["look: *unclosed bold"]
+    assert [(c.answered, c.params.get("parse_mode")) for c in attempts] == [(200, None)]
+    assert attempts[0].params["link_preview_options"] == {"is_disabled": True}
+    assert fake.sent_texts(OWNER) == [quoted]
 
 
 @pytest.mark.parametrize("failure", [too_many_requests(1), dropped_connection(), server_error()],
