@@ -35,6 +35,18 @@ CHROME_ARGS = (
     "--safebrowsing-disable-auto-update", "--disable-search-engine-choice-screen",
 )
 
+# The profile's preferences. A page never writes a file on this machine: every download is blocked
+# (3 = all downloads). WebRTC sends no UDP but through the proxy, which has none: the command-line
+# switch above is ignored by some Chromium builds, the preference is not (a page's STUN requests
+# reached 127.0.0.1 without it).
+BROWSER_PREFS = {
+    "download_restrictions": 3,
+    "webrtc.ip_handling_policy": "disable_non_proxied_udp",
+    "webrtc.multiple_routes_enabled": False,
+    "webrtc.nonproxied_udp_enabled": False,
+}
+
+
 @dataclass
 class BrowserSession:
     """A running WebDriver session and what must be cleaned up after it."""
@@ -88,8 +100,7 @@ def chrome_options(profile_dir: Path | None, binary: str | None, proxy: str) -> 
     options.add_argument(f"--proxy-server=http://{proxy}")
     options.add_argument("--proxy-bypass-list=<-loopback>")  # no implicit bypass for localhost
     options.add_argument("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
-    # A page never writes a file on this machine: every download is blocked (3 = all downloads).
-    options.add_experimental_option("prefs", {"download_restrictions": 3})
+    options.add_experimental_option("prefs", BROWSER_PREFS)
     if profile_dir is not None:
         options.add_argument(f"--user-data-dir={profile_dir}")
     if binary is not None:

@@ -107,6 +107,12 @@ return null;
 """
 
 
+def is_web_frame(src: object) -> bool:
+    """An iframe the page itself can show: http(s), or none (its own document, about:blank)."""
+    source = str(src or "").strip().lower()
+    return not source or source.startswith(("http://", "https://", "about:blank"))
+
+
 def click_accept(driver: Any) -> str | None:
     """Click one accept button in the current document; returns what was clicked, or None."""
     clicked = driver.execute_script(_DISMISS_SCRIPT, FRAMEWORK_SELECTORS, ACCEPT_LABELS)
@@ -133,6 +139,8 @@ def dismiss_consent_banners(driver: Any, max_frames: int = MAX_FRAMES) -> list[s
         return clicked
     for index, frame in enumerate(frames):
         try:
+            if not is_web_frame(frame.get_attribute("src")):
+                continue  # a frame the page may not show (file:, chrome-error): entering it hangs
             driver.switch_to.frame(frame)
             hit = click_accept(driver)
             if hit:

@@ -1,4 +1,6 @@
-"""Which URLs the browser may open: http(s) only, no credentials, no private networks.
+"""Which URLs the browser may open: http(s) only, no credentials, no private networks, and
+none of this machine's own addresses (a service listening on 0.0.0.0 answers on the machine's
+public address too, which no list of private ranges holds).
 
 Every address a host name resolves to is checked (IPv4 and IPv6, IPv4-mapped IPv6 and the
 legacy decimal/octal/hex IPv4 spellings browsers accept), because a name that resolves to
@@ -7,9 +9,15 @@ one public and one loopback address is as dangerous as a loopback literal.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import ipaddress
 import socket
+import struct
+import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from agent.actions import ActionError
@@ -38,6 +46,52 @@ def is_public_address(address: IPAddress) -> bool:
         address.is_multicast or address.is_reserved or address.is_loopback
         or address.is_link_local or address.is_unspecified or address.is_private
     )
+
+
+_SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
+OWN_ADDRESSES_TTL = 10.0  # seconds the list of this machine's addresses is kept before it is read again
+_own: tuple[float, frozenset[IPAddress]] = (0.0, frozenset())
+_own_lock = threading.Lock()
+
+
+def own_addresses() -> frozenset[IPAddress]:
+    """Every address of this machine's own interfaces (IPv4 and IPv6), and what its host name
+    resolves to; read again every few seconds, since interfaces come and go."""
+    global _own
+    with _own_lock:
+        read_at, addresses = _own
+        if time.monotonic() - read_at < OWN_ADDRESSES_TTL:
+            return addresses
+        found: set[IPAddress] = {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")}
+        found |= _interface_ipv4() | _interface_ipv6() | _host_name_addresses()
+        _own = (time.monotonic(), frozenset(found))
+        return _own[1]
+
+
+def _interface_ipv4() -> set[IPAddress]:
+    found: set[IPAddress] = set()
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for _index, name in socket.if_nameindex():
+            with contextlib.suppress(OSError):
+                request = struct.pack("256s", name.encode()[:15])
+                answer = fcntl.ioctl(sock.fileno(), _SIOCGIFADDR, request)
+                found.add(ipaddress.IPv4Address(answer[20:24]))
+    return found
+
+
+def _interface_ipv6() -> set[IPAddress]:
+    """From /proc/net/if_inet6 (Linux): one line per address, its 32 hex digits first."""
+    with contextlib.suppress(OSError, ValueError):
+        lines = Path("/proc/net/if_inet6").read_text().splitlines()
+        return {ipaddress.IPv6Address(bytes.fromhex(line.split()[0])) for line in lines if line.strip()}
+    return set()
+
+
+def _host_name_addresses() -> set[IPAddress]:
+    with contextlib.suppress(OSError, UnicodeError):
+        infos = socket.getaddrinfo(socket.gethostname(), None)
+        return {ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos}
+    return set()
 
 
 def parse_ip_literal(host: str) -> IPAddress | None:
@@ -71,6 +125,12 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     if not addresses:
         raise ActionError(f"the host {host!r} resolves to no address")
     return addresses
+
+
+def _unmapped(address: IPAddress) -> IPAddress:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
 
 
 def check_url(url: object, allow_private: bool = False) -> CheckedURL:
@@ -108,5 +168,11 @@ def check_url(url: object, allow_private: bool = False) -> CheckedURL:
                 f"refused: {host} is a loopback, private, link-local or reserved address "
                 f"({', '.join(blocked)}); set browser.allow_private_addresses to true in config.json "
                 "to allow local pages"
+            )
+        own = [str(a) for a in addresses if a in own_addresses() or _unmapped(a) in own_addresses()]
+        if own:
+            raise ActionError(
+                f"refused: {host} is this machine's own address ({', '.join(own)}); a page may not "
+                "reach the services running here"
             )
     return CheckedURL(url=url, host=ascii_host, addresses=tuple(str(a) for a in addresses))

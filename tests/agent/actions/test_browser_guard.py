@@ -135,6 +135,9 @@ def attacker_pages(protected: int) -> dict[str, tuple[int, dict[str, str], str]]
             fetch(URL.createObjectURL(new Blob(['x']))).then(() => fetch('{loop}/after-blob')).catch(() => {{}});
             </script>"""
         ),
+        "/embed-file": html(body='<embed src="file:///etc/hostname"><object data="file:///etc/passwd"></object>'
+                            '<iframe src="file:///etc/hosts"></iframe><iframe src="/to-file"></iframe>'),
+        "/to-file": (302, {"Location": "file:///etc/passwd"}, ""),
         "/download": html(
             body='<a id="d" href="/file.bin" download>file</a><script>document.getElementById("d").click();'
             "location.href = '/file.bin';</script>"
@@ -266,6 +269,75 @@ def test_no_other_way_out_of_the_page_reaches_loopback(chromium, servers, make_c
     time.sleep(0.3)  # anything the page started late would have connected by now
     assert protected.connections == 0, result.get("blocked_requests")
     assert "Attacker page" in workspace.output_file(result["files"]["txt"]).read_text()
+
+
+class UdpListener:
+    """A loopback UDP port that counts every datagram it gets (a STUN server a page may aim at)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+        self.datagrams = 0
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                self.sock.recvfrom(2048)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.datagrams += 1
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+def test_webrtc_sends_no_datagram_to_a_local_address(chromium, make_ctx, workspace):
+    """Issue 19, item 10: 8 UDP datagrams from a page reached 127.0.0.1 over WebRTC (STUN), since
+    this Chromium ignores the command-line switch; the profile's preference holds."""
+    udp = UdpListener()
+    stun = f"stun:127.0.0.1:{udp.port}"
+    page = f"""<!doctype html><html><body><p>Attacker page</p><script>
+      for (let i = 0; i < 3; i++) {{
+        const pc = new RTCPeerConnection({{iceServers: [{{urls: '{stun}'}},
+          {{urls: 'turn:127.0.0.1:{udp.port}?transport=udp', username: 'u', credential: 'p'}}]}});
+        pc.createDataChannel('x');
+        pc.createOffer().then(o => pc.setLocalDescription(o));
+      }}
+    </script><img src="/slow.png"></body></html>"""
+    attacker = AttackerServer({"/rtc": (200, {}, page)})
+    attacker._thread.start()
+    try:
+        browser_vision({"url": f"http://attacker.test:{attacker.port}/rtc"}, guarded_ctx(make_ctx, attacker))
+        time.sleep(1.5)  # ICE gathering runs on after the load event
+    finally:
+        attacker.shutdown()
+        attacker.server_close()
+        udp.stop()
+    assert udp.datagrams == 0
+
+
+def test_a_page_embedding_local_files_is_read_without_waiting_for_the_total_timeout(
+    chromium, servers, make_ctx, workspace
+):
+    """Issue 19, item 12: `<embed src=file://…>` made a visit hang until the total timeout."""
+    attacker, _ = servers
+    ctx = guarded_ctx(make_ctx, attacker)
+    started = time.monotonic()
+    result = browser_vision({"url": f"http://attacker.test:{attacker.port}/embed-file"}, ctx)
+    took = time.monotonic() - started
+    text = workspace.output_file(result["files"]["txt"]).read_text()
+    html = workspace.output_file(result["files"]["html"]).read_text()
+    assert "Attacker page" in text and "root:" not in text and "root:" not in html
+    assert took < GUARDED["total_timeout"] - 5, took  # a hang guard, not a speed test
 
 
 def test_a_page_cannot_download_a_file_onto_the_disk(

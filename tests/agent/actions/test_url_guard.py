@@ -116,3 +116,27 @@ def test_the_action_refuses_before_starting_any_browser(url, make_ctx, monkeypat
     ctx = make_ctx({"allow_private_addresses": False, "page_load_timeout": 5, "total_timeout": 10})
     with pytest.raises(ActionError, match=r"only http|refused"):
         browser_vision({"url": url}, ctx)
+
+
+def test_every_address_of_this_machine_is_refused_as_its_own():
+    """Issue 19, item 11: the machine's own public address reached a service on 0.0.0.0."""
+    from agent.actions.url_guard import own_addresses
+
+    own = own_addresses()
+    assert ipaddress.ip_address("127.0.0.1") in own
+    for address in own:
+        shown = f"[{address}]" if address.version == 6 else str(address)
+        with pytest.raises(ActionError, match="own address|loopback, private"):
+            check_url(f"http://{shown}:8080/")
+
+
+def test_a_public_address_of_this_machine_is_refused_and_another_one_passes(monkeypatch):
+    import agent.actions.url_guard as url_guard
+
+    mine = ipaddress.ip_address("93.184.216.34")
+    monkeypatch.setattr(url_guard, "own_addresses", lambda: frozenset({mine}))
+    with pytest.raises(ActionError, match="this machine's own address"):
+        check_url("http://93.184.216.34:8080/")
+    with pytest.raises(ActionError, match="this machine's own address"):
+        check_url("http://[::ffff:93.184.216.34]:8080/")
+    assert check_url("http://93.184.216.35/").addresses == ("93.184.216.35",)
