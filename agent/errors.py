@@ -41,6 +41,19 @@ class BudgetExhausted(LLMError):
                          f"raise {key} in agent/config.json{when}")
 
 
+class CostsUnrecorded(BudgetExhausted):
+    """An LLM call's cost could not be written down: no further call is sent until it can be."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        message = f"the cost of the last LLM call could not be written to {path} ({reason})"
+        LLMError.__init__(self, "budget", message, "free space on that disk; the cost waits in memory")
+        self.which = "unrecorded"
+        self.reply = (
+            f"I made no LLM call: the cost of the last one could not be written to {path} ({reason}), and "
+            "an uncounted call could pass your budget unseen. Free space on that disk and ask again."
+        )
+
+
 class NotSavedError(StateFileError):
     """A state file could not be written (disk full, read-only, no permission). Its new content is
     kept in memory and written as soon as that works again."""

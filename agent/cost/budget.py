@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.cost.ledger import CostEntry, CostLedger, utc_day
 from agent.cost.prices import Price, parse_overrides
-from agent.errors import BudgetExhausted, ConfigError, StateFileError
+from agent.errors import BudgetExhausted, ConfigError, CostsUnrecorded, StateFileError
 from agent.llm.usage import Usage
 from agent.workspace import read_json, write_json_atomic
 
@@ -147,7 +147,10 @@ class BudgetGuard:
         return None
 
     def check(self, price: Price, projected_input_tokens: int) -> None:
-        """Raise BudgetExhausted when the budget is spent, or the prompt alone would overspend it."""
+        """Raise BudgetExhausted when the budget is spent, or the prompt alone would overspend it,
+        or an earlier call's cost could not be written down (CostsUnrecorded)."""
+        if not self.ledger.flush():
+            raise CostsUnrecorded(str(self.ledger.path), self.ledger.write_error)
         refused = self.refusal(price, projected_input_tokens)
         if refused is not None:
             which, spent, limit = refused

@@ -3,10 +3,14 @@
 Several agent processes may share the file (a chat service and `autonomy once` from cron): each
 appends whole lines with one O_APPEND write and reads what the others appended since it last
 looked, so every process sees the same totals.
+
+A line the disk refuses (full, read-only) is kept in memory and counted all the same; the budget
+guard sends no further call until it is written (`flush`). A call is never billed unseen.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("safeclaw.agent.cost")
+MIN_FREE_BYTES = 64 * 1024  # below this at start, the ledger is taken as full
 
 
 def utc_day(ts: float) -> str:
@@ -65,19 +70,73 @@ class CostLedger:
     clock: Callable[[], float] = time.time
     total_usd: float = 0.0
     days: dict[str, DayTotals] = field(default_factory=dict)
+    unwritten: list[CostEntry] = field(default_factory=list)  # counted, not yet on the disk
+    write_error: str = ""  # why the last write failed ("" when the disk took everything)
     _offset: int = 0
+    _torn: bool = False  # a write stopped inside a line: the next line starts on a new one
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, entry: CostEntry) -> None:
+        """Count the call: on the disk if it takes the line, else in memory until `flush` can."""
+        with self._lock:
+            self.unwritten.append(entry)
+        self.flush()
+        self.refresh()
+
+    def flush(self) -> bool:
+        """Write the lines kept in memory; True when none is left."""
+        with self._lock:
+            while self.unwritten:
+                try:
+                    self._append(self.unwritten[0])
+                except OSError as exc:
+                    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                    if reason != self.write_error:
+                        log.error("cannot write %s (%s); LLM costs are counted in memory and no "
+                                  "further call is sent until they are written", self.path, reason)
+                    self.write_error = reason
+                    return False
+                self.unwritten.pop(0)
+            if self.write_error:
+                log.info("%s is writable again; the costs kept in memory are written", self.path)
+            self.write_error = ""
+            return True
+
+    def _append(self, entry: CostEntry) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = (entry.to_json() + "\n").encode("utf-8")
+        line = ((b"\n" if self._torn else b"") + (entry.to_json() + "\n").encode("utf-8"))
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line)
+            written = 0
+            while written < len(line):
+                count = os.write(fd, line[written:])
+                if count <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                written += count
+                self._torn = written < len(line)
             os.fsync(fd)
+        except OSError:
+            self._torn = self._torn or 0 < written < len(line)
+            raise
         finally:
             os.close(fd)
-        self.refresh()
+        self._torn = False
+
+    def check_writable(self) -> str | None:
+        """Why the ledger cannot be written now (a start-up check), or None."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.fsync(fd)
+                free = os.statvfs(self.path.parent)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            return os.strerror(exc.errno) if exc.errno else str(exc)
+        if free.f_bavail * free.f_frsize < MIN_FREE_BYTES:
+            return "No space left on device"
+        return None
 
     def refresh(self) -> None:
         """Add the lines appended since the last read (by this process or another)."""
@@ -112,8 +171,12 @@ class CostLedger:
 
     def today(self) -> DayTotals:
         self.refresh()
-        return self.days.get(utc_day(self.clock()), DayTotals())
+        day = utc_day(self.clock())
+        on_disk = self.days.get(day, DayTotals())
+        kept = [e for e in list(self.unwritten) if utc_day(e.ts) == day]
+        return DayTotals(on_disk.usd + sum(e.usd for e in kept), on_disk.calls + len(kept),
+                         on_disk.tokens + sum(e.input_tokens + e.output_tokens for e in kept))
 
     def total(self) -> float:
         self.refresh()
-        return self.total_usd
+        return self.total_usd + sum(e.usd for e in list(self.unwritten))

@@ -66,9 +66,10 @@ class MeteredLLM(BaseLLM):
             text = send()
         except Exception as exc:
             self.health = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:200], "ts": time.time()}
-            # The provider may have billed the prompt before failing (a timeout mid-reply): count
-            # it, estimated. Counting high is the safe side of a budget.
-            failed = estimated_usage(prompt, "")
+            # A reply the provider billed but the agent cannot use (empty, unreadable) counts as
+            # billed; one that failed before any usage was read (a timeout mid-reply) may have been
+            # billed for the prompt: count that, estimated. Counting high is the safe side.
+            failed = self.inner.last_usage or estimated_usage(prompt, "")
             self.guard.record(self.inner.name, self.inner.model, price, failed, _label.get() + ":failed")
             raise
         self.health = {"ok": True, "ts": time.time()}

@@ -11,6 +11,7 @@ import redis
 from agent.cost.budget import BudgetGuard, BudgetStatus
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
+from agent.errors import ConfigError
 from agent.llm.base import BaseLLM
 from agent.notify import OwnerNotifier
 from protocol import Keys
@@ -46,9 +47,16 @@ def build_guard(settings: AgentSettings, notify: OwnerNotifier | None = None) ->
     root = settings.workspace.root
     publish = RedisCostSummary(settings.redis_url, settings.keys) if settings.redis_url else None
     notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
+    ledger = CostLedger(root / "logs" / "cost.jsonl")
+    problem = ledger.check_writable()
+    if problem is not None:
+        raise ConfigError(
+            f"{ledger.path} cannot be written ({problem}): every LLM call's cost is recorded there "
+            "before the next one is sent; free space on that disk or fix its permissions"
+        )
     return BudgetGuard(
         settings.budget,
-        CostLedger(root / "logs" / "cost.jsonl"),
+        ledger,
         root / "logs" / "budget_alerts.json",
         notifier,
         publish,

@@ -50,7 +50,7 @@ class FakeGemini(ScriptedJSONServer):
             item = self.next_item()
             if not isinstance(item, Failure) and model not in self.models:
                 item = self.model_not_found(model)
-            return self.serve(item, _generation(model, item))
+            return self.serve(item, _generation(model, item, self.output_tokens))
         return 404, self.error_body(404, f"Invalid path {path}")
 
 
@@ -69,13 +69,14 @@ def _model(model: str) -> dict[str, Any]:
     }
 
 
-def _generation(model: str, item: str | Failure) -> dict[str, Any]:
+def _generation(model: str, item: str | Failure, output_tokens: int = 5) -> dict[str, Any]:
     text = item if isinstance(item, str) else "fake reply"
     return {
         "candidates": [
             {"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP", "index": 0}
         ],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": output_tokens,
+                          "totalTokenCount": 10 + output_tokens},
         "modelVersion": model,
         "responseId": "fake-response-0001",
     }

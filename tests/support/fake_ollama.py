@@ -46,6 +46,7 @@ class ScriptedJSONServer:
     """Base of the fakes: start with `with Fake() as fake:`, then `fake.url`."""
 
     def __init__(self) -> None:
+        self.output_tokens = 5  # the billed output tokens each reply reports
         self.requests: list[Recorded] = []
         self._queue = _Queue()
         self._lock = threading.Lock()
@@ -195,7 +196,7 @@ class FakeOllama(ScriptedJSONServer):
             item = self.next_item()
             if not isinstance(item, Failure) and model not in self.models:
                 item = self.model_not_found(model)
-            return self.serve(item, _chat_reply(model, item))
+            return self.serve(item, _chat_reply(model, item, self.output_tokens))
         return 404, {"error": "404 page not found"}
 
 
@@ -217,7 +218,7 @@ def _tag(name: str) -> dict[str, Any]:
     }
 
 
-def _chat_reply(model: str, item: str | Failure) -> dict[str, Any]:
+def _chat_reply(model: str, item: str | Failure, output_tokens: int = 5) -> dict[str, Any]:
     text = item if isinstance(item, str) else "fake reply"
     return {
         "model": model,
@@ -229,6 +230,6 @@ def _chat_reply(model: str, item: str | Failure) -> dict[str, Any]:
         "load_duration": 1000,
         "prompt_eval_count": 10,
         "prompt_eval_duration": 1000,
-        "eval_count": 5,
+        "eval_count": output_tokens,
         "eval_duration": 1000,
     }

@@ -52,7 +52,7 @@ class FakeOpenAI(ScriptedJSONServer):
             item = self.next_item()
             if not isinstance(item, Failure) and model not in self.models:
                 item = self.model_not_found(model)
-            return self.serve(item, _completion(model, item))
+            return self.serve(item, _completion(model, item, self.output_tokens))
         return 404, self.error_body(404, f"Invalid URL ({method} {path})")
 
     def _pending_failure(self) -> str | Failure:
@@ -64,7 +64,7 @@ def _model(model: str) -> dict[str, Any]:
     return {"id": model, "object": "model", "created": 1700000000, "owned_by": "system"}
 
 
-def _completion(model: str, item: str | Failure) -> dict[str, Any]:
+def _completion(model: str, item: str | Failure, output_tokens: int = 5) -> dict[str, Any]:
     text = item if isinstance(item, str) else "fake reply"
     return {
         "id": "chatcmpl-fake0001",
@@ -79,6 +79,6 @@ def _completion(model: str, item: str | Failure) -> dict[str, Any]:
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "usage": {"prompt_tokens": 10, "completion_tokens": output_tokens, "total_tokens": 10 + output_tokens},
         "system_fingerprint": "fp_fake",
     }

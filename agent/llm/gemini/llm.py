@@ -63,11 +63,7 @@ class GeminiLLM(BaseLLM):
             lambda: self._client.models.generate_content(model=self.model, contents=prompt, config=config)
         )
         text = _reply_text(response)
-        if not text.strip():
-            reason = _finish_reason(response)
-            raise LLMError(self.name, f"model '{self.model}' returned an empty reply"
-                           + (f" (finish reason {reason})" if reason else ""),
-                           "try again; a safety block or token limit can cause this")
+        # The usage first: an empty reply is billed all the same (MeteredLLM counts it).
         usage = getattr(response, "usage_metadata", None)
         # Thinking models bill their thoughts as output too.
         thoughts = getattr(usage, "thoughts_token_count", None) or 0
@@ -78,6 +74,11 @@ class GeminiLLM(BaseLLM):
             prompt,
             text,
         )
+        if not text.strip():
+            reason = _finish_reason(response)
+            raise LLMError(self.name, f"model '{self.model}' returned an empty reply"
+                           + (f" (finish reason {reason})" if reason else ""),
+                           "try again; a safety block or token limit can cause this")
         return text
 
     def check(self) -> None:

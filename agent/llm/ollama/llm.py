@@ -44,12 +44,14 @@ class OllamaLLM(BaseLLM):
             )
         )
         text = response.message.content if response.message else None
+        # The usage first: an empty reply is billed all the same (MeteredLLM counts it).
+        self.last_usage = usage_or_estimate(
+            getattr(response, "prompt_eval_count", None), getattr(response, "eval_count", None), prompt,
+            text or "",
+        )
         if not text or not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
                            "try again, or try another model")
-        self.last_usage = usage_or_estimate(
-            getattr(response, "prompt_eval_count", None), getattr(response, "eval_count", None), prompt, text
-        )
         return text
 
     def check(self) -> None:

@@ -56,13 +56,15 @@ class OpenAILLM(BaseLLM):
         except (AttributeError, IndexError, KeyError, TypeError):
             raise LLMError(self.name, f"unreadable answer from {self.where}: no choices[0].message.content",
                            "is OPENAI_BASE_URL really an OpenAI-compatible server?") from None
+        # The usage first: an empty reply is billed all the same (MeteredLLM counts it).
+        usage = getattr(completion, "usage", None)
+        self.last_usage = usage_or_estimate(
+            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), prompt,
+            text if isinstance(text, str) else "",
+        )
         if not isinstance(text, str) or not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply",
                            "try again; check the model's content filter or max tokens")
-        usage = getattr(completion, "usage", None)
-        self.last_usage = usage_or_estimate(
-            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), prompt, text
-        )
         return text
 
     def check(self) -> None:

@@ -58,3 +58,18 @@ def test_each_request_sent_is_counted_even_when_a_client_would_retry(provider, f
         sent = _generation_requests(fake)
     counted = [json.loads(line) for line in (tmp_path / "cost.jsonl").read_text().splitlines()]
     assert sent == len(counted) == llm.calls, (sent, counted)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_an_empty_reply_is_counted_at_the_tokens_the_provider_billed(provider, tmp_path):
+    """Issue 19, item 5: an empty reply with 30,000 billed output tokens was recorded as the
+    prompt alone (≈ $0.02 of $1.52): "empty reply" was raised before the usage was read."""
+    fake_cls = PROVIDERS[provider][0]
+    with fake_cls() as fake:
+        fake.output_tokens = 30_000
+        fake.enqueue("")
+        llm, _ledger = _metered(provider, fake, tmp_path)
+        with pytest.raises(LLMError, match="empty reply"):
+            llm.chat("hello")
+    (counted,) = [json.loads(line) for line in (tmp_path / "cost.jsonl").read_text().splitlines()]
+    assert counted["output_tokens"] == 30_000 and not counted["estimated"]
