@@ -63,9 +63,12 @@ class PendingCommands:
         return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
     def add(self, envelope: CommandEnvelope) -> None:
-        """Record the command before it is sent; NotSavedError (and it is not sent) if that fails."""
+        """Record the command before it is sent; NotSavedError (and it is not sent) if that fails.
+        A command that could not be recorded is rolled back too: it is not sent, so nothing may later
+        report its outcome as unknown."""
         with self._locked():
-            data = self.entries()
+            before = self.entries()
+            data = dict(before)
             data[envelope.id] = {
                 "pid": os.getpid(),  # a live process that sent it may still be waiting for its reply
                 "pid_started": process_start(os.getpid()),  # so a reused pid is not mistaken for it
@@ -75,7 +78,12 @@ class PendingCommands:
                 "created_at": envelope.created_at,
                 "expires_at": envelope.expires_at,
             }
-            self.workspace.pending.write(self.path, data)
+            try:
+                self.workspace.pending.write(self.path, data)
+            except NotSavedError:
+                with contextlib.suppress(NotSavedError):  # the state before it, kept until the disk takes it
+                    self.workspace.pending.write(self.path, before)
+                raise
 
     def remove(self, command_id: str) -> None:
         with self._locked():

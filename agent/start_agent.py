@@ -20,6 +20,7 @@ from dotenv import load_dotenv  # noqa: E402
 
 from agent.config import AgentSettings  # noqa: E402
 from agent.errors import AgentError  # noqa: E402
+from agent.workspace_lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
 
 EPILOG = """commands:
   (none) / run          start the agent with the channels enabled in config.json (console by default)
@@ -110,7 +111,8 @@ def run_command(args: argparse.Namespace) -> int:
         return health.doctor(settings_from_config(load_config_file(path), path, env))
     settings = load_settings(env)
     if args.command == "clear":
-        removed = settings.workspace.clear()
+        with WorkspaceLock(settings.workspace.root):  # never under a running agent's feet
+            removed = settings.workspace.clear()
         print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
         return 0
     if args.command == "status":
@@ -131,6 +133,7 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
     from agent.service import AgentService, build_loop, enabled_channels
 
     removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line
+    lock = WorkspaceLock(settings.workspace.root).acquire()  # one agent per workspace, for its life
     setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
     if removed:
         logging.getLogger("safeclaw.agent").warning(
@@ -138,8 +141,11 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
             len(removed),
             ", ".join(map(str, removed)),
         )
-    service = AgentService(settings, build_loop(settings))
-    return asyncio.run(service.run(args.channels or enabled_channels(settings)))
+    try:
+        service = AgentService(settings, build_loop(settings))
+        return asyncio.run(service.run(args.channels or enabled_channels(settings)))
+    finally:
+        lock.release()
 
 
 def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
@@ -154,8 +160,18 @@ def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
     from agent.logs import setup_logging
 
     settings.workspace.ensure()
-    setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
-    return run_once(settings)
+    lock = WorkspaceLock(settings.workspace.root)
+    try:
+        lock.acquire()
+    except WorkspaceBusy as busy:
+        # The running agent makes its own cycles; a second one at the same moment would act twice.
+        print(f"autonomy cycle skipped: the agent (pid {busy.pid or '?'}) holds this workspace")
+        return 0
+    try:
+        setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
+        return run_once(settings)
+    finally:
+        lock.release()
 
 
 if __name__ == "__main__":

@@ -101,9 +101,10 @@ class AutonomyCycle:
             return CycleReport(state.cycle_count, "skipped:too_soon", detail=detail)
         state.cycle_count += 1
         self._cycle_number = state.cycle_count
+        state.last_cycle_at = now
+        self.files.save(state)  # at the start: a second process (or a crash and restart) sees it began
         self._beat(state, "budget check", now)
         report = self._paused(state, now) or self._read_and_act(state, now)
-        state.last_cycle_at = now
         self.files.save(state)
         self._beat(state, IDLE, self.clock())
         self.files.activity({"ts": round(now, 3), **asdict(report)})
@@ -162,7 +163,9 @@ class AutonomyCycle:
         self._beat(state, "reading", now)
         items, fresh = self._read_new(state, report)
         for source, ids in fresh.items():
-            state.mark_seen(source, ids)  # before the turn: a crash mid-turn never answers twice
+            state.mark_seen(source, ids)
+        if fresh:
+            self.files.save(state)  # on disk before the turn: a crash mid-turn never answers twice
         report.new_items = len(items)
         if not items:
             state.rests += 1

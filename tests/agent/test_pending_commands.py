@@ -62,6 +62,30 @@ def test_a_command_that_cannot_be_recorded_is_not_sent(redis_urls, client, monke
     admin.close()
 
 
+def test_a_command_not_recorded_is_rolled_back_and_never_reported_unknown_later(
+    redis_urls, client, outbox, monkeypatch
+):
+    """Issue 19, item 3: the owner was told "not sent", then later "outcome unknown (check the
+    platform)" for the same command, which was never sent: the unsaved record stayed in memory."""
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", full)
+    assert client.call("CREATE_POST", {"platform": "bsky", "text": "hi"}, "console")["error"] == "not_recorded"
+    assert outbox.entries() == {}
+    monkeypatch.undo()
+    outbox.workspace.pending.flush()
+    assert outbox.entries() == {}
+    told = []
+
+    async def tell(conversation, text):
+        told.append((conversation, text))
+
+    asyncio.run(ReplyCollector(outbox, client, tell).collect_once())
+    assert told == []
+
+
 def test_a_late_reply_is_told_to_the_owner_in_the_conversation_that_asked(redis_urls, client, outbox):
     told = []
 

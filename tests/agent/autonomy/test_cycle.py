@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from agent.autonomy.gate import parse_score
 from agent.autonomy.state import StateFiles
 from agent.llm.scripted.llm import ScriptedLLM
@@ -264,3 +266,34 @@ def test_cycles_closer_than_the_floor_are_skipped_with_no_read_and_no_call(works
     assert cycle.files.load().cycle_count == 1
     clock.now += 1
     assert cycle.run_once().outcome == "acted"
+
+
+class Killed(BaseException):
+    """The process dies here (SIGKILL mid-cycle): nothing after this line of the cycle runs."""
+
+
+class DiesAfterItsComment(StandInRouter):
+    def call(self, action, params, conversation, intent=""):
+        reply = super().call(action, params, conversation, intent)
+        if action not in ("MOLTBOOK_FEED", "GET_NOTIFICATIONS"):
+            raise Killed
+        return reply
+
+
+def test_an_agent_killed_after_its_comment_left_does_not_comment_again_after_a_restart(workspace):
+    """Issue 19, item 2: the seen-cursors were only in memory, so the next cycle commented on the
+    same post again. They are on disk before the turn runs; so is the cycle's start."""
+    router = DiesAfterItsComment()
+    router.add_post("general", "a post worth one comment")
+    cycle, _, clock = make_cycle(workspace, EagerPoster(), router, submolts=("general",))
+    with pytest.raises(Killed):
+        cycle.run_once()
+    assert len(router.writes()) == 1
+    state = StateFiles(workspace.root).load()
+    assert state.last_cycle_at == clock.now and state.cycle_count == 1
+
+    restarted = StandInRouter(feeds=router.feeds)
+    clock.now += 60
+    again, _, _ = make_cycle(workspace, EagerPoster(), restarted, clock=clock, submolts=("general",))
+    report = again.run_once()
+    assert report.new_items == 0 and restarted.writes() == []
