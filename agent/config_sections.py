@@ -56,6 +56,9 @@ class LLMSettings:
     provider: str = "ollama"
     model: str = DEFAULT_MODELS["ollama"]
     timeout: float = 120.0  # seconds per LLM call
+    # Tokens the model reads at most (prompt and reply); 0: from the model itself (Ollama's
+    # metadata, Gemini's limits, a known OpenAI model), else a safe guess. Every prompt is fitted to it.
+    context_window: int = 0
     ollama_host: str = DEFAULT_OLLAMA_HOST
     ollama_api_key: str = field(default="", repr=False)  # only for an Ollama behind an auth proxy
     openai_api_key: str = field(default="", repr=False)
@@ -65,7 +68,7 @@ class LLMSettings:
     local_model_path: str = ""  # SAFECLAW_LOCAL_MODEL: a .gguf for the embedded model
     scripted_replies: str = ""  # SAFECLAW_SCRIPTED_REPLIES: a JSON list of replies (tests, demos)
 
-    KEYS = ("provider", "model", "timeout")
+    KEYS = ("provider", "model", "timeout", "context_window")
 
     @classmethod
     def parse(cls, section: Section, env: Env) -> LLMSettings:
@@ -86,6 +89,7 @@ class LLMSettings:
             provider=provider,
             model=model,
             timeout=section.number("timeout", 120, 1, 3600),
+            context_window=section.whole("context_window", 0, 0, 10_000_000),
             ollama_host=normalise_ollama_host(env_text(env, "OLLAMA_HOST")),
             ollama_api_key=env_text(env, "OLLAMA_API_KEY"),
             openai_api_key=env_text(env, "OPENAI_API_KEY"),

@@ -217,6 +217,7 @@ class AgentLoop:
                 PromptInputs(
                     conversation, user_message, history, artifact, turn_id, outside_author, briefing
                 ),
+                self.llm.prompt_budget(),
             )
             self.workspace.write_prompt_cache(prompt)
             try:

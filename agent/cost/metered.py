@@ -90,6 +90,9 @@ class MeteredLLM(BaseLLM):
     def estimate_input_tokens(self, prompt: str) -> int:
         return self.inner.estimate_input_tokens(prompt)
 
+    def context_window(self) -> int | None:
+        return self.inner.context_window()
+
     def prepare(self, prompt: str) -> None:
         self.inner.prepare(prompt)  # no call is sent: nothing to meter
 

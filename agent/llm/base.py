@@ -10,6 +10,7 @@ from agent.llm.structured import parse_structured
 from agent.llm.usage import Usage, estimate_tokens
 
 __all__ = ["BaseLLM", "LLMError", "Usage"]
+REPLY_TOKENS = 1024  # of a model's window, kept for its reply (at most a quarter of the window)
 
 
 class BaseLLM(ABC):
@@ -32,6 +33,18 @@ class BaseLLM(ABC):
     @abstractmethod
     def chat(self, prompt: str) -> str:
         """Send one prompt (as a single user message) and return the reply text."""
+
+    def context_window(self) -> int | None:
+        """Tokens the model reads at most, prompt and reply together; None when there is no limit
+        to fit (a scripted model). Providers say it explicitly, never leave it to a server default."""
+        return None
+
+    def prompt_budget(self) -> int | None:
+        """Tokens a prompt may take: the window less room for the reply."""
+        window = self.context_window()
+        if window is None:
+            return None
+        return max(256, window - min(REPLY_TOKENS, window // 4))
 
     def estimate_input_tokens(self, prompt: str) -> int:
         """About how many input tokens `prompt` will cost, before it is sent (for the budget)."""

@@ -167,13 +167,13 @@ def full_memory(workspace):
     raise AssertionError("memory never filled up")
 
 
-def test_the_default_prompt_stays_under_1500_tokens_with_a_full_memory(workspace):
+def test_the_default_prompt_stays_under_1550_tokens_with_a_full_memory(workspace):
     full_memory(workspace)
     workspace.merge_memory(
         {"fact_000_" + "k" * (MAX_KEY_CHARS - 9): None, "cat": "Miso, a grey tabby"}, "console"
     )
     prompt = build_prompt(workspace, "PROMPT.md", PromptInputs("console", "what is my cat called?", [], {}))
-    assert estimate_tokens(prompt) <= 1500
+    assert estimate_tokens(prompt) <= 1550  # 1500, and the rules' reminder after the data (issue 19)
     section = memory_section(prompt)
     assert estimate_tokens(section) <= PROMPT_TOKENS + 40
     assert '- cat: "Miso, a grey tabby"' in section  # the relevant entry wins the budget

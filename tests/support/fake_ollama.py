@@ -47,6 +47,7 @@ class ScriptedJSONServer:
 
     def __init__(self) -> None:
         self.output_tokens = 5  # the billed output tokens each reply reports
+        self.context_length = 131072  # the model's trained window, as /api/show reports it
         self.requests: list[Recorded] = []
         self._queue = _Queue()
         self._lock = threading.Lock()
@@ -191,6 +192,11 @@ class FakeOllama(ScriptedJSONServer):
             return 200, {"models": [_tag(name) for name in self.models]}
         if method == "GET" and path in ("/", "/api/version"):
             return 200, {"version": "0.6.0"}
+        if method == "POST" and path == "/api/show":
+            model = (body or {}).get("model", "")
+            if model not in self.models:
+                return 404, {"error": f"model '{model}' not found"}
+            return 200, _show(self.context_length)
         if method == "POST" and path == "/api/chat":
             model = (body or {}).get("model", "")
             item = self.next_item()
@@ -198,6 +204,15 @@ class FakeOllama(ScriptedJSONServer):
                 item = self.model_not_found(model)
             return self.serve(item, _chat_reply(model, item, self.output_tokens))
         return 404, {"error": "404 page not found"}
+
+
+def _show(context_length: int) -> dict[str, Any]:
+    return {
+        "modelfile": "FROM llama3.1", "parameters": "", "template": "{{ .Prompt }}",
+        "details": {"format": "gguf", "family": "llama", "parameter_size": "8.0B", "quantization_level": "Q4_K_M"},
+        "model_info": {"general.architecture": "llama", "llama.context_length": context_length},
+        "capabilities": ["completion"],
+    }
 
 
 def _tag(name: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from agent.llm.structured import gemini_schema
 from agent.llm.usage import usage_or_estimate
 
 DEFAULT_MODEL = "gemini-2.5-flash"
+FALLBACK_WINDOW = 32_768  # the model's limits could not be read
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
@@ -47,6 +48,18 @@ class GeminiLLM(BaseLLM):
         self.where = self.base_url or "generativelanguage.googleapis.com"
         options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout * 1000))
         self._client = genai.Client(api_key=self._key, vertexai=False, http_options=options)
+        self._window: int | None = settings.context_window or None
+
+    def context_window(self) -> int:
+        """`llm.context_window`, else the model's own input limit (read once), else a safe guess."""
+        if self._window is None:
+            try:
+                limit = getattr(self._call(lambda: self._client.models.get(model=self.model)),
+                                "input_token_limit", None)
+            except LLMError:  # not known: the guess below, and the next call says what is wrong
+                limit = None
+            self._window = limit if isinstance(limit, int) and limit > 0 else FALLBACK_WINDOW
+        return self._window
 
     def chat(self, prompt: str) -> str:
         return self._complete(prompt, None)

@@ -16,6 +16,11 @@ from agent.llm.usage import usage_or_estimate
 
 DEFAULT_HOST = DEFAULT_OLLAMA_HOST
 DEFAULT_MODEL = "llama3.1:8b"
+# Ollama sizes its window from `num_ctx`, and without one uses a small default that silently keeps
+# only a prompt's last tokens (the rules at its top fall out). SafeClaw always sends one: the
+# configured window, else the model's own trained length capped here (the KV cache grows with it).
+WINDOW_CAP = 8192
+FALLBACK_WINDOW = 4096  # the model's metadata could not be read
 __all__ = ["DEFAULT_HOST", "DEFAULT_MODEL", "OllamaLLM", "normalise_ollama_host"]
 
 
@@ -29,6 +34,27 @@ class OllamaLLM(BaseLLM):
         self._key = settings.ollama_api_key
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else None
         self._client = ollama.Client(host=self.host, timeout=self.timeout, headers=headers)
+        self._configured_window = settings.context_window
+        self._window: int | None = settings.context_window or None
+
+    def context_window(self) -> int:
+        """`llm.context_window`, else the model's `<arch>.context_length` (read once) up to WINDOW_CAP;
+        while the server cannot say, FALLBACK_WINDOW (asked again next time)."""
+        if self._window is None:
+            trained = self._trained_length()
+            if trained is None:
+                return FALLBACK_WINDOW
+            self._window = min(WINDOW_CAP, trained)
+        return self._window
+
+    def _trained_length(self) -> int | None:
+        try:
+            info = self._client.show(self.model).modelinfo or {}
+        except (ollama.ResponseError, httpx.HTTPError, ValidationError, ValueError, ConnectionError):
+            return None  # the chat that follows says what is wrong
+        lengths = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
+        lengths = [v for v in lengths if v > 0]
+        return lengths[0] if lengths else None
 
     def chat(self, prompt: str) -> str:
         return self._complete(prompt)
@@ -38,6 +64,7 @@ class OllamaLLM(BaseLLM):
         return self._complete(prompt, format=schema, options={"temperature": 0})
 
     def _complete(self, prompt: str, **options: Any) -> str:
+        options["options"] = {**options.get("options", {}), "num_ctx": self.context_window()}
         response = self._call(
             lambda: self._client.chat(
                 model=self.model, messages=[{"role": "user", "content": prompt}], stream=False, **options

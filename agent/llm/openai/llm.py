@@ -13,6 +13,13 @@ from agent.llm.redact import redact
 from agent.llm.usage import usage_or_estimate
 
 DEFAULT_MODEL = "gpt-4o-mini"
+# Windows of OpenAI's models by name prefix (longest first wins); a compatible server's model not
+# listed here gets UNKNOWN_WINDOW unless `llm.context_window` says otherwise.
+KNOWN_WINDOWS = (
+    ("gpt-4.1", 1_047_576), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000), ("o1", 200_000), ("o3", 200_000),
+    ("o4", 200_000), ("gpt-5", 400_000), ("gpt-3.5-turbo", 16_385), ("gpt-4", 8_192),
+)
+UNKNOWN_WINDOW = 8192
 # A local OpenAI-compatible server (llama.cpp, vLLM) usually ignores the key, but the SDK wants one.
 KEYLESS_PLACEHOLDER = "not-needed"
 
@@ -35,6 +42,13 @@ class OpenAILLM(BaseLLM):
             max_retries=0,
         )
         self.where = self.base_url or "api.openai.com"
+        self._window = settings.context_window
+
+    def context_window(self) -> int:
+        if self._window:
+            return self._window
+        known = [size for prefix, size in KNOWN_WINDOWS if self.model.startswith(prefix)]
+        return known[0] if known and not self.base_url else UNKNOWN_WINDOW
 
     def chat(self, prompt: str) -> str:
         return self._complete(prompt)

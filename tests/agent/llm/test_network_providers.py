@@ -70,7 +70,7 @@ def llm(case, fake):
 
 
 def generation_requests(fake):
-    return [r for r in fake.requests if r.method == "POST"]
+    return [r for r in fake.requests if r.method == "POST" and not r.path.endswith("/api/show")]
 
 
 def test_prompt_arrives_as_the_one_user_message_and_reply_text_comes_back(case, fake, llm):
