@@ -21,13 +21,13 @@ from telegram import (
     MessageOriginUser,
 )
 
-from protocol.untrusted import sanitise_text
+from protocol.untrusted import one_line_label
 
 MAX_NAME = 80
 
 
 def clean(name: object) -> str:
-    return sanitise_text(str(name or ""), MAX_NAME).text.replace("\n", " ").strip() or "?"
+    return one_line_label(name or "", MAX_NAME)
 
 
 def chat_name(chat: Chat) -> str:

@@ -29,7 +29,7 @@ def test_injection_text_in_the_agents_notes_stays_inside_the_fence(workspace, te
     path.write_text(path.read_text() + f"- {text}\n", encoding="utf-8")
     shown = briefing(workspace, AutonomySettings(), 3)
     assert shown.count(FENCE_OPEN) == 1 and shown.count(FENCE_CLOSE) == 1
-    assert shown.rstrip().endswith(FENCE_CLOSE)
+    assert shown.rstrip().endswith(">>>") and FENCE_CLOSE in shown.rstrip().splitlines()[-1]
     before, _, _inside = shown.partition(FENCE_OPEN)
     for heading in ("### DOS.md: your owner's rules", "### External overrides", "### How to act"):
         assert before.count(heading) == 1  # the real heading once, outside; any copy is inside the fence
