@@ -19,6 +19,8 @@ from typing import Any
 from dotenv import load_dotenv
 
 from agent.errors import AgentError
+from agent.pending_writes import write_failure_reason
+from agent.workspace_files import write_text_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "evals" / "results"
@@ -105,12 +107,13 @@ def run(args: argparse.Namespace) -> int:
         f"{summary['llm_calls_per_post']:.1f} LLM calls, "
         f"{summary['tokens_per_post']:.0f} tokens per post)"
     )
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"explain-{started.replace(':', '')}-{provider}{'-live' if args.live else ''}"
-    stem.with_suffix(".json").write_text(
-        json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    stem.with_suffix(".html").write_text(render_report(results), encoding="utf-8")
+    try:  # whole files or none: a full disk leaves no empty results behind
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(stem.with_suffix(".json"), json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+        write_text_atomic(stem.with_suffix(".html"), render_report(results))
+    except OSError as exc:
+        raise AgentError(f"cannot write the results to {args.out}: {write_failure_reason(exc)}") from None
     print(f"results: {stem.with_suffix('.json')}\nreport:  {stem.with_suffix('.html')}")
     return 0
 

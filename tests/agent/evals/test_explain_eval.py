@@ -71,3 +71,20 @@ def test_the_report_opens_in_a_browser_and_filters_to_failures(results, browser)
 
 def test_the_judge_asks_for_a_score_in_structured_output():
     assert JUDGE_SCHEMA["properties"]["score"] == {"type": "integer", "minimum": 0, "maximum": 10}
+
+
+def test_a_full_disk_gives_one_clear_line_exit_2_and_no_empty_results(tmp_path, capsys):
+    """Issue 19, item 14: `--out` on a full disk gave a traceback and a 0-byte JSON file."""
+    from tests.support.small_disk import small_disk
+
+    with small_disk(tmp_path / "disk", "64k") as disk:
+        if isinstance(disk, str):
+            pytest.skip(disk)
+        out = disk.root / "results"
+        out.mkdir()
+        disk.fill()
+        code = main(["explain", "--provider", "scripted", "--only", "slang-dril-not-owned", "--out", str(out)])
+        left = [p for p in out.iterdir()]
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and "the disk is full" in err and "Traceback" not in err
+    assert left == []
