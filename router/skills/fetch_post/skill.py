@@ -8,7 +8,6 @@ from typing import Any
 
 from router.effects import Effect, scopes
 from router.errors import SkillError
-from router.platforms.bsky_thread import fetch_thread
 from router.registry import Skill, SkillContext
 from router.skills.social_common import POST_ID_PARAM, clean, clean_all, params_schema, platform_call
 
@@ -27,6 +26,8 @@ SCHEMA = {
 
 
 def fetch_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    from router.platforms.bsky_thread import fetch_thread  # atproto: 0.4 s of imports, paid on first use
+
     ref = params.get("url") or params.get("post_id")
     if not ref:
         raise SkillError("invalid_params", "FETCH_POST needs a url or a post_id")

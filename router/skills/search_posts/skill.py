@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from router.effects import Effect, scopes
-from router.platforms import bsky
 from router.registry import Skill, SkillContext
 from router.skills.social_common import clean_all, params_schema, platform_call
 
@@ -21,6 +20,8 @@ SCHEMA = params_schema(
 
 
 def search_posts(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    from router.platforms import bsky  # atproto: 0.4 s of imports a router pays only when it searches
+
     limit = int(params.get("limit", DEFAULT_LIMIT))
     query = params["query"]
     posts = platform_call("bsky", "search", lambda: bsky.search_posts(ctx.env, query, limit, ctx.timeout))
