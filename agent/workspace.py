@@ -200,9 +200,10 @@ class Workspace:
         self.pending.write(self.artifact_path, artifact)
 
     def write_prompt_cache(self, prompt: str) -> None:
-        """The last prompt, for a person to read; a disk that refuses it does not stop a turn."""
+        """The last prompt, for a person to read; a disk that refuses it does not stop a turn, and a
+        crash may lose it (no fsync: it is a cache, written each step)."""
         with contextlib.suppress(OSError):
-            write_text_atomic(self.prompt_cache_path, prompt)
+            write_text_atomic(self.prompt_cache_path, prompt, durable=False)
 
     def clear(self) -> list[str]:
         """Remove artifact, every history and the log; nothing else. Returns what was removed."""

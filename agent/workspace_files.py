@@ -19,25 +19,27 @@ from agent.errors import StateFileError
 STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no write still running (they take ms)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so a reader sees the old file or the new one, never a torn one."""
+def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to `path` so a reader sees the old file or the new one, never a torn one;
+    `durable`: synced to the disk first (state); a cache a crash may lose needs no fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:
     # A lone surrogate (half an emoji in a model's JSON, a surrogate escape from stdin) cannot be
     # UTF-8: it becomes "?" rather than failing the write and the turn with it.
-    write_bytes_atomic(path, text.encode("utf-8", errors="replace"))
+    write_bytes_atomic(path, text.encode("utf-8", errors="replace"), durable)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
