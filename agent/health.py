@@ -28,6 +28,7 @@ from agent.config import AgentSettings
 from agent.config_sections import BrowserSettings
 from agent.errors import AgentError
 from protocol import Keys
+from protocol.heartbeat import is_alive, read_heartbeat
 
 OK, FAIL = "✓", "✗"
 MIN_PYTHON = (3, 11)
@@ -99,17 +100,11 @@ def check_redis(settings: AgentSettings) -> tuple[Check, redis.Redis | None]:
 
 
 def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
-    """The heartbeat values of the routers that are alive (their keys have not expired)."""
+    """The heartbeat values of the routers that are alive (protocol.heartbeat's one rule)."""
     beats = []
     for key in sorted(conn.scan_iter(match=keys.router_heartbeat("*"), count=100)):
-        raw = conn.get(key)
-        if raw is None:
-            continue
-        try:
-            beat = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(beat, dict):
+        beat = read_heartbeat(conn.get(key))
+        if beat is not None and is_alive(beat, time.time()):
             beats.append(beat)
     return beats
 

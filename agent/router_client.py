@@ -9,7 +9,6 @@ failure. Each call waits only on its own reply key, so a late reply never lands 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from redis.retry import Retry
 
 from agent.errors import NotSavedError
 from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
+from protocol.heartbeat import is_alive, read_heartbeat
 
 if TYPE_CHECKING:
     from agent.pending_commands import PendingCommands
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("safeclaw.agent.router")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 SEND_ATTEMPTS = 3  # tries to push a command while Redis is unreachable (backoff 0.2 s, 0.4 s)
-HEARTBEAT_MAX_AGE = 30.0  # seconds: an older router heartbeat means "no router alive"
 
 Observation = dict[str, Any]
 
@@ -145,13 +144,8 @@ class RouterClient:
         """The heartbeats of routers alive now (id, pid, skills, platforms_with_credentials, ts)."""
         found = []
         for key in self.conn.scan_iter(match=self.keys.router_heartbeat("*"), count=100):
-            raw = self.conn.get(key)
-            try:
-                beat = json.loads(raw) if raw else None
-                fresh = isinstance(beat, dict) and time.time() - float(beat.get("ts", 0)) <= HEARTBEAT_MAX_AGE
-            except (json.JSONDecodeError, TypeError, ValueError):
-                continue  # not a heartbeat this agent understands
-            if fresh and isinstance(beat, dict):
+            beat = read_heartbeat(self.conn.get(key))
+            if beat is not None and is_alive(beat, time.time()):
                 found.append(beat)
         return found
 

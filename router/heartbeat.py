@@ -58,6 +58,7 @@ class Heartbeat:
             "pid": os.getpid(),
             "started_at": self.started_at,
             "ts": time.time(),
+            "ttl": self.settings.heartbeat_ttl,  # alive for twice this (protocol.heartbeat)
             "skills": self.skills,
             "platforms_with_credentials": platforms_with_credentials(self.credentials),
             "dry_run": self.settings.dry_run,
