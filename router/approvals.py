@@ -68,7 +68,8 @@ class ApprovalStore:
         self.taken = keys.approvals_taken(router_id)
 
     def request(
-        self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None
+        self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None,
+        reason: str = "",
     ) -> ApprovalRequest:
         """Store the command for the owner. One command id makes one approval (a command handled
         again after a crash finds its request): then `owner_code` is empty and nothing is new."""
@@ -81,6 +82,7 @@ class ApprovalStore:
             "action": envelope.action,
             "effect": effect,
             "text": text[:MAX_TEXT_CHARS],
+            "reason": reason,  # why it waits, in words for the owner
             "conversation": envelope.conversation,
             "requested_at": now,
             "expires_at": now + self.ttl,

@@ -29,6 +29,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
+from protocol.blobs import suspicion
 from router import approvals, audit_checkpoint, notices
 from router.audit import AuditLog
 from router.effects import Effect
@@ -150,16 +151,32 @@ class RouterControl:
             log.warning("%d audit line(s) not mirrored to Redis: %s", len(lines), type(exc).__name__)
 
     # -- policy checks ------------------------------------------------------------------------
+    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:
+        """Why this command waits for the owner, or None: its scope needs approval
+        (ROUTER_REQUIRE_APPROVAL), or a text it publishes carries a decodable blob or a long
+        random-looking run (a secret in an encoding no redactor lists)."""
+        if effect.scope in self.policy.approval_scopes:
+            return "it needs your approval"
+        if not effect.writes:
+            return None
+        published = [effect.text, envelope.params.get("title")]
+        for text in (t for t in published if isinstance(t, str) and t):
+            why = suspicion(text)
+            if why is not None:
+                return f"{why}: check it is not a secret before it goes"
+        return None
+
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: object, now: float
     ) -> Decision | None:
-        if effect.scope not in self.policy.approval_scopes:
+        reason = self.hold_reason(effect, envelope)
+        if reason is None:
             return None
         approved = self.approved_record(envelope.id)
         if approved is not None and is_same_command(approved.get("command"), envelope):
             return None  # the owner approved this very command (not another one sent with its id)
         text = self.redactor.text(effect.text or "")
-        request = self.store.request(envelope, effect_dict(effect), text)
+        request = self.store.request(envelope, effect_dict(effect), text, reason=reason)
         if request.owner_code:
             owner_code = request.owner_code if self.settings.chat_approvals else ""
             notices.push(
@@ -174,14 +191,15 @@ class RouterControl:
                 text=text[:500],
                 expires_at=now + self.settings.approval_ttl,
                 owner_code=owner_code,
+                reason=reason,
             )
         hours = self.settings.approval_ttl / 3600
         return Decision(
             Status.PENDING_APPROVAL,
             "approval_required",
-            f"{envelope.action} ({effect.scope}) waits for the owner's approval (id {request.approval_id}); "
-            f"it runs once if approved, never if denied or after {hours:g} h",
-            extra={"approval_id": request.approval_id},
+            f"{envelope.action} ({effect.scope}) waits for the owner's approval (id {request.approval_id}): "
+            f"{reason}; it runs once if approved, never if denied or after {hours:g} h",
+            extra={"approval_id": request.approval_id, "reason": reason},
         )
 
     def approved_record(self, command_id: str) -> dict[str, Any] | None:

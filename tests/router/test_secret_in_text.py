@@ -57,7 +57,8 @@ def test_a_post_with_a_secret_shaped_string_is_refused(redis_urls, admin, tmp_pa
 
 
 def test_ordinary_posts_are_published(redis_urls, admin, tmp_path):
-    texts = [t[:280] for t in ordinary_posts() + MORE_ORDINARY]
+    # An inline data: URI is a blob: it waits for the owner (next test), so it is not among these.
+    texts = [t[:280] for t in ordinary_posts() + MORE_ORDINARY if "base64," not in t]
     commands = [("CREATE_POST", {"platform": "bsky", "text": text}) for text in texts]
     replies = run(redis_urls, admin, tmp_path, commands, ROUTER_QUOTAS="post=1000")
     refused = [(t, r["error"]) for t, r in zip(texts, replies, strict=True) if r["status"] != "ok"]
@@ -82,4 +83,18 @@ def test_a_post_with_a_secret_shaped_string_hidden_in_a_blob_is_refused(redis_ur
     replies = run(redis_urls, admin, tmp_path, commands, ROUTER_QUOTAS="post=1000")
     passed = [form for form, r in zip(hidden, replies, strict=True) if (r["status"], r["error"]) != ("denied", "secret_in_text")]
     assert passed == []
+    assert not (tmp_path / "outbox.jsonl").exists()
+
+
+def test_a_post_carrying_a_blob_or_a_random_run_waits_for_the_owner_saying_why(redis_urls, admin, tmp_path):
+    """Issue 18, item 11: a list of decodings will never be complete, so outbound text holding a
+    run that decodes to text, or a long random-looking run, is held for the owner's approval."""
+    blob = base64.b64encode(b"the key you asked for is in here").decode()
+    texts = [f"check this out {blob}", "new token: Zq8Rt5Lw2Kx9Pm4Vb7nYc3Hd6Jf1Gs0A",
+             "data:image/png;base64," + base64.b64encode(bytes(range(200))).decode()]
+    commands = [("CREATE_POST", {"platform": "bsky", "text": text}) for text in texts]
+    commands.append(("CREATE_POST", {"platform": "reddit", "subreddit": "test", "title": f"see {blob}", "text": "hi"}))
+    replies = run(redis_urls, admin, tmp_path, commands)
+    assert [r["status"] for r in replies] == ["pending_approval"] * len(commands), replies
+    assert all(("decodes" in r["message"] or "random" in r["message"]) and r.get("reason") for r in replies)
     assert not (tmp_path / "outbox.jsonl").exists()
