@@ -108,7 +108,7 @@ class _Tables:
     needles: AhoCorasick | None  # searched in skeletons
     encoded: frozenset[int]  # needles that are base64 cores (their tail is redacted too)
     grams: AhoCorasick | None  # every GRAM-character piece of each secret, lower-cased
-    gram_owner: tuple[int, ...]  # for each gram, the secret it is a piece of
+    gram_places: tuple[tuple[tuple[int, int], ...], ...]  # for each gram: (secret, offset) it is at
     lengths: tuple[int, ...]  # each secret's length
 
 
@@ -122,19 +122,19 @@ def _tables(secrets: tuple[str, ...]) -> _Tables:
         needles |= skeleton_needles(secret)
         cores |= {skeleton(core)[0] for core in base64_cores(secret.encode("utf-8"))}
     ordered = sorted(needles)
-    grams: dict[str, int] = {}
+    grams: dict[str, list[tuple[int, int]]] = {}
     for index, secret in enumerate(secrets):
         if len(secret) >= 2 * GRAM + 2:
             lowered = secret.lower()
             for i in range(len(lowered) - GRAM + 1):
-                grams.setdefault(lowered[i : i + GRAM], index)
+                grams.setdefault(lowered[i : i + GRAM], []).append((index, i))
     return _Tables(
         raw=_Literals(raw_forms),
         plain=_Literals(sorted({plain_form(f) for f in raw_forms})),
         needles=AhoCorasick(ordered, matchkind=MatchKind.LeftmostLongest) if ordered else None,
         encoded=frozenset(i for i, n in enumerate(ordered) if n in cores),
         grams=AhoCorasick(list(grams), matchkind=MatchKind.Standard) if grams else None,
-        gram_owner=tuple(grams.values()),
+        gram_places=tuple(tuple(places) for places in grams.values()),
         lengths=tuple(len(s) for s in secrets),
     )
 
@@ -234,20 +234,31 @@ class Redactor:
         return found
 
     def _piece_spans(self, text: str) -> list[Span]:
-        """Pieces of one secret that together spell most of it, wherever and in whatever order."""
+        """Pieces of one secret that together spell most of it, wherever and in whatever order.
+        Most of it means most of the secret's characters, not of the text: an id that shares
+        digits with a key, written twice, is not the key. A piece is redacted when it could
+        identify the secret on its own (not a plain word such as the `secret` of `planted-secret`
+        sitting elsewhere in the text)."""
         grams = self._tables.grams
         if grams is None or len(text) < 2 * GRAM:
             return []
         view, origin = (text.lower(), None) if text.isascii() else fold(text, _identity(text))
         view = view.lower()
-        by_secret: dict[int, list[Span]] = {}
+        spans: dict[int, list[Span]] = {}
+        covered: dict[int, set[int]] = {}
         for index, start, end in grams.find_matches_as_indexes(view, overlapping=True):
-            by_secret.setdefault(self._tables.gram_owner[index], []).append((start, end))
+            for secret, offset in self._tables.gram_places[index]:
+                spans.setdefault(secret, []).append((start, end))
+                covered.setdefault(secret, set()).update(range(offset, offset + GRAM))
         found: list[Span] = []
-        for secret, spans in by_secret.items():
-            merged = _merge(spans)
-            if sum(e - s for s, e in merged) >= COVERAGE * self._tables.lengths[secret]:
-                found += merged if origin is None else [_back(origin, s, e) for s, e in merged]
+        for secret, where in spans.items():
+            if len(covered[secret]) < COVERAGE * self._tables.lengths[secret]:
+                continue
+            for s, e in _merge(where):
+                start, end = (s, e) if origin is None else _back(origin, s, e)
+                piece = text[start:end]
+                if len(piece) >= PIECE or is_distinctive(piece) or not piece.isalnum():
+                    found.append((start, end))
         return found
 
     def _spelled_spans(self, text: str) -> list[Span]:

@@ -286,3 +286,16 @@ def test_the_agent_logs_and_llm_errors_use_the_same_redactor(tmp_path):
             logging.getLogger().removeHandler(handler)
             handler.close()
     assert REDACTED in text and base64.b64encode(KEY.encode()).decode()[:8] not in text
+
+
+def test_an_id_sharing_digits_with_a_token_is_not_the_token_however_often_it_is_written():
+    token = "1849201736522938112-at-cli-9012"
+    post_id = "1849201736522938999"
+    text = f'{{"id": "{post_id}", "url": "https://x.com/me/status/{post_id}"}}'
+    assert Redactor([token]).text(text) == text
+
+
+def test_a_plain_word_of_a_secret_elsewhere_in_the_text_stays():
+    secret = "planted-secret-Zq9/+x&y=1"
+    text = f"bad password {{SECRET}} and {secret}"
+    assert Redactor([secret]).text(text) == f"bad password {{SECRET}} and {REDACTED}"
