@@ -207,7 +207,7 @@ def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:
         conn.lrange(keys.command_queue, 0, 0)  # reading others' commands: the agent must not
         user = urlsplit(url).username or "default"
         checks.append(Check(False, f"ACL not in force: user {user} may read the command queue; "
-                                   "use the agent user of the shipped ACL (router/acl.py)"))
+                                   "use the agent user of the shipped ACL (router/config/redis_acl.py)"))
     except redis.exceptions.NoPermissionError:
         checks.append(Check(True, "ACL in force: the agent user is refused what it must not run"))
     except redis.RedisError as exc:

@@ -30,7 +30,7 @@ import redis  # noqa: E402
 from router.bounds.duplicates import similarity, trigrams  # noqa: E402
 from router.bounds.guard import HardBounds  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402
-from router.effects import Effect  # noqa: E402
+from router.policy.effects import Effect  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results" / "bounds_check.json"

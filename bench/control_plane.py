@@ -1,7 +1,7 @@
 """Benchmark: the control plane's costs.
 
 - audit log: lines appended per second and each append's latency with the group commit (fsync
-  every 100 ms), with an fsync per line and with none; lines verified per second (`router.audit`);
+  every 100 ms), with an fsync per line and with none; lines verified per second (`router.audit.log`);
 - dashboard: latency of GET /api/status and /api/activity?limit=50 on the real dashboard
   process (uvicorn), with 1,000 audit lines in the stream;
 - kill switch: time from the owner's flip to the first command a real router denies.
@@ -33,8 +33,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from protocol import CommandEnvelope, Keys  # noqa: E402
-from router import kill_switch  # noqa: E402
-from router.audit import DEFAULT_SYNC_SECONDS, AuditLog, canonical, verify_directory  # noqa: E402
+from router.audit.log import DEFAULT_SYNC_SECONDS, AuditLog, canonical, verify_directory  # noqa: E402
+from router.policy import kill_switch  # noqa: E402
 from scripts.stack_dashboard import DashboardPlan, wait_until_serving  # noqa: E402
 from scripts.stack_redis import free_port  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402

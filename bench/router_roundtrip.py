@@ -224,9 +224,9 @@ def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> di
 # -- where one PING's time goes -------------------------------------------------------------------
 def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, Any]:
     """cProfile of the router's own handling of PINGs (decode to reply written), in process."""
+    from router.config.settings import RouterSettings
+    from router.queue.worker import Worker, as_bytes
     from router.registry import discover_skills
-    from router.settings import RouterSettings
-    from router.worker import Worker, as_bytes
 
     settings = RouterSettings.from_env(
         {

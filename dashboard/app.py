@@ -32,7 +32,7 @@ from agent.governance.injections import MAX_PENDING
 from dashboard import readers
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
 from dashboard.throttle import FailedLogins
-from router import approvals, kill_switch
+from router.policy import approvals, kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
 STATIC = DASHBOARD_DIR / "static"

@@ -15,7 +15,7 @@ from typing import Any
 import redis
 
 from protocol import Keys
-from router import approvals
+from router.policy import approvals
 
 AGENT_HEARTBEAT_TTL = 15.0  # seconds; the agent refreshes its heartbeat every third of it
 STUCK_AFTER = 60.0  # a heartbeat older than this is stuck (red); fresher than a period is green
@@ -83,7 +83,7 @@ def autonomy(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[st
 
 
 def kill_switch_state(conn: redis.Redis, keys: Keys, routers: list[dict[str, Any]]) -> dict[str, Any]:
-    from router import kill_switch
+    from router.policy import kill_switch
 
     live = kill_switch.parse(conn.get(keys.kill_switch))
     floors = [r.get("router_id") for r in routers if r.get("kill_switch_floor")]

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from router.config.settings import REPO_ROOT
 from router.registry import Skill, discover_skills
-from router.settings import REPO_ROOT
 
 CATALOGUE_FILE = REPO_ROOT / "workspace" / "router_actions.json"
 

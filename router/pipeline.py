@@ -1,6 +1,6 @@
 """The one command pipeline: decode -> validate -> effect -> policy -> run -> redact.
 
-Both the queue worker (`router.worker`) and the one-shot CLI (`python -m router.social`) send
+Both the queue worker (`router.queue.worker`) and the one-shot CLI (`python -m router.social`) send
 every command through this; neither checks, runs or redacts on its own. The pipeline holds no
 queue state: the worker adds the queue, idempotency records, recovery and heartbeats around it.
 
@@ -22,9 +22,9 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, Reply, Status, is_command_id
-from router.effects import Effect
 from router.errors import SkillError
-from router.policy import Decision, Policy
+from router.policy.checks import Decision, Policy
+from router.policy.effects import Effect
 from router.redaction import Redactor
 from router.registry import Skill, SkillContext
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from router.effects import LOCAL_PLATFORM, WRITE_KINDS, Effect, Scope
+from router.policy.effects import LOCAL_PLATFORM, WRITE_KINDS, Effect, Scope
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 

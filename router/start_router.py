@@ -7,25 +7,30 @@ until SIGTERM or Ctrl-C, after which it finishes the command in hand and exits 0
 
 from __future__ import annotations
 
-import argparse
-import logging
-import signal
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from types import FrameType
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+ROUTER_DIR = Path(__file__).resolve().parent
+REPO_ROOT = ROUTER_DIR.parent
+# Run as a file, Python puts router/ first on the path, where router/queue/ would hide the standard
+# library's `queue`: the path gets the repository root instead.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROUTER_DIR]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from router.credentials import load_credentials, platforms_with_credentials, secret_values  # noqa: E402
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import signal  # noqa: E402
+from collections.abc import Mapping  # noqa: E402
+from types import FrameType  # noqa: E402
+
+from router.config.credentials import load_credentials, platforms_with_credentials, secret_values  # noqa: E402
+from router.config.settings import DEFAULT_ENV_FILE, RouterSettings  # noqa: E402
 from router.errors import ConfigError  # noqa: E402
 from router.logs import setup_logging  # noqa: E402
+from router.queue.worker import Worker  # noqa: E402
 from router.redaction import Redactor  # noqa: E402
 from router.registry import Skill, discover_skills  # noqa: E402
-from router.settings import DEFAULT_ENV_FILE, RouterSettings  # noqa: E402
-from router.worker import Worker  # noqa: E402
 
 log = logging.getLogger("safeclaw.router")
 

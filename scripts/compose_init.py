@@ -21,7 +21,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from protocol import Keys  # noqa: E402
-from router.acl import render_acl  # noqa: E402
+from router.config.redis_acl import render_acl  # noqa: E402
 
 # Created when missing, since compose refuses to start without its env files. The router
 # starts in dry run: posts go to its outbox until you add credentials and switch this off.

@@ -24,9 +24,9 @@ from typing import Any
 import redis
 
 from protocol import Keys
-from router import approvals, kill_switch
-from router import audit_verify as audit_verify_module
-from router.settings import audit_directory
+from router.audit import verify as audit_verify_module
+from router.config.settings import audit_directory
+from router.policy import approvals, kill_switch
 from scripts.stack_env import merged, read_env_file
 
 COMMANDS = ("approvals", "approve", "deny", "stop-posting", "resume-posting", "audit")

@@ -19,7 +19,7 @@ from pathlib import Path
 import redis
 
 from protocol import Keys
-from router.acl import render_acl
+from router.config.redis_acl import render_acl
 
 READY_SECONDS = 20.0
 

@@ -27,7 +27,7 @@ class EvalStack:
         self.keys = Keys()
         self.router: RouterClient | None = None
         self._redis: Any = None  # scripts.stack_redis.PrivateRedis
-        self._worker: Any = None  # router.worker.Worker
+        self._worker: Any = None  # router.queue.worker.Worker
         self._thread: threading.Thread | None = None
 
     @property
@@ -36,9 +36,9 @@ class EvalStack:
         return str(self._redis.url("agent"))
 
     def __enter__(self) -> RouterClient:
+        from router.config.settings import RouterSettings
+        from router.queue.worker import Worker
         from router.registry import discover_skills
-        from router.settings import RouterSettings
-        from router.worker import Worker
         from scripts.stack_redis import PrivateRedis
 
         self._redis = redis = PrivateRedis(self.run_dir, self.keys)

@@ -6,7 +6,7 @@
 - `circuit`: after N failed writes in a row on a platform, its writes stop for a while.
 
 They decide on an effect's platform and kind (and text), never on an action name. Each uses only
-single Redis commands (no MULTI, no Lua: see `router.worker` on AOF replay), takes `now` from the
+single Redis commands (no MULTI, no Lua: see `router.queue.worker` on AOF replay), takes `now` from the
 caller so tests run on an injected clock, and answers a refusal as a `Denial`.
 """
 
@@ -18,7 +18,7 @@ from typing import Protocol
 
 
 class EffectLike(Protocol):
-    """What the bounds read of an effect (`router.effects.Effect` has these)."""
+    """What the bounds read of an effect (`router.policy.effects.Effect` has these)."""
 
     @property
     def platform(self) -> str: ...

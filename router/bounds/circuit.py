@@ -138,7 +138,7 @@ class CircuitBreaker:
         until: float | None = None,
         conversation: str | None = None,
     ) -> None:
-        """The same shape as `router.notices.push`: {type, ts, ...}; the agent delivers it."""
+        """The same shape as `router.policy.owner_notices.push`: {type, ts, ...}; the agent delivers it."""
         notice: dict[str, object] = {"type": kind, "ts": now, "platform": platform, "message": message}
         if until is not None:
             notice["until"] = until

@@ -112,7 +112,7 @@ class DuplicateGuard:
         grams = trigrams(effect.text)
         key = self.key(effect.platform)
         member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.zremrangebyscore(key, "-inf", f"({now - self.window}")
         pipe.zadd(key, {member: now})
         pipe.zrange(key, 0, -1, withscores=True)

@@ -40,7 +40,7 @@ class Pacing:
             return None
         key = self.key(effect.platform, effect.kind)
         member = f"{now!r}:{uuid.uuid4().hex}"
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.zremrangebyscore(key, "-inf", f"({now - rule.interval}")
         pipe.zadd(key, {member: now})
         pipe.zrange(key, 0, -1, withscores=True)

@@ -47,7 +47,7 @@ class DailyQuotas:
             return None
         cap, source = limit
         key = self.key(effect.platform, effect.kind, now)
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.incr(key)
         pipe.expire(key, 2 * DAY)
         used = int(pipe.execute()[0])

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from router.config.values import MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 from router.errors import ConfigError
-from router.setting_values import MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 
 PLATFORMS: tuple[str, ...] = tuple(sorted(PLATFORM_CREDENTIAL_VARIABLES))  # bsky, mastodon, ...
 BOUNDED_KINDS: tuple[str, ...] = ("post", "reply", "like", "delete")  # the write kinds

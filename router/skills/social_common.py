@@ -9,11 +9,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from protocol.untrusted import sanitise_item
-from router.effects import Effect, Scope, scopes
 from router.errors import SkillError
 from router.platforms import PLATFORM_CLASSES, client_for, platform_class
 from router.platforms.base import PlatformClient
 from router.platforms.http_errors import error_from_exception
+from router.policy.effects import Effect, Scope, scopes
 from router.registry import SkillContext
 
 PLATFORMS = sorted(PLATFORM_CLASSES)

@@ -23,16 +23,16 @@ from typing import Any, TextIO
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
-from router.credentials import load_credentials, secret_values
-from router.deadline import public_environment
+from router.config.credentials import load_credentials, secret_values
+from router.config.settings import DEFAULT_ENV_FILE, RouterSettings, check_env_file, merged_environment
 from router.errors import ConfigError
 from router.pipeline import Pipeline, Planned
 from router.platforms import PLATFORM_CLASSES
-from router.policy import Policy
+from router.policy.checks import Policy
+from router.queue.deadline import public_environment
+from router.queue.redis_io import REDIS_DOWN, connect
 from router.redaction import RedactingFilter, Redactor
-from router.redis_io import REDIS_DOWN, connect
 from router.registry import Skill, SkillContext, discover_skills
-from router.settings import DEFAULT_ENV_FILE, RouterSettings, check_env_file, merged_environment
 
 CLI_TTL_SECONDS = 300
 log = logging.getLogger("safeclaw.router.social")

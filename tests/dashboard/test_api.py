@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol import CommandEnvelope, Keys
-from router.approvals import ApprovalStore
+from router.policy.approvals import ApprovalStore
 from tests.dashboard.helpers import TOKEN, audit_line
 
 KEYS = Keys()

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol import CommandEnvelope, Keys
-from router.approvals import ApprovalError, ApprovalStore
+from router.policy.approvals import ApprovalError, ApprovalStore
 from tests.dashboard.helpers import TOKEN
 
 KEYS = Keys()

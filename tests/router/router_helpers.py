@@ -14,11 +14,11 @@ from pathlib import Path
 import redis
 
 from protocol import CommandEnvelope
+from router.config.settings import RouterSettings
+from router.queue.worker import Worker
 from router.registry import Skill
-from router.settings import RouterSettings
 from router.skills.note.skill import SKILL as NOTE
 from router.skills.ping.skill import SKILL as PING
-from router.worker import Worker
 from tests.support.router_test_skills import TEST_SKILLS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol import Keys
-from router.acl import password_hash, render_acl
+from router.config.redis_acl import password_hash, render_acl
 
 KEYS = Keys()
 QUEUE = KEYS.command_queue
@@ -108,7 +108,7 @@ ROUTER_REFUSED = [
     ("flushall", lambda c: c.flushall()),
     ("config set", lambda c: c.config_set("appendonly", "no")),
     ("eval", lambda c: c.eval("return 1", 0)),
-    ("multi (see router.acl: AOF replay drops transactions)", lambda c: c.execute_command("MULTI")),
+    ("multi (see router.config.redis_acl: AOF replay drops transactions)", lambda c: c.execute_command("MULTI")),
     ("zadd outside its prefix", lambda c: c.zadd("other", {"m": 1.0})),
     ("decr the agent's keys", lambda c: c.decr(KEYS.agent_heartbeat)),
     ("lrange owner notices (write-only)", lambda c: c.lrange(KEYS.owner_notices, 0, -1)),
@@ -164,7 +164,7 @@ def test_cli_writes_file(tmp_path):
     (tmp_path / "r").write_text("rpw\n")
     out = tmp_path / "users.acl"
     subprocess.run(
-        [sys.executable, "-m", "router.acl", "--agent-password-file", str(tmp_path / "a"),
+        [sys.executable, "-m", "router.config.redis_acl", "--agent-password-file", str(tmp_path / "a"),
          "--router-password-file", str(tmp_path / "r"), "--out", str(out)],
         check=True, capture_output=True,
     )
@@ -175,7 +175,7 @@ def test_cli_rejects_empty_password_file(tmp_path):
     (tmp_path / "a").write_text("\n")
     (tmp_path / "r").write_text("rpw\n")
     done = subprocess.run(
-        [sys.executable, "-m", "router.acl", "--agent-password-file", str(tmp_path / "a"),
+        [sys.executable, "-m", "router.config.redis_acl", "--agent-password-file", str(tmp_path / "a"),
          "--router-password-file", str(tmp_path / "r"), "--out", str(tmp_path / "o")],
         capture_output=True, text=True,
     )

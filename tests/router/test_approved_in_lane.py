@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from router import approvals
-from router.effects import Effect, scopes
+from router.policy import approvals
+from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
 from tests.router.router_helpers import MY_SKILLS, WorkerThread, push, reply_of, settings_for, wait_until
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from router import audit_checkpoint
-from router.audit import AuditLog, canonical, chain_files, record_hash
-from router.audit_verify import BROKEN, OK, UNCHECKED, verify
+from router.audit import checkpoint as audit_checkpoint
+from router.audit.log import AuditLog, canonical, chain_files, record_hash
+from router.audit.verify import BROKEN, OK, UNCHECKED, verify
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
@@ -201,7 +201,7 @@ def test_group_commit_checkpoints_the_head_soon_after_writes_and_at_close(tmp_pa
 
 
 def test_the_key_is_made_once_0600_and_outside_the_audit_folder(tmp_path):
-    from router.settings import audit_directory, audit_key_file
+    from router.config.settings import audit_directory, audit_key_file
 
     env = {"ROUTER_DATA_DIR": str(tmp_path)}
     key_path = audit_key_file(env)
@@ -233,7 +233,7 @@ def test_the_command_line_exit_codes(tmp_path):
 
 
 def test_the_audit_settings_are_known_to_the_router(tmp_path):
-    from router.settings import ConfigError, RouterSettings
+    from router.config.settings import ConfigError, RouterSettings
 
     env = {
         "REDIS_URL": "redis://router:x@127.0.0.1:1/0",

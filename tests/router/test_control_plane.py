@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from protocol import CommandEnvelope
-from router import approvals, kill_switch
-from router.audit import verify_directory
+from router.audit.log import verify_directory
+from router.policy import approvals, kill_switch
 from tests.router.router_helpers import (
     WorkerThread,
     note_lines,
@@ -330,8 +330,8 @@ def test_with_chat_approvals_off_even_the_right_code_is_refused_and_the_control_
 
 @pytest.mark.parametrize("value", ["maybe", "2", "enabled"])
 def test_a_chat_approvals_setting_that_is_not_a_yes_or_no_stops_the_router(redis_urls, tmp_path, value):
+    from router.config.settings import RouterSettings
     from router.errors import ConfigError
-    from router.settings import RouterSettings
 
     with pytest.raises(ConfigError, match="ROUTER_CHAT_APPROVALS"):
         RouterSettings.from_env({"REDIS_URL": redis_urls.router_url, "ROUTER_CHAT_APPROVALS": value})

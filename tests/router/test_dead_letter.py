@@ -5,7 +5,7 @@ import time
 
 import redis
 
-from router.dead_letter import DeadLetters
+from router.queue.dead_letter import DeadLetters
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for, wait_until
 
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from protocol import CommandEnvelope
+from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
-from router.policy import Policy
+from router.policy.checks import Policy
 from router.redaction import Redactor
 from router.registry import SkillContext, discover_skills
-from router.settings import RouterSettings
 from tests.support.fake_bsky import FakeBluesky
 from tests.support.fake_mastodon import FakeMastodon
 from tests.support.fake_moltbook import FakeMoltbook

@@ -146,9 +146,9 @@ def test_an_action_or_conversation_that_could_forge_a_log_line_is_malformed(fiel
 
 
 def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls, tmp_path):
-    from router.effects import LOCAL_PLATFORM, Effect
+    from router.policy.effects import LOCAL_PLATFORM, Effect
+    from router.queue.worker import Worker
     from router.skills.note.skill import SKILL as NOTE
-    from router.worker import Worker
 
     settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")
     worker = Worker(settings, {"NOTE": NOTE}, {})

@@ -7,8 +7,8 @@ router ships and dry run on, so nothing leaves for a platform even when policy l
 import pytest
 
 from router.errors import ConfigError
+from router.queue.worker import Worker
 from router.registry import discover_skills
-from router.worker import Worker
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
 
 SKILLS = discover_skills()

@@ -5,7 +5,7 @@ import io
 import logging
 from urllib.parse import quote
 
-from router.credentials import load_credentials, platforms_with_credentials, secret_values
+from router.config.credentials import load_credentials, platforms_with_credentials, secret_values
 from router.redaction import REDACTED, RedactingFilter, Redactor
 
 SECRET = "planted-secret-Zq9/+x&y=1"

@@ -1,4 +1,4 @@
-"""The router's raw round trip (`router.redis_io.Batch`) against a real redis-server and its ACL,
+"""The router's raw round trip (`router.queue.redis_io.Batch`) against a real redis-server and its ACL,
 and its Redis health tracker shared by the loop and the lanes."""
 
 import logging
@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from router.redis_io import Batch, RedisHealth
+from router.queue.redis_io import Batch, RedisHealth
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import base64
 import logging
 from urllib.parse import quote
 
-from router.credentials import load_credentials, secret_values
+from router.config.credentials import load_credentials, secret_values
 from router.errors import SkillError
 from router.logs import setup_logging
 from router.redaction import Redactor
@@ -129,7 +129,7 @@ def test_a_secret_cut_in_half_by_a_message_limit_is_still_redacted(redis_urls, a
 
 def test_an_unexpected_error_ends_the_router_without_a_raw_traceback(redis_urls, tmp_path, monkeypatch, capfd):
     from router import start_router
-    from router.worker import Worker
+    from router.queue.worker import Worker
 
     secret = "planted-crash-secret-0123456789"
     env = router_env(redis_urls.router_url, tmp_path, BSKY_HANDLE="me.test", BSKY_PASSWORD=secret)

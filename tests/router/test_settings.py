@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from router.config.settings import REPO_ROOT, RateLimit, RouterSettings, parse_rate_limits
 from router.errors import ConfigError
-from router.settings import REPO_ROOT, RateLimit, RouterSettings, parse_rate_limits
 
 URL = "redis://router:pw@127.0.0.1:6379/0"
 
@@ -47,7 +47,7 @@ def test_rate_limits_parse():
 
 
 def test_relative_paths_are_from_the_repo_root():
-    from router.settings import REPO_ROOT
+    from router.config.settings import REPO_ROOT
     env = {"REDIS_URL": URL, "ROUTER_DATA_DIR": "router", "ROUTER_LOG_FILE": "/tmp/x.log"}
     settings = RouterSettings.from_env(env)
     assert settings.data_dir == REPO_ROOT / "router" and str(settings.log_file) == "/tmp/x.log"

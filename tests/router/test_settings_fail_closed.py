@@ -4,8 +4,8 @@ falls back to a default (which for the kill switch or approvals would be *open*)
 
 import pytest
 
+from router.config.settings import RouterSettings
 from router.errors import ConfigError
-from router.settings import RouterSettings
 from tests.router.router_helpers import RouterProcess, router_env
 
 URL = "redis://router:pw@127.0.0.1:6379/0"

@@ -7,8 +7,8 @@ import pytest
 
 from protocol import CommandEnvelope, Reply, Status
 from router.errors import SkillError
+from router.queue.worker import Worker
 from router.registry import Skill
-from router.worker import Worker
 from tests.router.router_helpers import (
     MY_SKILLS,
     WorkerThread,

@@ -8,11 +8,11 @@ The property runs over the registry itself, so a write skill added later is cove
 import pytest
 
 from protocol import CommandEnvelope
+from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
-from router.policy import Policy
+from router.policy.checks import Policy
 from router.redaction import Redactor
 from router.registry import discover_skills
-from router.settings import RouterSettings
 
 SKILLS = discover_skills()
 KEY = "moltbook_sk_" + "writeParamsKey98765"
@@ -133,7 +133,7 @@ def test_no_write_skill_takes_a_param_it_does_not_declare():
 def test_a_write_on_a_platform_the_bounds_do_not_list_is_still_bounded(redis_urls, admin, tmp_path):
     """A skill added later for a new platform gets the default quotas, the duplicate guard and the
     circuit breaker at once; the bounds never wave through a platform they were not told about."""
-    from router.effects import Effect, scopes
+    from router.policy.effects import Effect, scopes
     from router.registry import Skill
     from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
 

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from protocol import CommandEnvelope, Keys
-from router.approvals import ApprovalStore
-from router.audit import AuditLog
+from router.audit.log import AuditLog
+from router.policy.approvals import ApprovalStore
 from scripts.control_cli import run as control
 from tests.stack.stack_helpers import FINAL_REPLY, run_stack, stack_env
 
@@ -85,7 +85,7 @@ def test_approvals_approve_and_deny(control_env, redis_urls, capsys):
 
 
 def test_audit_verify(control_env, capsys):
-    from router import audit_checkpoint
+    from router.audit import checkpoint as audit_checkpoint
 
     key = audit_checkpoint.load_key(control_env / "data" / "audit.key", create=True)
     log = AuditLog(control_env / "data" / "audit", "r1", key=key)
@@ -102,7 +102,7 @@ def test_audit_verify(control_env, capsys):
 def test_audit_verify_with_redis_down_says_what_it_checked(control_env, capsys):
     """Redis unreachable: the keyed checkpoint vouches for the end (0); without it, exit 2 and
     the reason; lines cut from the end are still caught (1)."""
-    from router import audit_checkpoint
+    from router.audit import checkpoint as audit_checkpoint
     from scripts.stack_redis import free_port
 
     (control_env / "dashboard.env").write_text(f"REDIS_URL=redis://control:x@127.0.0.1:{free_port()}/0\n")

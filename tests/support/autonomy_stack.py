@@ -24,9 +24,9 @@ from agent.cost.budget import BudgetGuard
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
 from agent.service import build_loop
+from router.config.settings import RouterSettings
+from router.queue.worker import Worker
 from router.registry import discover_skills
-from router.settings import RouterSettings
-from router.worker import Worker
 from tests.support.eager_poster import EagerPoster
 from tests.support.fake_moltbook import FakeMoltbook
 from tests.support.recording_server import Recorded, Response, json_response

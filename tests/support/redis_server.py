@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from protocol import Keys
-from router.acl import render_acl
+from router.config.redis_acl import render_acl
 
 REDIS_SERVER_BINARY = "/usr/bin/redis-server"
 

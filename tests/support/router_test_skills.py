@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from router.effects import LOCAL_PLATFORM, Effect, scopes
+from router.policy.effects import LOCAL_PLATFORM, Effect, scopes
 from router.registry import Skill, SkillContext
 from router.skills.note.skill import SKILL as NOTE
 

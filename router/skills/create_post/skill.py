@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.effects import Effect
 from router.platforms.base import PostRequest
+from router.policy.effects import Effect
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,

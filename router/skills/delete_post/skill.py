@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.effects import Effect
+from router.policy.effects import Effect
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.effects import Effect, scopes
 from router.errors import SkillError
+from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
 from router.skills.social_common import POST_ID_PARAM, clean, clean_all, params_schema, platform_call
 

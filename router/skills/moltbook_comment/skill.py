@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.effects import Effect, scopes
 from router.platforms.moltbook import MoltbookClient
+from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
 from router.skills.social_common import params_schema, platform_call, record_dry_run
 

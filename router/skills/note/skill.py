@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any
 
-from router.effects import LOCAL_PLATFORM, Effect, scopes
+from router.policy.effects import LOCAL_PLATFORM, Effect, scopes
 from router.registry import Skill, SkillContext
 
 NOTES_FILE = "notes.jsonl"

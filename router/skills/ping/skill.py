@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.effects import LOCAL_PLATFORM, Effect, scopes
+from router.policy.effects import LOCAL_PLATFORM, Effect, scopes
 from router.registry import Skill, SkillContext
 
 

@@ -85,7 +85,7 @@ def test_an_open_circuit_refuses_first_and_the_status_shows_it(redis_urls):
 
 
 def test_everything_counted_survives_a_redis_restart(redis_urls):
-    """No MULTI and no script: each write is a plain command, so the AOF replays it (see router.acl)."""
+    """No MULTI and no script: each write is a plain command, so the AOF replays it (see router.config.redis_acl)."""
     guard = bounds(ROUTER_QUOTAS="moltbook:reply=1", ROUTER_CIRCUIT_FAILURES="1")
     post = FakeEffect("moltbook", "post", "hello")
     with router_conn(redis_urls.router_url) as conn:

@@ -15,12 +15,12 @@ import logging
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
-from router.control_plane import APPROVAL_DECISION, RouterControl
-from router.deadline import DeadlineRunner
+from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
-from router.records import ID_REUSED, CommandRecords
-from router.results import ResultWriter
-from router.settings import RouterSettings
+from router.policy.approval_flow import APPROVAL_DECISION, RouterControl
+from router.queue.deadline import DeadlineRunner
+from router.queue.records import ID_REUSED, CommandRecords
+from router.queue.results import ResultWriter
 
 log = logging.getLogger("safeclaw.router.worker")
 

@@ -11,8 +11,8 @@ One writer per file: each router writes its own `<router id>.jsonl`. The last li
 is covered once the next one is written (and by the copy in the Redis audit stream).
 
 Durability is a group commit (`AuditLog.sync`), and the durable head is checkpointed under a key
-(`router.audit_checkpoint`); `router.audit_verify` checks the files, the checkpoints and the Redis
-copy: `python -m router.audit_verify [DIR]`.
+(`router.audit.checkpoint`); `router.audit.verify` checks the files, the checkpoints and the Redis
+copy: `python -m router.audit verify [DIR]`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import re
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from router import audit_checkpoint
+from router.audit import checkpoint as audit_checkpoint
 
 GENESIS = "0" * 64
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -54,7 +53,7 @@ class AuditLog:
 
     Group commit: each record reaches the OS with one write() before `append` returns (a router
     crash loses nothing); a background thread fsyncs every `sync_seconds` when something was
-    written, then checkpoints the durable head (`router.audit_checkpoint`) under `key`. A crash
+    written, then checkpoints the durable head (`router.audit.checkpoint`) under `key`. A crash
     of the machine loses at most the lines of the last `sync_seconds` plus one fsync. `durable`
     on `append` (or `sync()`) makes a line durable at once."""
 
@@ -348,17 +347,3 @@ def verify_directory(directory: Path) -> Verdict:
         heads[name] = verdict.heads[""]
     return Verdict(True, total, heads=heads)
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m router.audit verify [DIR]`: the same as `python -m router.audit_verify [DIR]`."""
-    from router.audit_verify import main as verify_main
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] != "verify":
-        print("usage: python -m router.audit verify [DIR] [--key-file FILE]", file=sys.stderr)
-        return 2
-    return verify_main(args[1:])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -25,10 +25,10 @@ from protocol.env_files import (
     stricter_union,
 )
 from router.bounds.settings import BoundsSettings
+from router.config.values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 from router.errors import ConfigError
-from router.setting_values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 
-ROUTER_DIR = Path(__file__).resolve().parent
+ROUTER_DIR = Path(__file__).resolve().parents[1]
 REPO_ROOT = ROUTER_DIR.parent
 DEFAULT_ENV_FILE = ROUTER_DIR / ".env"
 _RATE_LIMIT = re.compile(r"^\s*([^=\s][^=]*?)\s*=\s*(\S+?)\s*/\s*(\S+)\s*$")
@@ -72,7 +72,7 @@ POLICY_SETTINGS: dict[str, Stricter] = {
     "ROUTER_PACING": refuse_if_different("ROUTER_PACING"),
     "ROUTER_DUPLICATE_SCOPE": refuse_if_different("ROUTER_DUPLICATE_SCOPE"),
 }
-log = logging.getLogger("router.settings")
+log = logging.getLogger("router.config.settings")
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class RouterSettings:
         if not redis_url:
             raise ConfigError(
                 "REDIS_URL is not set: put REDIS_URL=redis://router:PASSWORD@127.0.0.1:6379/0 in router/.env "
-                "(see .env.example and `python -m router.acl --help` for the users)"
+                "(see .env.example and `python -m router.config.redis_acl --help` for the users)"
             )
         if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")

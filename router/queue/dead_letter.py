@@ -12,7 +12,7 @@ import time
 
 import redis
 
-from router.redis_io import Batch
+from router.queue.redis_io import Batch
 
 
 class DeadLetters:

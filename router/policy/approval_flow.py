@@ -30,12 +30,14 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
 from protocol.blobs import suspicion
-from router import approvals, audit_checkpoint, notices
-from router.audit import AuditLog
-from router.effects import Effect
-from router.policy import Decision, Policy
+from router.audit import checkpoint as audit_checkpoint
+from router.audit.log import AuditLog
+from router.config.settings import RouterSettings
+from router.policy import approvals
+from router.policy import owner_notices as notices
+from router.policy.checks import Decision, Policy
+from router.policy.effects import Effect
 from router.redaction import Redactor
-from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.control")
 APPROVAL_DECISION = "APPROVAL_DECISION"

@@ -22,8 +22,8 @@ import time
 import redis
 
 from protocol import CommandEnvelope, Reply, Status, command_fingerprint
-from router.redis_io import as_bytes
-from router.settings import RouterSettings
+from router.config.settings import RouterSettings
+from router.queue.redis_io import as_bytes
 
 log = logging.getLogger("safeclaw.router.worker")
 ID_REUSED = "id_reused"  # the error of a command whose id another command with other params holds

@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from router import audit_checkpoint
-from router.audit import Verdict, hash_at, verify_directory
+from router.audit import checkpoint as audit_checkpoint
+from router.audit.log import Verdict, hash_at, verify_directory
 
 OK, BROKEN, UNCHECKED = 0, 1, 2
 
@@ -126,7 +126,7 @@ def verify(directory: Path, key: bytes | None, mirrored: dict[str, tuple[int, st
 
 def key_for(environ: dict[str, str] | None = None) -> bytes | None:
     """The router's audit key, as its settings name it; None when there is none."""
-    from router.settings import DEFAULT_ENV_FILE, audit_key_file, merged_environment
+    from router.config.settings import DEFAULT_ENV_FILE, audit_key_file, merged_environment
 
     env = merged_environment(DEFAULT_ENV_FILE) if environ is None else environ
     try:
@@ -137,12 +137,12 @@ def key_for(environ: dict[str, str] | None = None) -> bytes | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m router.audit_verify", description=__doc__.split("\n\n")[0]
+        prog="python -m router.audit verify", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("directory", nargs="?", type=Path, help="the audit folder (default: the router's)")
     parser.add_argument("--key-file", type=Path, help="the audit key (default: the router's)")
     args = parser.parse_args(argv)
-    from router.settings import DEFAULT_ENV_FILE, audit_directory, merged_environment
+    from router.config.settings import DEFAULT_ENV_FILE, audit_directory, merged_environment
 
     env = merged_environment(DEFAULT_ENV_FILE)
     directory = args.directory or audit_directory(env)

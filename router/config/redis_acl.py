@@ -20,7 +20,7 @@ router gave the owner (see `router.approvals`).
 
 SCAN is a keyless command: it lists key *names* (never values) to whoever may run it.
 
-Usage: python -m router.acl --agent-password-file F --router-password-file G --out users.acl
+Usage: python -m router.config.redis_acl --agent-password-file F --router-password-file G --out users.acl
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: make `protocol` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from protocol import Keys
 
@@ -153,7 +153,9 @@ def _read_password(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m router.acl", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m router.config.redis_acl", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--agent-password-file", type=Path, required=True)
     parser.add_argument("--router-password-file", type=Path, required=True)
     parser.add_argument("--control-password-file", type=Path, help="the dashboard's user (control plane)")

@@ -12,7 +12,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from router.settings import RouterSettings
+from router.config.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)

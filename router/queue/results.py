@@ -19,11 +19,11 @@ from typing import Any
 import redis
 
 from protocol import Reply, Status
-from router.control_plane import RouterControl
-from router.dead_letter import DeadLetters
+from router.config.settings import RouterSettings
+from router.policy.approval_flow import RouterControl
+from router.queue.dead_letter import DeadLetters
+from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.redaction import Redactor
-from router.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
-from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
 REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), built once

@@ -18,12 +18,12 @@ from typing import Any
 
 import redis
 
-from router.control_plane import RouterControl
-from router.credentials import platforms_with_credentials
-from router.dead_letter import DeadLetters
-from router.policy import Policy
-from router.redis_io import REDIS_DOWN, connect
-from router.settings import RouterSettings
+from router.config.credentials import platforms_with_credentials
+from router.config.settings import RouterSettings
+from router.policy.approval_flow import RouterControl
+from router.policy.checks import Policy
+from router.queue.dead_letter import DeadLetters
+from router.queue.redis_io import REDIS_DOWN, connect
 
 log = logging.getLogger("safeclaw.router.worker")
 

@@ -33,22 +33,22 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
-from router.control_plane import RouterControl, Settle
-from router.credentials import secret_values
-from router.dead_letter import DeadLetters
-from router.deadline import DeadlineRunner, is_own_read
-from router.decide import Decider
+from router.config.credentials import secret_values
+from router.config.settings import RouterSettings
 from router.errors import ConfigError
-from router.heartbeat import Heartbeat
-from router.lanes import InFlight, Lanes
 from router.pipeline import Pipeline, Planned, decode, readable_id
-from router.policy import Policy
-from router.records import CommandRecords
+from router.policy.approval_flow import RouterControl, Settle
+from router.policy.checks import Policy
+from router.queue.dead_letter import DeadLetters
+from router.queue.deadline import DeadlineRunner, is_own_read
+from router.queue.heartbeat import Heartbeat
+from router.queue.lanes import InFlight, Lanes
+from router.queue.records import CommandRecords
+from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
+from router.queue.results import Answer, ResultWriter
+from router.queue.triage import Decider
 from router.redaction import Redactor
-from router.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
 from router.registry import Skill
-from router.results import Answer, ResultWriter
-from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
 APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands

@@ -15,15 +15,15 @@ from collections.abc import Mapping
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
-from router.control_plane import RouterControl
-from router.credentials import secret_values
-from router.effects import LOCAL_PLATFORM, Effect
-from router.lanes import Once
+from router.config.credentials import secret_values
+from router.config.settings import RouterSettings
 from router.pipeline import Outcome, Pipeline, Planned
-from router.policy import Policy
+from router.policy.approval_flow import RouterControl
+from router.policy.checks import Policy
+from router.policy.effects import LOCAL_PLATFORM, Effect
+from router.queue.lanes import Once
+from router.queue.results import ResultWriter
 from router.registry import SkillContext
-from router.results import ResultWriter
-from router.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
 PLATFORM_TIMEOUT_SECONDS = 20.0  # one platform request at most, and never past the command's deadline

@@ -26,10 +26,10 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, Keys, Reply, Status
-from router import kill_switch as live_kill_switch
 from router.bounds.guard import HardBounds
-from router.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
-from router.settings import RouterSettings
+from router.config.settings import RouterSettings
+from router.policy import kill_switch as live_kill_switch
+from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
 
 log = logging.getLogger("safeclaw.router.policy")
 
