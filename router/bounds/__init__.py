@@ -7,14 +7,22 @@
 
 They decide on an effect's platform and kind (and text), never on an action name. Each uses only
 single Redis commands (no MULTI, no Lua: see `router.queue.worker` on AOF replay), takes `now` from the
-caller so tests run on an injected clock, and answers a refusal as a `Denial`.
+caller so tests run on an injected clock, and answers a refusal as a `Denial`. Their counters live
+in Redis, or, for a router without one (the one-shot tool), in `embedded.EmbeddedStore`: a SQLite
+file answering the same commands, shared by every process on the machine.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeAlias
+
+import redis
+
+from router.bounds.embedded import EmbeddedStore
+
+Counters: TypeAlias = "redis.Redis | EmbeddedStore"  # where the bounds count
 
 
 class EffectLike(Protocol):

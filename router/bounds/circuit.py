@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import logging
 
-import redis
-
-from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds import Counters, Denial, EffectLike, seconds_until
 from router.bounds.settings import BOUNDED_KINDS, PLATFORMS, BoundsSettings
 
 log = logging.getLogger("safeclaw.router.bounds.circuit")
@@ -52,7 +50,7 @@ class CircuitBreaker:
     def open_key(self, platform: str) -> str:
         return f"{self.prefix}{platform}:open_until"
 
-    def check(self, conn: redis.Redis, effect: EffectLike, now: float) -> Denial | None:
+    def check(self, conn: Counters, effect: EffectLike, now: float) -> Denial | None:
         if effect.kind not in BOUNDED_KINDS:
             return None
         raw = conn.get(self.open_key(effect.platform))
@@ -68,7 +66,7 @@ class CircuitBreaker:
 
     def record(
         self,
-        conn: redis.Redis,
+        conn: Counters,
         effect: EffectLike,
         status: str,
         error: str | None,
@@ -95,7 +93,7 @@ class CircuitBreaker:
         elif outcome == "failure":
             self._failed(conn, effect.platform, now, conversation)
 
-    def _failed(self, conn: redis.Redis, platform: str, now: float, conversation: str | None) -> None:
+    def _failed(self, conn: Counters, platform: str, now: float, conversation: str | None) -> None:
         pipe = conn.pipeline(transaction=False)
         pipe.incr(self.failures_key(platform))
         pipe.expire(self.failures_key(platform), 7 * 24 * 3600)
@@ -130,7 +128,7 @@ class CircuitBreaker:
 
     def _notify(
         self,
-        conn: redis.Redis,
+        conn: Counters,
         kind: str,
         platform: str,
         now: float,
@@ -149,7 +147,7 @@ class CircuitBreaker:
         pipe.ltrim(self.notices_key, 0, MAX_NOTICES - 1)
         pipe.execute()
 
-    def open_circuits(self, conn: redis.Redis, now: float) -> dict[str, float]:
+    def open_circuits(self, conn: Counters, now: float) -> dict[str, float]:
         """`{platform: open_until}` for the circuits open now, for the heartbeat."""
         pipe = conn.pipeline(transaction=False)
         for platform in PLATFORMS:

@@ -30,9 +30,7 @@ import zlib
 from array import array
 from dataclasses import dataclass
 
-import redis
-
-from router.bounds import Denial, EffectLike, as_text, seconds_until
+from router.bounds import Counters, Denial, EffectLike, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 DAY = 24 * 3600
@@ -106,7 +104,7 @@ class DuplicateGuard:
     def key(self, platform: str) -> str:
         return f"{self.prefix}{'all' if self.settings.duplicate_scope == 'all' else platform}"
 
-    def take(self, conn: redis.Redis, effect: EffectLike, now: float) -> SentEntry | Denial | None:
+    def take(self, conn: Counters, effect: EffectLike, now: float) -> SentEntry | Denial | None:
         if effect.kind not in ("post", "reply") or not effect.text or not effect.text.strip():
             return None
         grams = trigrams(effect.text)
@@ -151,7 +149,7 @@ class DuplicateGuard:
                 best = (score, sent_at)
         return best
 
-    def release(self, conn: redis.Redis, entry: SentEntry) -> None:
+    def release(self, conn: Counters, entry: SentEntry) -> None:
         conn.zrem(entry.key, entry.member)
 
 

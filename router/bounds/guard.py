@@ -17,9 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
-from router.bounds import Denial, EffectLike
+from router.bounds import Counters, Denial, EffectLike
 from router.bounds.circuit import CircuitBreaker
 from router.bounds.duplicates import DuplicateGuard, SentEntry
 from router.bounds.pacing import PaceSlot, Pacing
@@ -48,7 +46,7 @@ class HardBounds:
         self._held: OrderedDict[str, Held] = OrderedDict()
         self._lock = threading.Lock()  # a router runs commands in several lanes (threads) at once
 
-    def check(self, conn: redis.Redis, effect: EffectLike, command_id: str, now: float) -> Denial | None:
+    def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float) -> Denial | None:
         """None when the effect is within every bound (and its share is taken); else the refusal."""
         denial = self.circuit.check(conn, effect, now)
         if denial is not None:
@@ -69,7 +67,7 @@ class HardBounds:
 
     def record(
         self,
-        conn: redis.Redis,
+        conn: Counters,
         effect: EffectLike,
         command_id: str,
         status: str,
@@ -84,7 +82,7 @@ class HardBounds:
             self._give_back(conn, held, pace=not (status == "error" and error == "rate_limited"))
         self.circuit.record(conn, effect, status, error, now, conversation)
 
-    def _give_back(self, conn: redis.Redis, held: Held, pace: bool) -> None:
+    def _give_back(self, conn: Counters, held: Held, pace: bool) -> None:
         if held.quota is not None:
             self.quotas.refund(conn, held.quota)
         if held.pace is not None and pace:
@@ -92,7 +90,7 @@ class HardBounds:
         if held.sent is not None:
             self.duplicates.release(conn, held.sent)
 
-    def status(self, conn: redis.Redis, now: float) -> dict[str, Any]:
+    def status(self, conn: Counters, now: float) -> dict[str, Any]:
         """The heartbeat's view: `quotas` {platform: {kind: {limit, used}}}, open `circuits`."""
         return {
             "quotas": self.quotas.usage(conn, now),

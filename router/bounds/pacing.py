@@ -12,9 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-import redis
-
-from router.bounds import Denial, EffectLike, as_text, seconds_until
+from router.bounds import Counters, Denial, EffectLike, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 
@@ -34,7 +32,7 @@ class Pacing:
     def key(self, platform: str, kind: str) -> str:
         return f"{self.prefix}{platform}:{kind}"
 
-    def take(self, conn: redis.Redis, effect: EffectLike, now: float) -> PaceSlot | Denial | None:
+    def take(self, conn: Counters, effect: EffectLike, now: float) -> PaceSlot | Denial | None:
         rule = self.settings.pace_rule(effect.platform, effect.kind, now)
         if rule is None or rule.interval <= 0:
             return None
@@ -59,5 +57,5 @@ class Pacing:
             retry_after,
         )
 
-    def release(self, conn: redis.Redis, slot: PaceSlot) -> None:
+    def release(self, conn: Counters, slot: PaceSlot) -> None:
         conn.zrem(slot.key, slot.member)

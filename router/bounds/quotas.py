@@ -13,9 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
-from router.bounds import Denial, EffectLike, seconds_until
+from router.bounds import Counters, Denial, EffectLike, seconds_until
 from router.bounds.settings import PLATFORMS, BoundsSettings
 
 DAY = 24 * 3600
@@ -40,7 +38,7 @@ class DailyQuotas:
     def key(self, platform: str, kind: str, now: float) -> str:
         return f"{self.prefix}{platform}:{kind}:{day_of(now)}"
 
-    def take(self, conn: redis.Redis, effect: EffectLike, now: float) -> QuotaUnit | Denial | None:
+    def take(self, conn: Counters, effect: EffectLike, now: float) -> QuotaUnit | Denial | None:
         """A unit of today's quota, a Denial when none is left, or None when the scope has no quota."""
         limit = self.settings.daily_limit(effect.platform, effect.kind, now)
         if limit is None:
@@ -63,10 +61,10 @@ class DailyQuotas:
             retry_after,
         )
 
-    def refund(self, conn: redis.Redis, unit: QuotaUnit) -> None:
+    def refund(self, conn: Counters, unit: QuotaUnit) -> None:
         conn.decr(unit.key)
 
-    def usage(self, conn: redis.Redis, now: float) -> dict[str, dict[str, dict[str, int]]]:
+    def usage(self, conn: Counters, now: float) -> dict[str, dict[str, dict[str, int]]]:
         """`{platform: {kind: {limit, used}}}` for today, as the heartbeat and dashboard show it."""
         scopes: list[tuple[str, str, int]] = []
         for platform in PLATFORMS:

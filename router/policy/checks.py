@@ -26,6 +26,8 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, Keys, Reply, Status
+from router.bounds import Counters
+from router.bounds.embedded import EmbeddedStore
 from router.bounds.guard import HardBounds
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
@@ -45,8 +47,8 @@ class Decision:
     extra: Mapping[str, Any] = field(default_factory=dict)  # more reply fields, e.g. approval_id
 
 
-# conn is None where no Redis is at hand (the one-shot CLI without REDIS_URL): a check that needs
-# Redis must then refuse rather than let the command through.
+# conn is None where no Redis is at hand (the one-shot tool without REDIS_URL): counters then go
+# to `Policy.embedded`; a check that needs Redis itself must refuse rather than let it through.
 Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
 Recorder = Callable[[Effect, CommandEnvelope, Reply, "redis.Redis | None", float], None]
 
@@ -81,6 +83,12 @@ class Policy:
         self.checks: list[Check] = [self.kill_switch, self.approval, self.rate_limit]
         self.bounds = HardBounds(settings.bounds, self.keys.router_prefix, self.keys.owner_notices)
         self.recorders: list[Recorder] = [self.record_bounds]
+        # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
+        self.embedded: EmbeddedStore | None = None
+
+    def counters(self, conn: redis.Redis | None) -> Counters | None:
+        """Where the quotas, pacing, duplicate guard, circuit breaker and rate limits count."""
+        return conn if conn is not None else self.embedded
 
     def add_check(self, check: Check) -> None:
         self.checks.append(check)
@@ -117,14 +125,15 @@ class Policy:
     ) -> Decision | None:
         if not effect.writes or effect.platform == LOCAL_PLATFORM:
             return None  # the router's own notebook; every platform is bounded, listed or not
-        if conn is None:
+        counters = self.counters(conn)
+        if counters is None:
             return Decision(
                 Status.DENIED,
                 "bounds_unavailable",
                 f"{envelope.action} ({effect.scope}) refused: the quotas, pacing, duplicate guard and "
-                "circuit breaker are counted in Redis, which this router cannot reach; set REDIS_URL",
+                "circuit breaker have nowhere to be counted (no Redis, no embedded store)",
             )
-        denial = self.bounds.check(conn, effect, envelope.id, now)
+        denial = self.bounds.check(counters, effect, envelope.id, now)
         if denial is None:
             return None
         message = f"{envelope.action}: {denial.message}"
@@ -133,9 +142,10 @@ class Policy:
     def record_bounds(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None, now: float
     ) -> None:
-        if conn is not None and effect.writes and effect.platform != LOCAL_PLATFORM:
+        counters = self.counters(conn)
+        if counters is not None and effect.writes and effect.platform != LOCAL_PLATFORM:
             self.bounds.record(
-                conn, effect, envelope.id, str(reply.status), reply.error, now, envelope.conversation
+                counters, effect, envelope.id, str(reply.status), reply.error, now, envelope.conversation
             )
 
     # -- the built-in checks ---------------------------------------------------------------
@@ -175,16 +185,17 @@ class Policy:
         for rule in self.rate_rules:
             if effect.scope not in rule.scopes:
                 continue
-            if conn is None:
+            counters = self.counters(conn)
+            if counters is None:
                 return Decision(
                     Status.DENIED,
                     "rate_limited",
-                    f"{envelope.action} is rate-limited ({rule.name}) and the counters live in "
-                    "Redis, which this router cannot reach; set REDIS_URL",
+                    f"{envelope.action} is rate-limited ({rule.name}) and its counter has nowhere to be "
+                    "kept (no Redis, no embedded store)",
                 )
             window = int(now // rule.window_seconds)
             key = f"{self.keys.router_prefix}ratelimit:{rule.name}:{window}"
-            pipe = conn.pipeline(transaction=False)  # no MULTI: see router.worker
+            pipe = counters.pipeline(transaction=False)  # no MULTI: see router.worker
             pipe.incr(key)
             pipe.expire(key, rule.window_seconds + 1)
             count = int(pipe.execute()[0])

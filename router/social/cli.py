@@ -4,7 +4,12 @@ with the router's credentials, print exactly one JSON object, exit 0 on success 
     echo '{"command": "auth_test", "platform": "bsky"}' | python -m router.social
 
 Answers are `{"success": true, ...result}` or `{"success": false, "error": TYPE, "message": ...}`
-with TYPE one of the seed's error types (`SEED_ERRORS`). Credentials come from the environment
+with TYPE always one of the seed's nine error types (`SEED_ERRORS`); where the router's own kind
+says more it is in `reason` (a bound's refusal is `rate_limited` with `reason` quota_exceeded,
+paced, duplicate_content or circuit_open, a `message` naming the bound and when it clears, and
+`retry_after` in seconds). With no REDIS_URL the bounds are counted in the embedded store
+(`router.bounds.embedded`, a SQLite file in the router's data folder) that every one-shot process
+on the machine shares; with REDIS_URL, in Redis with the routers. Credentials come from the environment
 and `router/.env` (or the file named by `ROUTER_ENV_FILE`); the environment wins. Everything
 printed passes through the router's `Redactor` holding every secret loaded, and no traceback or
 raw API body is ever printed: unexpected failures become `internal_error`.
@@ -23,6 +28,7 @@ from typing import Any, TextIO
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
+from router.bounds.embedded import EmbeddedStore, StoreError
 from router.config.credentials import load_credentials, secret_values
 from router.config.settings import DEFAULT_ENV_FILE, RouterSettings, check_env_file, merged_environment
 from router.errors import ConfigError
@@ -49,25 +55,43 @@ SEED_ERRORS = frozenset({
     "auth_failed", "no_credentials", "unknown_command", "unknown_platform", "invalid_json",
     "empty_input", "rate_limited", "request_failed", "internal_error",
 })
-# Refusals of the router's policy, answered under their own names.
-POLICY_ERRORS = frozenset({"kill_switch", "approval_required", "rate_limited", "secret_in_text",
-                           "quota_exceeded", "paced", "duplicate_content", "circuit_open",
-                           "bounds_unavailable"})
-# The router's own error kinds that the seed's contract has no name for.
-_SEED_KIND = {"invalid_params": "invalid_json", "not_found": "request_failed",
-              "deleted": "request_failed", "login_required": "request_failed",
-              "not_supported": "unknown_command"}
+# The router's own error kinds under the seed's names; the router's kind goes in `reason`.
+# Whatever is not listed (a kind added later) is `internal_error`, never a tenth type.
+_SEED_KIND = {
+    # a bound or limit: wait and retry (the message says how long)
+    "quota_exceeded": "rate_limited", "paced": "rate_limited", "duplicate_content": "rate_limited",
+    "circuit_open": "rate_limited", "busy": "rate_limited", "bounds_unavailable": "internal_error",
+    # the router's policy said no: not run
+    "kill_switch": "request_failed", "approval_required": "request_failed",
+    "secret_in_text": "request_failed", "invalid_expiry": "request_failed",
+    # about the command itself
+    "invalid_params": "invalid_json", "not_found": "request_failed", "deleted": "request_failed",
+    "login_required": "request_failed", "not_supported": "unknown_command", "crashed": "request_failed",
+}
+
+
+def seed_kind(kind: str) -> str:
+    """The seed's error type for one of the router's error kinds."""
+    return kind if kind in SEED_ERRORS else _SEED_KIND.get(kind, "internal_error")
 
 
 class CommandError(Exception):
-    """A failure answered as `{"success": false, "error": kind, "message": message}`."""
+    """A failure answered as `{"success": false, "error": TYPE, "message": ..., "reason": kind}`."""
 
     def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
-        known = kind in SEED_ERRORS or kind in POLICY_ERRORS
-        self.kind = kind if known else _SEED_KIND.get(kind, "internal_error")
+        self.kind = seed_kind(kind)
+        self.reason = kind if kind != self.kind else None
         self.message = message
         self.retry_after = retry_after
+
+    def answer(self) -> dict[str, Any]:
+        answer: dict[str, Any] = {"success": False, "error": self.kind, "message": self.message}
+        if self.reason is not None:
+            answer["reason"] = self.reason
+        if self.retry_after is not None:
+            answer["retry_after"] = self.retry_after
+        return answer
 
 
 def parse_request(raw: str | None) -> dict[str, Any]:
@@ -117,12 +141,12 @@ def skill_context(settings: RouterSettings, credentials: Mapping[str, str], comm
 def answer_of(reply: Reply) -> dict[str, Any]:
     if reply.status == Status.OK:
         return {"success": True, **(reply.result or {})}
-    error = CommandError(reply.error or "internal_error", reply.message)
-    answer: dict[str, Any] = {"success": False, "error": error.kind, "message": reply.message}
+    error = CommandError(reply.error or "internal_error", reply.message, reply.extra.get("retry_after"))
+    answer = error.answer()
     if reply.status == Status.UNKNOWN:
         answer["outcome"] = "unknown"  # it may have happened: do not simply retry
-    if "retry_after" in reply.extra:
-        answer["retry_after"] = reply.extra["retry_after"]
+    if reply.extra.get("approval_id"):
+        answer["approval_id"] = reply.extra["approval_id"]
     return answer
 
 
@@ -131,6 +155,7 @@ def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | No
     credentials = load_credentials(env)
     redactor = redactor or Redactor(secret_values(env, credentials))
     conn: redis.Redis | None = None
+    embedded: EmbeddedStore | None = None
     try:
         request = parse_request(raw)
         try:
@@ -147,7 +172,10 @@ def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | No
         planned = pipeline.plan(envelope)
         if not isinstance(planned, Planned):
             return answer_of(planned)
-        conn = connect(settings) if settings.redis_url else None
+        if settings.redis_url:
+            conn = connect(settings)
+        else:
+            policy.embedded = embedded = open_embedded(settings)
         refused = pipeline.check(planned, conn)
         if refused is not None:
             return answer_of(refused)
@@ -157,16 +185,25 @@ def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | No
         policy.record(planned.effect, envelope, outcome.reply, conn)
         return answer_of(outcome.reply)
     except CommandError as exc:
-        answer: dict[str, Any] = {"success": False, "error": exc.kind, "message": exc.message}
-        if exc.retry_after is not None:
-            answer["retry_after"] = exc.retry_after
-        return answer
+        return exc.answer()
     except REDIS_DOWN:
         return {"success": False, "error": "request_failed",
                 "message": "Redis (REDIS_URL), which holds the router's policy counters, is unreachable"}
+    except StoreError as exc:
+        return CommandError("bounds_unavailable", f"{exc}; the command was not run or not counted").answer()
     finally:
         if conn is not None:
             conn.close()
+        if embedded is not None:
+            embedded.close()
+
+
+def open_embedded(settings: RouterSettings) -> EmbeddedStore:
+    """The bounds' store in the router's data folder; `internal_error` when it cannot be opened."""
+    try:
+        return EmbeddedStore.in_folder(settings.data_dir)
+    except StoreError as exc:
+        raise CommandError("internal_error", f"{exc}; nothing was run") from None
 
 
 def _quiet_logging(redactor: Redactor) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from router.registry import discover_skills
-from router.social.cli import COMMANDS, SEED_ERRORS
+from router.social.cli import COMMANDS, SEED_ERRORS, CommandError, seed_kind
 from tests.support.fake_moltbook import FakeMoltbook
 from tests.support.fake_x import ME_ID, FakeX
 
@@ -97,14 +97,21 @@ def test_a_real_post_through_the_cli(tmp_path, fake_x, redis_urls):
     assert fake_x.tweets[answer["id"]]["text"] == "hello from the one-shot CLI"
 
 
-def test_without_redis_the_cli_refuses_to_write_as_the_bounds_cannot_be_counted(tmp_path, fake_x):
-    request = {"command": "post", "platform": "x", "text": "past the quotas?"}
-    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
-    assert (code, answer["error"]) == (1, "bounds_unavailable")
-    assert "REDIS_URL" in answer["message"] and fake_x.tweets == {}
-    code, answer, _ = run_cli('{"command": "auth_test", "platform": "x"}', tmp_path, X_API_BASE=fake_x.url,
-                              **X_CREDS)
-    assert code == 0, answer  # reads need no counter
+def test_without_redis_the_bounds_are_counted_on_disk(tmp_path, fake_x):
+    def post(text: str, **env: str):
+        request = {"command": "post", "platform": "x", "text": text}
+        return run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS, **env)[:2]
+
+    code, answer = post("the first of the day")
+    assert code == 0 and answer["success"] is True, answer
+    code, answer = post("The first of the day!")
+    assert (code, answer["error"], answer["reason"]) == (1, "rate_limited", "duplicate_content")
+    assert "similar" in answer["message"] and "7 days" in answer["message"] and answer["retry_after"] >= 1
+    code, answer = post("something else", ROUTER_QUOTAS="x:post=1")
+    assert (code, answer["error"], answer["reason"]) == (1, "rate_limited", "quota_exceeded")
+    assert "1 a day" in answer["message"] and "00:00 UTC" in answer["message"]
+    assert [t["text"] for t in fake_x.tweets.values()] == ["the first of the day"]
+    assert (tmp_path / "data" / "bounds.sqlite3").exists()
 
 
 def test_the_cli_shares_the_routers_quotas_and_duplicate_guard(tmp_path, fake_x, redis_urls):
@@ -115,10 +122,12 @@ def test_the_cli_shares_the_routers_quotas_and_duplicate_guard(tmp_path, fake_x,
 
     assert post("the first of the day")[0] == 0
     code, answer = post("The first of the day!")
-    assert (code, answer["error"]) == (1, "duplicate_content")
+    assert (code, answer["error"], answer["reason"]) == (1, "rate_limited", "duplicate_content")
     code, answer = post("something else", ROUTER_QUOTAS="x:post=1")
-    assert (code, answer["error"]) == (1, "quota_exceeded") and answer["retry_after"] >= 1
+    assert (code, answer["error"], answer["reason"]) == (1, "rate_limited", "quota_exceeded")
+    assert answer["retry_after"] >= 1
     assert [t["text"] for t in fake_x.tweets.values()] == ["the first of the day"]
+    assert not (tmp_path / "data" / "bounds.sqlite3").exists()  # Redis holds them, with the routers
 
 
 def test_credentials_from_the_env_file_and_environment_wins(tmp_path, fake_x):
@@ -157,7 +166,7 @@ def test_a_planted_secret_in_a_successful_answer_is_redacted(tmp_path, fake_molt
 def test_the_cli_obeys_the_routers_policy(tmp_path, fake_x, env, error):
     request = {"command": "post", "platform": "x", "text": "not through the back door"}
     code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS, **env)
-    assert (code, answer["error"]) == (1, error)
+    assert (code, answer["error"], answer["reason"]) == (1, "request_failed", error)
     assert fake_x.tweets == {}
 
 
@@ -169,7 +178,7 @@ def test_the_cli_refuses_an_unknown_policy_setting_naming_it(tmp_path):
 def test_the_cli_refuses_to_publish_a_secret(tmp_path, fake_x):
     request = {"command": "post", "platform": "x", "text": f"my key: {X_CREDS['X_API_SECRET']}"}
     code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
-    assert (code, answer["error"]) == (1, "secret_in_text")
+    assert (code, answer["error"], answer["reason"]) == (1, "request_failed", "secret_in_text")
     assert fake_x.tweets == {}
 
 
@@ -179,5 +188,15 @@ def test_the_cli_obeys_the_live_kill_switch(tmp_path, fake_x, redis_urls):
     request = {"command": "post", "platform": "x", "text": "stopped from the dashboard"}
     code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, REDIS_URL=redis_urls.router_url,
                               **X_CREDS)
-    assert (code, answer["error"]) == (1, "kill_switch") and "dashboard" in answer["message"]
+    assert (code, answer["error"], answer["reason"]) == (1, "request_failed", "kill_switch")
+    assert "dashboard" in answer["message"]
     assert fake_x.tweets == {}
+
+
+def test_every_router_error_kind_answers_under_a_seed_type():
+    for kind in ("kill_switch", "approval_required", "secret_in_text", "quota_exceeded", "paced",
+                 "duplicate_content", "circuit_open", "bounds_unavailable", "busy", "crashed",
+                 "not_found", "a_kind_added_later"):
+        answer = CommandError(kind, "why").answer()
+        assert answer["error"] in SEED_ERRORS and answer["reason"] == kind
+    assert seed_kind("paced") == "rate_limited" and "reason" not in CommandError("auth_failed", "x").answer()

@@ -1,0 +1,81 @@
+"""The one-shot tool with no Redis: its bounds live in the embedded store in the router's data
+folder, shared by every one-shot process at once (real processes, the Mastodon fake)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_mastodon import FakeMastodon
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "masto-oneshot-token-4471"
+
+
+@pytest.fixture
+def mastodon():
+    server = FakeMastodon(token=TOKEN).start()
+    yield server
+    server.stop()
+
+
+def start(tmp_path: Path, mastodon: FakeMastodon, text: str, **env: str) -> subprocess.Popen[bytes]:
+    env_file = tmp_path / "router.env"
+    env_file.touch()
+    child_env = {"PATH": os.environ.get("PATH", ""), "ROUTER_ENV_FILE": str(env_file),
+                 "ROUTER_DATA_DIR": str(tmp_path / "data"), "MASTODON_INSTANCE": mastodon.url,
+                 "MASTODON_TOKEN": TOKEN, **env}
+    process = subprocess.Popen([sys.executable, "-m", "router.social"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=child_env)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps({"command": "post", "platform": "mastodon", "text": text}).encode())
+    process.stdin.close()
+    return process
+
+
+def answer_of(process: subprocess.Popen[bytes]) -> dict:
+    assert process.stdout is not None and process.stderr is not None
+    out = process.stdout.read().decode()
+    process.stderr.read()
+    process.wait(timeout=120)
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    return json.loads(lines[0])
+
+
+@pytest.mark.slow
+def test_twenty_concurrent_posts_with_a_quota_of_five_make_exactly_five(tmp_path, mastodon):
+    processes = [start(tmp_path, mastodon, f"note number {i} about a different topic: {i * 7919}",
+                       ROUTER_QUOTAS="mastodon:post=5") for i in range(20)]
+    answers = [answer_of(p) for p in processes]
+    posted = [a for a in answers if a["success"] is True]
+    refused = [a for a in answers if a["success"] is False]
+    assert len(posted) == 5 and len(mastodon.posts()) == 5 and len(mastodon.statuses) == 5
+    assert {(a["error"], a["reason"]) for a in refused} == {("rate_limited", "quota_exceeded")}
+    assert all("quota of 5 a day" in a["message"] and "00:00 UTC" in a["message"] for a in refused)
+    assert all(a["retry_after"] >= 1 for a in refused)
+
+
+def test_the_duplicate_guard_refuses_a_near_copy_from_another_process(tmp_path, mastodon):
+    first = answer_of(start(tmp_path, mastodon, "Our spring meetup is on Saturday at the library, 3pm."))
+    assert first["success"] is True, first
+    again = answer_of(start(tmp_path, mastodon, "our spring meetup is on saturday at the library 3 pm!!"))
+    assert (again["success"], again["error"], again["reason"]) == (False, "rate_limited", "duplicate_content")
+    assert "similar" in again["message"] and "for 7 days" in again["message"]
+    assert len(mastodon.statuses) == 1
+
+
+def test_a_failed_post_gives_its_quota_back(tmp_path, mastodon):
+    mastodon.fail_mode = "auth"
+    failed = answer_of(start(tmp_path, mastodon, "this one is refused by the instance", ROUTER_QUOTAS="post=1"))
+    assert (failed["success"], failed["error"]) == (False, "auth_failed")
+    mastodon.fail_mode = None
+    posted = answer_of(start(tmp_path, mastodon, "this one goes out", ROUTER_QUOTAS="post=1"))
+    assert posted["success"] is True, posted
+    refused = answer_of(start(tmp_path, mastodon, "and this one is one too many", ROUTER_QUOTAS="post=1"))
+    assert (refused["error"], refused["reason"]) == ("rate_limited", "quota_exceeded")
