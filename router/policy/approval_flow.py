@@ -213,17 +213,13 @@ class RouterControl:
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: object, now: float
     ) -> None:
         """The policy's recorder: every planned command ends here once, refused or run."""
-        decision = "allowed"
-        if reply.status in (Status.DENIED, Status.PENDING_APPROVAL) and reply.error:
-            decision = (
-                "pending_approval" if reply.status == Status.PENDING_APPROVAL else f"denied: {reply.error}"
-            )
+        decision = policy_decision(reply)
         approval_id = reply.extra.get("approval_id")
         approved = self.approved_record(envelope.id)
         if approved is not None and is_same_command(approved.get("command"), envelope):
             decision = f"approved by {approved['decision'].get('by', 'the owner')}"
             approval_id = approved["id"]
-        entry = self._entry(
+        entry = audit_entry(
             envelope.id,
             envelope.action,
             envelope.conversation,
@@ -246,7 +242,7 @@ class RouterControl:
         if decision == "refused" and reply.error:
             decision = f"refused: {reply.error}"
         self.append(
-            self._entry(
+            audit_entry(
                 envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, None
             )
         )
@@ -265,36 +261,6 @@ class RouterControl:
                 "message": reason[:300],
             }
         )
-
-    def _entry(
-        self,
-        command_id: str,
-        action: str,
-        conversation: str,
-        effect: dict[str, Any] | None,
-        text: str | None,
-        decision: str,
-        reply: Reply,
-        approval_id: Any,
-    ) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "command_id": command_id,
-            "action": action,
-            "origin": origin_of(conversation),
-            "effect": effect,
-            "decision": decision,
-            "status": str(reply.status),
-            "url": url_of(reply),
-        }
-        if text is not None:
-            entry["text"] = text
-        if reply.error:
-            entry["error"] = reply.error
-        if approval_id:
-            entry["approval_id"] = approval_id
-        if reply.extra.get("dry_run"):
-            entry["dry_run"] = True
-        return entry
 
     def append(self, entry: dict[str, Any], durable: bool = False) -> None:
         entry = {"router": self.settings.router_id, **self.redactor.value(entry)}
@@ -408,7 +374,7 @@ class RouterControl:
         command: dict[str, Any] = record["command"] if isinstance(record.get("command"), dict) else {}
         reply = Reply(str(command.get("id", "")), status, message, error=state)
         self.append(
-            self._entry(
+            audit_entry(
                 str(command.get("id", "")),
                 str(record.get("action")),
                 str(record.get("conversation", "")),
@@ -476,12 +442,50 @@ class RouterControl:
             params.get("approval_id") if approvals.is_approval_id(params.get("approval_id")) else None
         )
         self.append(
-            self._entry(
+            audit_entry(
                 envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, approval_id
             )
         )
         self._audited.add(envelope.id)
         return reply
+
+
+def audit_entry(
+    command_id: str,
+    action: str,
+    conversation: str,
+    effect: dict[str, Any] | None,
+    text: str | None,
+    decision: str,
+    reply: Reply,
+    approval_id: Any,
+) -> dict[str, Any]:
+    """One command's line in the audit log (the one-shot tool writes the same)."""
+    entry: dict[str, Any] = {
+        "command_id": command_id,
+        "action": action,
+        "origin": origin_of(conversation),
+        "effect": effect,
+        "decision": decision,
+        "status": str(reply.status),
+        "url": url_of(reply),
+    }
+    if text is not None:
+        entry["text"] = text
+    if reply.error:
+        entry["error"] = reply.error
+    if approval_id:
+        entry["approval_id"] = approval_id
+    if reply.extra.get("dry_run"):
+        entry["dry_run"] = True
+    return entry
+
+
+def policy_decision(reply: Reply) -> str:
+    """The audit's `decision` for a command the policy saw: allowed, pending_approval or denied: KIND."""
+    if reply.status in (Status.DENIED, Status.PENDING_APPROVAL) and reply.error:
+        return "pending_approval" if reply.status == Status.PENDING_APPROVAL else f"denied: {reply.error}"
+    return "allowed"
 
 
 def is_same_command(stored: Any, envelope: CommandEnvelope) -> bool:

@@ -25,20 +25,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-import redis
-
 from protocol import CommandEnvelope, Reply, Status
-from router.bounds.embedded import EmbeddedStore, StoreError
+from router.bounds.embedded import StoreError
 from router.config.credentials import load_credentials, secret_values
-from router.config.settings import DEFAULT_ENV_FILE, RouterSettings, check_env_file, merged_environment
+from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment
 from router.errors import ConfigError
-from router.pipeline import Pipeline, Planned
 from router.platforms import PLATFORM_CLASSES
-from router.policy.checks import Policy
-from router.queue.deadline import public_environment
-from router.queue.redis_io import REDIS_DOWN, connect
+from router.queue.redis_io import REDIS_DOWN
 from router.redaction import RedactingFilter, Redactor
-from router.registry import Skill, SkillContext, discover_skills
+from router.registry import Skill, discover_skills
+from router.social.oneshot import OneShotRouter
 
 CLI_TTL_SECONDS = 300
 log = logging.getLogger("safeclaw.router.social")
@@ -126,18 +122,6 @@ def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnve
     return CommandEnvelope.new(COMMANDS[command], params, "cli", ttl_seconds=CLI_TTL_SECONDS)
 
 
-def skill_context(settings: RouterSettings, credentials: Mapping[str, str], command_id: str) -> SkillContext:
-    return SkillContext(
-        command_id=command_id,
-        conversation="cli",
-        credentials=credentials,
-        env=public_environment(settings.env, credentials),
-        data_dir=settings.data_dir,
-        dry_run=settings.dry_run,
-        log=logging.getLogger("safeclaw.router.social"),
-    )
-
-
 def answer_of(reply: Reply) -> dict[str, Any]:
     if reply.status == Status.OK:
         return {"success": True, **(reply.result or {})}
@@ -152,10 +136,7 @@ def answer_of(reply: Reply) -> dict[str, Any]:
 
 def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | None = None) -> dict[str, Any]:
     """The answer object for one command (never raises), through the router's one pipeline."""
-    credentials = load_credentials(env)
-    redactor = redactor or Redactor(secret_values(env, credentials))
-    conn: redis.Redis | None = None
-    embedded: EmbeddedStore | None = None
+    redactor = redactor or Redactor(secret_values(env, load_credentials(env)))
     try:
         request = parse_request(raw)
         try:
@@ -164,46 +145,17 @@ def run_command(raw: str | None, env: Mapping[str, str], redactor: Redactor | No
             raise CommandError("internal_error", "the router's skills could not be loaded") from None
         envelope = resolve(request, skills)
         try:
-            settings = RouterSettings.from_env(env, require_redis=False)
-            policy = Policy(settings, skills)
+            router = OneShotRouter(env, redactor, skills)
         except ConfigError as exc:
             raise CommandError("internal_error", f"router settings: {exc}") from None
-        pipeline = Pipeline(skills, policy, redactor, settings.max_attempts)
-        planned = pipeline.plan(envelope)
-        if not isinstance(planned, Planned):
-            return answer_of(planned)
-        if settings.redis_url:
-            conn = connect(settings)
-        else:
-            policy.embedded = embedded = open_embedded(settings)
-        refused = pipeline.check(planned, conn)
-        if refused is not None:
-            return answer_of(refused)
-        outcome = pipeline.run(planned, skill_context(settings, credentials, envelope.id))
-        if outcome.dead_letter is not None:
-            log.warning("%s: %s", envelope.action, outcome.dead_letter)
-        policy.record(planned.effect, envelope, outcome.reply, conn)
-        return answer_of(outcome.reply)
+        return answer_of(router.run(envelope))
     except CommandError as exc:
         return exc.answer()
     except REDIS_DOWN:
         return {"success": False, "error": "request_failed",
                 "message": "Redis (REDIS_URL), which holds the router's policy counters, is unreachable"}
     except StoreError as exc:
-        return CommandError("bounds_unavailable", f"{exc}; the command was not run or not counted").answer()
-    finally:
-        if conn is not None:
-            conn.close()
-        if embedded is not None:
-            embedded.close()
-
-
-def open_embedded(settings: RouterSettings) -> EmbeddedStore:
-    """The bounds' store in the router's data folder; `internal_error` when it cannot be opened."""
-    try:
-        return EmbeddedStore.in_folder(settings.data_dir)
-    except StoreError as exc:
-        raise CommandError("internal_error", f"{exc}; nothing was run") from None
+        return CommandError("bounds_unavailable", f"{exc}; the command was not run").answer()
 
 
 def _quiet_logging(redactor: Redactor) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from router.audit.log import verify_directory
 from tests.support.fake_mastodon import FakeMastodon
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,13 @@ def test_twenty_concurrent_posts_with_a_quota_of_five_make_exactly_five(tmp_path
     assert {(a["error"], a["reason"]) for a in refused} == {("rate_limited", "quota_exceeded")}
     assert all("quota of 5 a day" in a["message"] and "00:00 UTC" in a["message"] for a in refused)
     assert all(a["retry_after"] >= 1 for a in refused)
+    # One hash chain, written in turns by the twenty processes: a started line before each post.
+    verdict = verify_directory(tmp_path / "data" / "audit")
+    assert verdict.ok and verdict.lines == 5 * 2 + 15, verdict.summary()
+    lines = [json.loads(line) for line in (tmp_path / "data" / "audit" / "oneshot.jsonl").read_text().splitlines()]
+    assert sum(line["status"] == "started" for line in lines) == 5
+    assert sum(line["decision"] == "denied: quota_exceeded" for line in lines) == 15
+    assert {line["origin"]["channel"] for line in lines} == {"cli"}
 
 
 def test_the_duplicate_guard_refuses_a_near_copy_from_another_process(tmp_path, mastodon):
@@ -79,3 +87,31 @@ def test_a_failed_post_gives_its_quota_back(tmp_path, mastodon):
     assert posted["success"] is True, posted
     refused = answer_of(start(tmp_path, mastodon, "and this one is one too many", ROUTER_QUOTAS="post=1"))
     assert (refused["error"], refused["reason"]) == ("rate_limited", "quota_exceeded")
+
+
+def test_the_audit_log_is_the_routers_sealed_and_verified_by_its_tool(tmp_path, mastodon):
+    answer_of(start(tmp_path, mastodon, "a first post for the audit log"))
+    answer_of(start(tmp_path, mastodon, "A first post for the audit log!"))
+    env = {"PATH": os.environ.get("PATH", ""), "ROUTER_AUDIT_KEY_FILE": str(tmp_path / "data" / "audit.key")}
+    done = subprocess.run([sys.executable, "-m", "router.audit.verify", str(tmp_path / "data" / "audit")],
+                          capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=60)
+    assert done.returncode == 0 and "3 lines" in done.stdout, done.stdout + done.stderr
+    records = (tmp_path / "data" / "audit" / "oneshot.jsonl").read_text().splitlines()
+    last = json.loads(records[-1])
+    assert (last["action"], last["decision"], last["effect"]["platform"]) == (
+        "CREATE_POST", "denied: duplicate_content", "mastodon")
+    assert TOKEN not in "".join(records)
+
+
+def test_no_audit_line_no_write(tmp_path, mastodon):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "audit").write_text("a file where the audit folder should be")
+    answer = answer_of(start(tmp_path, mastodon, "this must not go out unaudited"))
+    assert (answer["success"], answer["error"]) == (False, "internal_error")
+    assert "audit log" in answer["message"] and mastodon.statuses == {}
+    read = subprocess.run([sys.executable, "-m", "router.social"], input='{"command": "auth_test", "platform": "mastodon"}',
+                          capture_output=True, text=True, cwd=REPO_ROOT, timeout=60,
+                          env={"PATH": os.environ.get("PATH", ""), "ROUTER_ENV_FILE": str(tmp_path / "router.env"),
+                               "ROUTER_DATA_DIR": str(tmp_path / "data"), "MASTODON_INSTANCE": mastodon.url,
+                               "MASTODON_TOKEN": TOKEN})
+    assert json.loads(read.stdout)["success"] is True  # a read is answered; its line is logged as lost
