@@ -222,8 +222,11 @@ def agent_command(args: argparse.Namespace, command: str = "run") -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agent.channels.display import TerminalSettings
+
     stack = Stack(args.run_dir)
     lock = lock_run_dir(args.run_dir)
+    terminal = TerminalSettings(sys.stdin)  # put back at the end, whatever became of the agent
 
     def interrupt(_signum: int, _frame: FrameType | None) -> None:
         stack.interrupted = True
@@ -251,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
         return run_agent(stack, agent_command(args), agent_env)
     finally:
         stack.stop_all()
+        terminal.restore()
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         lock.close()

@@ -3,7 +3,11 @@
 From a pipe, stdout carries nothing but replies (logs go to stderr and the log file), and the
 channel returns at end of input so the process can exit 0. On a terminal, the next `you>` prompt
 appears only after the reply, and a thinking indicator runs on stderr (when stderr is a terminal
-too) while the turn works; it is erased before the reply prints on its own line.
+too) while the turn works; it is erased before the reply prints on its own line. A notice that
+arrives while the owner types is printed above the prompt, and the line being typed is drawn
+again below it. However the console ends (Ctrl-D, Ctrl-C, SIGTERM), the terminal's settings are
+put back as they were and the last line ends with a newline. Everything printed goes through
+`display.for_terminal`: no text can move the cursor, recolour or reorder the screen.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+from agent.channels.display import TerminalSettings, for_terminal
 from agent.commands import COMMAND_NAMES, PLATFORMS
 
 CONVERSATION = "console"
+PROMPT = "you> "
+ERASE_LINE = "\r\x1b[K"
 SPINNER = "|/-\\"
 SPIN_EVERY = 0.15  # seconds per frame of the thinking indicator
 log = logging.getLogger("safeclaw.agent.console")
@@ -59,6 +66,27 @@ def enable_tab_completion() -> None:
         readline.parse_and_bind("tab: complete")
 
 
+def redraw_input_line() -> None:
+    """Draw the prompt and the line being typed again (after a notice printed over them)."""
+    try:
+        import ctypes
+        import readline
+
+        ctypes.CDLL(readline.__file__).rl_forced_update_display()
+    except (ImportError, OSError, AttributeError):  # no GNU readline: the prompt and buffer by hand
+        sys.stdout.write(PROMPT + line_being_typed())
+        sys.stdout.flush()
+
+
+def line_being_typed() -> str:
+    try:
+        import readline
+
+        return readline.get_line_buffer()
+    except ImportError:
+        return ""
+
+
 class ConsoleChannel(BaseChannel):
     name = "console"
 
@@ -82,11 +110,19 @@ class ConsoleChannel(BaseChannel):
         self.indicator = self.interactive and self.stderr.isatty()
         self._answered = threading.Event()  # on a terminal: the prompt waits for the reply
         self._stopped = asyncio.Event()
+        self._reading = False  # the owner is typing at the prompt (a notice goes above it)
+        self._turn_running = False  # the thinking indicator may be on the line
+        self._said_bye = False
+        self._terminal = TerminalSettings(self.stdin) if self.interactive else None
 
     def _read_line(self) -> str | None:
         try:
             if self.interactive:
-                return input("you> ")
+                self._reading = True
+                try:
+                    return input(PROMPT)
+                finally:
+                    self._reading = False
             line = self.stdin.readline()
             return line if line else None
         except EOFError:
@@ -114,8 +150,18 @@ class ConsoleChannel(BaseChannel):
             reply = await self._answer(text)
             await self.send(CONVERSATION, reply)
             self._answered.set()
-        if self.interactive:
-            self._write("\nBye.\n")
+        self._leave()
+
+    def _leave(self) -> None:
+        """Put the terminal back as it was and end on a line of its own (once)."""
+        if not self.interactive or self._said_bye:
+            return
+        self._said_bye = True
+        if self._terminal is not None:
+            self._terminal.restore()
+        with contextlib.suppress(OSError, ValueError):
+            self.stdout.write(ERASE_LINE + "Bye.\n" if self._turn_running else "\nBye.\n")
+            self.stdout.flush()
 
     def _lines_from_a_daemon_thread(self) -> asyncio.Queue[str | None]:
         """Read stdin on a daemon thread: a blocked read must never keep the process from
@@ -144,6 +190,7 @@ class ConsoleChannel(BaseChannel):
         """One turn, with the thinking indicator running on a terminal until it is done."""
         if not self.indicator:
             return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+        self._turn_running = True
         spinner = asyncio.create_task(self._spin())
         try:
             return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
@@ -151,7 +198,8 @@ class ConsoleChannel(BaseChannel):
             spinner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await spinner
-            self._indicate("\r\x1b[K")  # erase it: the reply starts on a clean line
+            self._indicate(ERASE_LINE)  # erase it: the reply starts on a clean line
+            self._turn_running = False
 
     async def _spin(self) -> None:
         for frame in itertools.cycle(SPINNER):
@@ -165,19 +213,39 @@ class ConsoleChannel(BaseChannel):
 
     async def stop(self) -> None:
         self._stopped.set()
+        self._leave()
 
     async def progress(self, conversation: str, text: str) -> None:
         """Progress goes beside the replies at a terminal; from a pipe, to stderr, so stdout keeps
         nothing but replies."""
         if self.interactive:
-            self._write(f"  … {text}\n")
+            self._show(f"  … {text}")
         else:
-            sys.stderr.write(f"… {text}\n")
+            sys.stderr.write(f"… {for_terminal(text)}\n")
             sys.stderr.flush()
 
     async def send(self, conversation: str, text: str) -> None:
-        self._write(f"safeclaw> {text}\n" if self.interactive else f"{text}\n")
+        """A reply, or a notice of the agent's own (an approval asked, a command's outcome)."""
+        self._show(f"safeclaw> {text}" if self.interactive else text)
+
+    def _show(self, line: str) -> None:
+        """One message on a line of its own: above the prompt while the owner types (the typed
+        line is drawn again under it), over the thinking indicator while a turn runs."""
+        if not self.interactive:
+            self._write(line + "\n")
+            return
+        typing = self._reading
+        self._raw(ERASE_LINE if typing or self._turn_running else "")
+        self._write(line + "\n")
+        if typing:
+            redraw_input_line()
+
+    def _raw(self, escape: str) -> None:
+        """The console's own control sequences (never text from anywhere else)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stdout.write(escape)
+            self.stdout.flush()
 
     def _write(self, text: str) -> None:
-        self.stdout.write(text)
+        self.stdout.write(for_terminal(text))
         self.stdout.flush()

@@ -28,18 +28,17 @@ import jsonschema
 
 from agent.llm.local.choose import BASELINES, answer_tokens, choose, prompt_key
 from agent.llm.local.grammar import object_grammar
-from agent.llm.local.intents import CHAT, Intent, can_fill, listed_labels, offered_intents
+from agent.llm.local.intents import CHAT, Intent, asked_for, can_fill, listed_labels, offered_intents
 from agent.llm.local.ranking import Ranked
 from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply
 from agent.llm.local.rules import keyword_rule
-from agent.llm.local.scorer import LlamaTokenModel
+from agent.llm.local.scorer import LlamaTokenModel, evaluate
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise
 
 log = logging.getLogger("safeclaw.agent.local")
 FILL_TOKENS = 120
 QUESTION = "Which one of these does the owner's message ask for?"
-CHAT_GRAMMAR = 'root ::= "{\\"text\\": \\"" [^"\\\\\\x00-\\x1f<]+ "\\"}"\n'
 PLATFORMS_LINE = (
     "Platforms: bsky (Bluesky), mastodon (Mastodon, toot), reddit (Reddit), x (X, Twitter, tweet), "
     "moltbook (Moltbook)."
@@ -79,7 +78,7 @@ class PrefixState:
             if key not in self._saved:
                 tokens = llama.tokenize(prefix.encode(), add_bos=False, special=True)
                 llama.reset()
-                llama.eval(tokens)
+                evaluate(llama, tokens)
                 self._saved = {k: v for k, v in self._saved.items() if k[0] != id(llama)}  # one per model
                 self._saved[key] = (tokens, llama.save_state())
             tokens, state = self._saved[key]
@@ -116,14 +115,13 @@ class ClassifyThenFill:
         by_rule = ranking is None
         intent = intents[label]
         values = None
-        if intent.fill is not None or label == CHAT:
+        if intent.fill is not None:
             tokens = tokens + self._tokens(label + "\n")
-            grammar = CHAT_GRAMMAR if label == CHAT else object_grammar(intent.fill or {})
-            filled = self._generate(tokens, grammar, FILL_TOKENS)
+            filled = self._generate(tokens, object_grammar(intent.fill), FILL_TOKENS)
             try:
                 values = json.loads(filled)
             except json.JSONDecodeError:  # cut at FILL_TOKENS: the model ran on inside a string
-                reply = cannot_fill_reply(intent.action or label, "the details ran on")
+                reply = cannot_fill_reply(intent, "the details ran on")
                 return Decision(label, None, reply, by_rule, ranking)
         return Decision(label, values, self._reply(intent, values, request), by_rule, ranking)
 
@@ -145,6 +143,14 @@ class ClassifyThenFill:
         label = keyword_rule(message, set(choosable)) if self.use_rules else None
         if label is not None:
             return label, None, self._enter(request, message)
+        if self.use_rules:
+            intents = self.offered(request)
+            pointed = asked_for({name: intents[name] for name in choosable}, request)
+            choosable = [name for name in choosable if intents[name].action is None or name in pointed]
+            if not pointed:
+                # No rule matched and the message points at no action: an answer in words (small
+                # talk, or a request nothing here can do, said so), never a guess at an action.
+                return CHAT, None, self._enter(request, message)
         listed = [(name, what) for name, what in self._labels(request) if name in choosable]
         answers = answer_tokens(listed, self._tokens)
         baseline = self._baseline(request, listed)
@@ -173,7 +179,7 @@ class ClassifyThenFill:
         validator = jsonschema.Draft202012Validator(request.schemas[intent.action])
         errors = sorted(validator.iter_errors(params), key=str)
         if errors:
-            return cannot_fill_reply(intent.action, errors[0].message)
+            return cannot_fill_reply(intent, errors[0].message)
         return action_reply(intent.action, params)
 
     def _tokens(self, text: str) -> list[int]:

@@ -7,6 +7,7 @@ the catalogue's own schema, like any model's action."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -85,11 +86,25 @@ def value_schema(name: str, spec: dict[str, Any], message: str) -> dict[str, Any
         return None
     if name in URL_PARAMS and URL.search(message):
         return {"type": "string", "enum": list(dict.fromkeys(URL.findall(message)))}
-    if name == "text" and QUOTED.search(message):
-        return {"type": "string", "enum": list(dict.fromkeys(QUOTED.findall(message)))}
+    if name == "text":  # the owner's own words, given as such: the embedded model writes no text
+        given = given_texts(message)
+        return {"type": "string", "enum": given} if given else None
     if spec["type"] == "string" and message_words(message):
         return {"type": "string", "words": message_words(message), "max_words": 40 if name == "text" else 8}
     return {"type": spec["type"]}
+
+
+AFTER_COLON = re.compile(r":\s+(\S.{0,299}?)\s*$", re.S)
+
+
+def given_texts(message: str) -> list[str]:
+    """The texts the owner gives to be published as they are: in quotes, or after a colon that
+    ends the request ("Post on mastodon: Good morning"). None: the owner asks for a text to be written."""
+    quoted = list(dict.fromkeys(QUOTED.findall(message)))
+    if quoted:
+        return quoted
+    after = AFTER_COLON.search(URL.sub(" ", message))
+    return [after.group(1)] if after else []
 
 
 def message_words(message: str) -> list[str]:
@@ -113,6 +128,45 @@ def named_platforms(message: str, allowed: list[str]) -> list[str]:
 COMMON_WORDS = frozenset(
     {"a", "an", "the", "my", "your", "i", "me", "you", "is", "are", "of", "to", "in", "on"}
 )
+
+
+# Words that say nothing about which action is meant: function words, the platforms' names (a
+# platform is named for any action), and verbs used for every action alike.
+NOT_EVIDENCE = COMMON_WORDS | frozenset(
+    {"and", "or", "for", "with", "about", "from", "at", "by", "it", "this", "that", "one", "own", "new",
+     "some", "any", "all", "please", "can", "could", "would", "will", "do", "does", "what", "whats",
+     "read", "get", "show", "see", "check", "make", "write", "put", "give", "tell", "find", "send",
+     "platform", "social", "account", "returns", "id"}
+) | frozenset(word for words in PLATFORM_WORDS.values() for word in words)
+
+
+def content_words(text: str) -> set[str]:
+    """The words of `text` that can say what is meant: lower case, no plural s, not in NOT_EVIDENCE."""
+    words = {w.lower().strip(".,;:!?()[]'“”‘’\"").replace("'", "") for w in re.split(r"[\s_/-]+", text)}
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w and w not in NOT_EVIDENCE}
+
+
+def asked_for(intents: dict[str, Intent], request: TurnRequest) -> set[str]:
+    """The labels of the actions the message itself points at: it names the post or page the
+    action works on by its URL, or shares a word with the action's name, label or description
+    that at most two actions have ("post" is in most of them, "feed" in one). An action the
+    message gives no sign of is never offered (a poem request once ran MOLTBOOK_FEED)."""
+    said = content_words(URL.sub(" ", request.user_message))
+    catalogue = {
+        action: content_words(f"{label_of(action)} {describe(action, request.instructions)} {action}")
+        for action in request.schemas
+    }
+    shared_by = Counter(word for words in catalogue.values() for word in words)
+    pointed = {
+        label
+        for label, intent in intents.items()
+        if intent.action in catalogue
+        and not names_by_url(intent)
+        and any(shared_by[word] <= 2 for word in catalogue[intent.action] & said)
+    }
+    if URL.search(request.user_message):
+        pointed |= {label for label, intent in intents.items() if intent.action and names_by_url(intent)}
+    return pointed
 
 
 def related_keys(keys: list[str], message: str) -> list[str]:

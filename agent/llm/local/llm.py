@@ -8,12 +8,14 @@ PROMPT_local.md to follow the tool_code format.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import json
 import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from agent.config_sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.local.decide import ClassifyThenFill, Decision
+from agent.llm.local.scorer import STOPPING, Stopping
 from agent.llm.redact import redact
 from agent.llm.turn import TurnRequest, current_turn
 from agent.llm.usage import Usage, usage_or_estimate
@@ -39,6 +42,10 @@ DEFAULT_PERSONA = "You are SafeClaw, a personal AI agent that acts on the social
 # Loaded models, shared by every LocalLLM of the process: loading costs memory and time.
 _models: dict[Path, Any] = {}
 _load_lock = threading.Lock()
+# Held while a model evaluates (llama.cpp contexts are not thread-safe): the models are freed at
+# exit only once no thread is inside llama.cpp (freeing one under a decode crashed the process).
+_busy = threading.Lock()
+CLOSE_WAIT_SECONDS = 60.0
 
 
 def shipped_model_path() -> Path | None:
@@ -93,7 +100,6 @@ class LocalLLM(BaseLLM):
         # A model name meant for another provider (say Ollama's "llama3.1:8b") means nothing here.
         self.path = resolve_model_path(settings.model, settings.local_model_path)
         super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", settings.timeout)
-        self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
         self.last_decision: Decision | None = None  # what the last turn chose (for the bench)
         self.use_rules = True  # the labelled keyword rules of rules.py pick a label before the model
 
@@ -109,7 +115,7 @@ class LocalLLM(BaseLLM):
         request = current_turn()
         if request is not None:
             llama = self._loaded()
-            with self._lock:
+            with self._evaluating():
                 return self._decide(llama, prompt, request)
         return self._complete(prompt, {"temperature": TEMPERATURE})
 
@@ -119,7 +125,7 @@ class LocalLLM(BaseLLM):
 
     def _complete(self, prompt: str, options: dict[str, Any]) -> str:
         llama = self._loaded()
-        with self._lock:
+        with self._evaluating():
             text = self._generate(llama, prompt, options, deadline=time.monotonic() + self.timeout)
         if not text.strip():
             raise LLMError(self.name, f"model '{self.model}' returned an empty reply", "try again")
@@ -131,8 +137,19 @@ class LocalLLM(BaseLLM):
         if request is None:
             return
         llama = self._loaded()
-        with self._lock:
-            ClassifyThenFill(llama, persona_of(prompt)).warm_up(request)
+        try:
+            with self._evaluating():
+                ClassifyThenFill(llama, persona_of(prompt)).warm_up(request)
+        except Stopping:  # the process is leaving: the first turn will not come
+            return
+
+    @contextlib.contextmanager
+    def _evaluating(self) -> Iterator[None]:
+        """Hold the models for one evaluation; none once the process is leaving (they may be freed)."""
+        with _busy:
+            if STOPPING.is_set():
+                raise Stopping
+            yield
 
     def _decide(self, llama: Any, prompt: str, request: TurnRequest) -> str:
         engine = ClassifyThenFill(llama, persona_of(prompt), self.use_rules)
@@ -218,6 +235,8 @@ class LocalLLM(BaseLLM):
         """The llama.cpp model, loaded on first use and then reused."""
         path = self._existing_path().resolve()
         with _load_lock:
+            if STOPPING.is_set():
+                raise Stopping
             if path not in _models:
                 _models[path] = _load(path)
             return _models[path]
@@ -241,11 +260,18 @@ def json_grammar(schema: dict[str, Any]) -> Any:
 
 @atexit.register
 def _close_models() -> None:
-    """Free models before interpreter teardown; llama.cpp's own finaliser fails that late."""
-    with _load_lock:
-        for llama in _models.values():
-            llama.close()
-        _models.clear()
+    """Free models before interpreter teardown (llama.cpp's own finaliser fails that late), once
+    no thread evaluates: a warm-up still running (a daemon thread) stops at its next batch."""
+    STOPPING.set()
+    if not _busy.acquire(timeout=CLOSE_WAIT_SECONDS):
+        return  # a thread is stuck inside llama.cpp: leave the models to the process's end
+    try:
+        with _load_lock:
+            for llama in _models.values():
+                llama.close()
+            _models.clear()
+    finally:
+        _busy.release()
 
 
 def _load(path: Path) -> Any:

@@ -10,7 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I
+from agent.llm.local.intents import (
+    CAPABILITIES,
+    CHAT,
+    PLATFORM_WORDS,
+    RECALL,
+    REFUSE,
+    WHO_AM_I,
+    Intent,
+    content_words,
+)
+from agent.llm.local.rules import GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise
 
@@ -75,10 +85,54 @@ def action_reply(name: str, params: dict[str, Any]) -> str:
     return f"{action_message(name, params)} {tool_code(name, params)}"
 
 
-def cannot_fill_reply(name: str, problem: str) -> str:
-    command = COMMAND_OF.get(name)
+WHAT_I_DO = (
+    "I can post words you give me, reply to, like or delete a post by its link, show your "
+    "notifications, open a web page, and remember facts you tell me. /help lists the commands."
+)
+BIGGER_MODEL = "a larger model can (Ollama, OpenAI or Gemini; see docs/llm.md)"
+POST_WORDS = frozenset({"post", "tweet", "toot", "publish", "thread"}) | frozenset(
+    word for words in PLATFORM_WORDS.values() for word in words if len(word) > 1
+)
+
+
+def cannot_fill_reply(intent: Intent, problem: str) -> str:
+    command = COMMAND_OF.get(intent.action or "")
     hint = f" Say it as a command instead: {command}" if command else ""
-    return f"I think you want {name}, but I could not get its details right ({quoted(problem, 120)}).{hint}"
+    return (
+        f"I understood: {intent.description}, but I could not get the details right "
+        f"({quoted(problem, 120)}).{hint}"
+    )
+
+
+def small_talk_reply(message: str) -> str:
+    if THANKS.search(message):
+        return f"You're welcome! {WHAT_I_DO}"
+    if HOW_ARE_YOU.search(message):
+        return f"I'm fine, thanks for asking! {WHAT_I_DO}"
+    if GOODBYE.search(message):
+        return "Bye! Ctrl-D or Ctrl-C leaves the console; I'll remember what you told me."
+    if GREETING.search(message):
+        return f"Hello! I'm SafeClaw, your personal agent for the social web. {WHAT_I_DO}"
+    return f"Hello! {WHAT_I_DO}"
+
+
+def cannot_reply(message: str) -> str:
+    """A request none of the actions does: said plainly, with what would do it. Nothing ran."""
+    words = {w.lower().strip(".,;:!?'\"") for w in message.split()} | content_words(message)
+    if words & POST_WORDS:
+        return (
+            "I can't write a post for you: the embedded model only publishes words you give it. Put "
+            'them in quotes (post "Spring is here" on bluesky) or use /post <platform> <text>; to have '
+            f"a post written for you, {BIGGER_MODEL}. Nothing was posted."
+        )
+    return (
+        "I can't do that: the embedded model can't write texts, look things up (news, the weather) or "
+        f"hold a conversation; {BIGGER_MODEL}. Nothing was done. {WHAT_I_DO}"
+    )
+
+
+def chat_reply(message: str) -> str:
+    return small_talk_reply(message) if SMALL_TALK.search(message) else cannot_reply(message)
 
 
 def recalled(values: dict[str, Any] | None, request: TurnRequest) -> str:
@@ -102,6 +156,6 @@ def answer_reply(label: str, values: dict[str, Any] | None, request: TurnRequest
         return REFUSAL
     if label == RECALL:
         return recalled(values, request)
-    if label == CHAT and values and str(values.get("text", "")).strip():
-        return quoted(values["text"], 500)
+    if label == CHAT:
+        return chat_reply(request.user_message)
     return "I am not sure what you mean. /help lists what I can do for certain."

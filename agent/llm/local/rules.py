@@ -17,6 +17,12 @@ SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credent
 SHARE = r"\b(post|tweet|toot|publish|share|send|tell|reveal|give|show|leak|print|what)\b"
 START = r"^\s*(?:please\s+|can you\s+|could you\s+)?"
 
+GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|howdy|yo|good (morning|afternoon|evening|day))\b", re.I)
+THANKS = re.compile(r"^\W*(thanks|thank you|thx|cheers|ta)\b|\b(thanks|thank you)\W*$", re.I)
+HOW_ARE_YOU = re.compile(r"\bhow are (you|u)\b|\bhow'?s it going\b|\bhow do you do\b|^\W*what'?s up\b", re.I)
+GOODBYE = re.compile(r"^\W*(bye|goodbye|good night|see you|later)\b", re.I)
+SMALL_TALK = re.compile("|".join(p.pattern for p in (GREETING, THANKS, HOW_ARE_YOU, GOODBYE)), re.I)
+
 # (pattern, label) in order; the first match decides. Labels not on offer for a message are skipped.
 RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + SHARE, re.I), REFUSE),
@@ -33,7 +39,7 @@ RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(START + r"(remember|note that)\b", re.I), "remember"),
     (re.compile(START + r"forget\b", re.I), "forget"),
     (re.compile(START + r"(open|browse|visit|read|summari[sz]e)\b.*https?://", re.I), "open"),
-    (re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening|night)|thanks|thank you)\b", re.I), CHAT),
+    (SMALL_TALK, CHAT),
     (
         re.compile(r"^\s*(what|which|who|where|when|how)\b.*\b(my|do i|did i|am i|have i)\b.*\?\s*$", re.I),
         RECALL,

@@ -8,11 +8,33 @@ the next `create_completion` reuses what is evaluated.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from agent.errors import LLMError
+
+# Set when the process leaves: evaluation stops at the next batch (see llm._close_models).
+STOPPING = threading.Event()
+PREFIX_BATCH = 64  # tokens of a long prefix evaluated between two looks at STOPPING
+
+
+class Stopping(LLMError):
+    """The process is leaving; what was being evaluated is abandoned."""
+
+    def __init__(self) -> None:
+        super().__init__("local", "the agent is stopping", "start it again")
+
+
+def evaluate(llama: Any, tokens: Sequence[int]) -> None:
+    """`llama.eval` in short batches, stopping between two when the process leaves."""
+    for start in range(0, len(tokens), PREFIX_BATCH):
+        if STOPPING.is_set():
+            raise Stopping
+        llama.eval(tokens[start : start + PREFIX_BATCH])
 
 
 def log_softmax_rows(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
@@ -59,6 +81,8 @@ class LlamaTokenModel:
 
         if not tokens:
             return []
+        if STOPPING.is_set():
+            raise Stopping
         llama, start, count = self.llama, self.position(), len(tokens)
         if start + count > llama.n_ctx():
             raise ValueError(f"{start + count} tokens exceed the context window of {llama.n_ctx()}")

@@ -70,9 +70,13 @@ def test_baselines_are_computed_once_per_prompt_from_the_content_free_messages()
 def test_a_choice_acting_on_a_post_or_page_is_offered_only_when_the_message_holds_a_url():
     without = ClassifyThenFill.offered(request("Like my last post"))
     assert not {"like", "delete", "open", "reply"} & set(without)
-    assert {"post", "notifications", "who", "chat"} <= set(without)
+    assert {"notifications", "who", "chat"} <= set(without)
+    assert "post" not in without  # no text of the owner's to publish: the model writes none
     with_url = ClassifyThenFill.offered(request("Like https://bsky.app/profile/ann.test/post/3kabc"))
-    assert {"like", "delete", "open", "reply"} <= set(with_url)
+    assert {"like", "delete", "open"} <= set(with_url)
+    assert "reply" not in with_url  # no words of the owner's to reply with
+    quoting = ClassifyThenFill.offered(request("Reply to https://bsky.app/profile/ann.test/post/3kabc: thanks!"))
+    assert "reply" in quoting
 
 
 def test_someone_elses_message_is_offered_only_answers():

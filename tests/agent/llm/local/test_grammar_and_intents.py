@@ -5,7 +5,7 @@ import json
 import pytest
 
 from agent.llm.local.grammar import label_grammar, object_grammar
-from agent.llm.local.intents import memory_key, message_words, offered_intents
+from agent.llm.local.intents import memory_key, offered_intents
 from tests.agent.llm.local.catalogue_requests import request
 
 llama_cpp = pytest.importorskip("llama_cpp")
@@ -47,9 +47,14 @@ def test_platforms_come_only_from_the_catalogue_and_urls_only_from_the_message()
     assert fill["properties"]["platform"]["enum"] == ["bsky"]  # the URL's platform
     post = offered_intents(request("Tweet this: the sun is out"))["post"].fill
     assert post["properties"]["platform"]["enum"] == ["x"]  # the message names the platform
-    assert set(post["properties"]["text"]["words"]) <= set(message_words("Tweet this: the sun is out"))
-    anywhere = offered_intents(request("post the sun is out"))["post"].fill
+    assert post["properties"]["text"]["enum"] == ["the sun is out"]  # the owner's words after the colon
+    anywhere = offered_intents(request("post 'the sun is out'"))["post"].fill
     assert anywhere["properties"]["platform"]["enum"] == ["bsky", "mastodon", "moltbook", "reddit", "x"]
+
+
+def test_a_post_is_offered_only_with_words_the_owner_gives_to_publish():
+    for asked_to_write in ("post the sun is out", "write a post about spring and put it on bluesky"):
+        assert "post" not in offered_intents(request(asked_to_write))
 
 
 def test_quoted_text_is_the_only_text_a_post_may_have():

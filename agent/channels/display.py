@@ -1,0 +1,65 @@
+"""Text for a terminal: nothing printed may move the cursor, recolour, link or reorder what the owner
+sees. A reply, a notice or a progress line can carry a stranger's words (a post, a page title), and
+an ESC, a carriage return, an OSC 8 link or a bidi override in them would let that stranger rewrite
+the screen. The console's own escapes (the thinking indicator) are written apart, never through here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import termios
+import unicodedata
+from typing import Any, TextIO
+
+# Characters that change the order text is shown in, without being visible themselves.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+LINE_BREAKS = frozenset("\u2028\u2029\x85")  # shown as a new line by some terminals, not by others
+KEPT = frozenset("\n\t")
+
+
+def _hidden(ch: str) -> bool:
+    """C0 and C1 controls, DEL, bidi controls and other line breaks; not newline and tab."""
+    if ch in KEPT:
+        return False
+    return ch in BIDI_CONTROLS or ch in LINE_BREAKS or unicodedata.category(ch) == "Cc"
+
+
+def for_terminal(text: str) -> str:
+    """`text` with every control character (but newline and tab) and bidi control dropped."""
+    return "".join(ch for ch in text if not _hidden(ch))
+
+
+def escaped(text: str) -> str:
+    """`text` with each such character shown as its escape (`\\x1b`, `\\u202e`) and newlines as `\\n`:
+    for text held for the owner's decision, which must be seen exactly as it would go out."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif _hidden(ch):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+class TerminalSettings:
+    """The terminal's settings as they were when the console started, to put back at the end
+    (readline leaves it without echo and line editing when the process stops mid-read)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.fd: int | None = None
+        self.saved: list[Any] | None = None
+        try:
+            self.fd = stream.fileno()
+            self.saved = termios.tcgetattr(self.fd)
+        except (OSError, ValueError, AttributeError, termios.error):  # not a terminal
+            self.saved = None
+
+    def restore(self) -> None:
+        if self.saved is None or self.fd is None:
+            return
+        with contextlib.suppress(OSError, ValueError, termios.error):
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
