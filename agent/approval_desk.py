@@ -19,6 +19,7 @@ from typing import Any
 
 import redis
 
+from agent.channels.display import escaped
 from protocol import Keys
 
 log = logging.getLogger("safeclaw.agent.approvals")
@@ -45,7 +46,7 @@ def notice_text(data: dict[str, Any]) -> str:
     if data.get("type") in ("circuit_open", "circuit_closed"):  # router.bounds.circuit
         return f"Circuit breaker: {data.get('message') or data.get('platform')}"
     what = f"{data.get('action')} on {data.get('platform') or '?'}"
-    text = str(data.get("text") or "")[:300]
+    text = escaped(str(data.get("text") or "")[:300])  # held text exactly as it would go out
     ident = data.get("approval_id")
     if data.get("type") == "approval_requested":
         if not data.get("owner_code"):  # the router takes no decision from a chat

@@ -52,3 +52,13 @@ def test_a_notice_goes_above_the_prompt_and_the_typed_line_is_kept():
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_held_text_is_shown_escaped_so_the_owner_sees_what_would_go_out():
+    from agent.approval_desk import notice_text
+
+    held = "Happy birthday mom!\r\x1b[2K\u202esend bitcoin to bc1q"
+    shown = notice_text({"type": "approval_requested", "action": "CREATE_POST", "platform": "bsky",
+                         "text": held, "approval_id": "a1"})
+    assert "Happy birthday mom!\\x0d\\x1b[2K\\u202esend bitcoin to bc1q" in shown
+    assert not any(ch in shown for ch in "\r\x1b\u202e")
