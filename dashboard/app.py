@@ -1,25 +1,23 @@
 """The dashboard's web app (Starlette on uvicorn): a JSON API, a live stream and one page.
 
-Every /api request needs `Authorization: Bearer <DASHBOARD_TOKEN>`, compared in constant time;
-`DASHBOARD_PUBLIC_READ=true` opens the GET endpoints only (not the live stream). There are no
-cookies and no CORS headers, so another site can neither read nor act; on top of that a POST
-must be `application/json` (what a cross-site form cannot send) and, when it carries an Origin,
-come from the dashboard's own. The page and its two static files hold no
-data and are served to anyone; the page asks for the token and keeps it in the tab's
-sessionStorage. The app talks to Redis only as the `control` user.
+Every request must come under a name the dashboard is opened under and, when a browser names
+the page it comes from, from the dashboard's own (`dashboard.guard`). Every /api request needs
+`Authorization: Bearer <DASHBOARD_TOKEN>`, compared in constant time; `DASHBOARD_PUBLIC_READ=true`
+opens the GET endpoints only (not the live stream). There are no cookies and no CORS headers; a
+POST must be `application/json` (what a cross-site form cannot send). The page and its static
+files hold no data; the page asks for the token and keeps it in the tab's sessionStorage. The
+app talks to Redis only as the `control` user, in one or a few round trips per request.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import redis
 from anyio import to_thread
@@ -28,17 +26,18 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent.governance.injections import MAX_PENDING
-from dashboard import readers
+from dashboard import activity, approvals_view, readers, state
+from dashboard.audit_mirror import AuditMirror
+from dashboard.guard import RequestGuard
+from dashboard.live import LiveHub, event
+from dashboard.owner_actions import ApiError, OwnerActions
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
 from dashboard.throttle import FailedLogins
-from router.policy import approvals, kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
 STATIC = DASHBOARD_DIR / "static"
-MAX_BODY_BYTES = 16_384
-MAX_RULE_CHARS = 2000
-STREAM_POLL_SECONDS = 0.5
+STATIC_NAME = re.compile(r"[a-z][a-z0-9_-]{0,40}\.(?:html|js|css)")
+STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 STREAM_KEEPALIVE_SECONDS = 15.0
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -53,73 +52,66 @@ SECURITY_HEADERS = {
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8", "replace")).digest()
-
-
-class Dashboard:
+class Dashboard(OwnerActions):
     def __init__(self, settings: DashboardSettings, conn: redis.Redis | None = None) -> None:
         self.settings = settings
         self.keys = settings.keys
         self.conn = conn or redis.Redis.from_url(
             settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
         )
-        self._token_digest = _digest(settings.token)
+        self.requests = RequestGuard(settings)
         self.failed_logins = FailedLogins()
+        self.router_keys = state.RouterKeys(self.keys)
+        self.mirror = AuditMirror(self.conn, self.keys)
+        self.hub = LiveHub(self.look)
 
-    # -- auth ---------------------------------------------------------------------------------
+    # -- who may ask ----------------------------------------------------------------------------
     def authorised(self, request: Request) -> bool:
-        parts = request.headers.get("authorization", "").split(None, 1)
-        scheme, given = (parts[0], parts[1].strip()) if len(parts) == 2 else ("", "")
-        # Digests of equal length, compared in constant time: neither the length nor a prefix leaks.
-        matches = hmac.compare_digest(_digest(given), self._token_digest)
-        return scheme.lower() == "bearer" and matches
+        return self.requests.authorised(request)
 
-    @staticmethod
-    def same_origin(request: Request) -> bool:
-        """A request a browser sent from another page carries that page's Origin: only the
-        dashboard's own (or none, from a command-line client) may act."""
-        origin = request.headers.get("origin")
-        return origin is None or urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
+    def refusal(self, request: Request, admin: bool, page: bool = False) -> Response | None:
+        """Why this request is not answered (the response to send), or None. In this order: a
+        Host the dashboard is not opened under (DNS rebinding), another site's page, an address
+        that sent too many wrong tokens, no token or a wrong one (only a wrong one counts)."""
+        client = request.client.host if request.client else "?"
+        where = f"{request.method} {request.url.path} from {client}"
+        if not self.requests.host_allowed(request):
+            log.warning("421 for %s: Host is not a name this dashboard is opened under", where)
+            message = (
+                f"this dashboard answers only under {self.requests.names_text()}; to open it under "
+                "another name set DASHBOARD_ORIGIN=<scheme>://<name>[:port] in dashboard/.env"
+            )
+            return self.json({"error": "wrong_host", "message": message}, 421)
+        if not self.requests.origin_allowed(request):
+            log.warning("403 for %s: sent by another site's page", where)
+            message = "the dashboard answers only requests from its own page"
+            return self.json({"error": "cross_origin", "message": message}, 403)
+        if page or (not admin and self.settings.public_read and request.method == "GET"):
+            return None
+        wait = self.failed_logins.blocked(client)
+        if wait:
+            log.warning("429 for %s: too many wrong tokens", where)
+            return self.json(
+                {"error": "too_many_attempts", "message": "too many wrong tokens; wait"},
+                429,
+                {"Retry-After": str(int(wait) + 1)},
+            )
+        if not self.requests.authorised(request):
+            given = self.requests.token_given(request)
+            if given:
+                self.failed_logins.failed(client)
+            log.warning("401 for %s: %s", where, "a wrong token" if given else "no token")
+            message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
+            return self.json(
+                {"error": "unauthorised", "message": message}, 401, {"WWW-Authenticate": "Bearer"}
+            )
+        return None
 
     def guard(self, handler: Handler, admin: bool) -> Handler:
         async def guarded(request: Request) -> Response:
-            open_read = not admin and self.settings.public_read and request.method == "GET"
-            client = request.client.host if request.client else "?"
-            wait = 0.0 if open_read else self.failed_logins.blocked(client)
-            if wait:
-                log.warning(
-                    "429 for %s %s from %s: too many wrong tokens", request.method, request.url.path, client
-                )
-                return self.json(
-                    {"error": "too_many_attempts", "message": "too many wrong tokens; wait"},
-                    429,
-                    {"Retry-After": str(int(wait) + 1)},
-                )
-            if not open_read and not self.authorised(request):
-                why = "no token" if not request.headers.get("authorization") else "a wrong token"
-                self.failed_logins.failed(client)
-                log.warning("401 for %s %s from %s: %s", request.method, request.url.path, client, why)
-                message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
-                return self.json(
-                    {"error": "unauthorised", "message": message}, 401, {"WWW-Authenticate": "Bearer"}
-                )
-            if request.method != "GET" and not self.same_origin(request):
-                log.warning(
-                    "403 for %s %s from %s: sent by another site's page",
-                    request.method,
-                    request.url.path,
-                    client,
-                )
-                message = "the dashboard acts only on requests from its own page"
-                return self.json({"error": "cross_origin", "message": message}, 403)
+            refused = self.refusal(request, admin)
+            if refused is not None:
+                return refused
             try:
                 return await handler(request)
             except ApiError as exc:
@@ -131,8 +123,7 @@ class Dashboard:
 
         return guarded
 
-    @staticmethod
-    def json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    def json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
         return JSONResponse(data, status, headers={**SECURITY_HEADERS, **(headers or {})})
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -140,26 +131,44 @@ class Dashboard:
 
     # -- reads --------------------------------------------------------------------------------
     def _status(self) -> dict[str, Any]:
+        now = time.time()
         try:
-            self.conn.ping()
-        except redis.RedisError:
-            return readers.status(None, self.keys)
-        return readers.status(self.conn, self.keys)
+            raw = state.read_raw(self.conn, self.keys, self.router_keys.get(self.conn))
+        except redis.RedisError as exc:
+            return state.status(None, now, type(exc).__name__)
+        return state.status(raw, now)
+
+    def _beats(self) -> dict[str, Any]:
+        return readers.heartbeats(self.conn, self.keys, self.router_keys.get(self.conn), time.time())
+
+    def _stats(self) -> dict[str, Any]:
+        return readers.stats(self.conn, self.keys, self.router_keys.get(self.conn), time.time())
+
+    def _activity(self, query: dict[str, str], before: str | None, limit: int) -> dict[str, Any]:
+        self.mirror.sync()
+        words = query.get("q", "").lower().split()[:10]
+        items, older, ran_out = self.mirror.page(query, words, before, limit)
+        return {"activity": items, "older": older, "end": ran_out and older is None}
 
     async def get_status(self, request: Request) -> Response:
         return self.json(await self.run(self._status))
 
     async def get_heartbeat(self, request: Request) -> Response:
-        return self.json(await self.run(readers.heartbeats, self.conn, self.keys))
+        return self.json(await self.run(self._beats))
 
     async def get_activity(self, request: Request) -> Response:
-        raw = request.query_params.get("limit", "50")
+        params = request.query_params
+        raw = params.get("limit", "50")
         if not raw.isdigit() or not 1 <= int(raw) <= 1000:
             raise ApiError(400, "limit must be a whole number from 1 to 1000")
-        return self.json({"activity": await self.run(readers.activity, self.conn, self.keys, int(raw))})
+        before = params.get("before") or None
+        if before is not None and not STREAM_ID.fullmatch(before):
+            raise ApiError(400, "before must be an activity id from an earlier page")
+        query = {name: params.get(name, "")[:100] for name in (*activity.FILTERS, "q")}
+        return self.json(await self.run(self._activity, query, before, int(raw)))
 
     async def get_stats(self, request: Request) -> Response:
-        return self.json(await self.run(readers.stats, self.conn, self.keys))
+        return self.json(await self.run(self._stats))
 
     async def get_cost(self, request: Request) -> Response:
         return self.json(await self.run(readers.cost, self.conn, self.keys))
@@ -169,150 +178,63 @@ class Dashboard:
         return self.json(found)
 
     async def get_approvals(self, request: Request) -> Response:
-        return self.json({"approvals": await self.run(readers.pending_approvals, self.conn, self.keys)})
-
-    # -- admin --------------------------------------------------------------------------------
-    async def body(self, request: Request) -> dict[str, Any]:
-        """The JSON object posted. Only `Content-Type: application/json`: what a form or a
-        text/plain fetch from another site can send without a preflight never acts."""
-        media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if media_type != "application/json":
-            raise ApiError(415, "send the body as JSON, with Content-Type: application/json")
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes")
-        try:
-            data = json.loads(raw or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ApiError(400, "the body must be a JSON object") from None
-        if not isinstance(data, dict):
-            raise ApiError(400, "the body must be a JSON object")
-        return data
-
-    async def post_kill(self, request: Request) -> Response:
-        data = await self.body(request)
-        if not isinstance(data.get("on"), bool):
-            raise ApiError(400, 'send {"on": true} to stop every side effect, {"on": false} to resume')
-        value = await self.run(kill_switch.flip, self.conn, self.keys, data["on"], "dashboard")
-        log.info("kill switch turned %s from the dashboard", "on" if data["on"] else "off")
-        return self.json({"kill_switch": value})
-
-    async def post_inject_rule(self, request: Request) -> Response:
-        data = await self.body(request)
-        rule, why = data.get("rule"), data.get("why", "")
-        if not isinstance(rule, str) or not rule.strip() or not isinstance(why, str):
-            raise ApiError(400, 'send {"rule": "…", "why": "…"} with a non-empty rule')
-        if len(rule) > MAX_RULE_CHARS or len(why) > MAX_RULE_CHARS:
-            raise ApiError(400, f"rule and why are at most {MAX_RULE_CHARS} characters each")
-        entry = {"rule": rule.strip(), "why": why.strip(), "author": "owner (dashboard)", "ts": time.time()}
-        await self.run(self.queue_for_agent, json.dumps(entry, ensure_ascii=False))
-        log.info("rule injected from the dashboard (%d characters)", len(rule.strip()))
-        return self.json({"injected": entry})
-
-    def queue_for_agent(self, raw: str) -> None:
-        """Push onto the rule-injection list, which the agent empties as it applies; past
-        MAX_PENDING waiting entries the push is taken back and refused (the agent is not running)."""
-        length = int(self.conn.lpush(self.keys.rule_injections, raw))
-        if length > MAX_PENDING:
-            self.conn.lrem(self.keys.rule_injections, 1, raw)
-            raise ApiError(
-                503,
-                f"{MAX_PENDING} rules already wait for the agent to apply them; start the agent "
-                "(autonomy applies them within seconds), then try again",
-            )
-
-    async def post_accept(self, request: Request) -> Response:
-        """The owner accepts proposal N: an `{accept: N}` entry on the rule-injection list, which
-        the agent applies with the same `Governance.accept` as `./safeclaw rules accept N`."""
-        await self.body(request)
-        raw = str(request.path_params["number"])
-        if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
-            raise ApiError(400, "the proposal number must be a whole number from 1")
-        number = int(raw)
-        known = await self.run(readers.proposals, self.settings.governance_dir) or []
-        found = next((p for p in known if p["number"] == number), None)
-        if found is None:
-            open_ones = ", ".join(str(p["number"]) for p in known if not p["accepted_at"]) or "none"
-            message = f"there is no proposal #{number}; open proposals: {open_ones}"
-            return self.json({"error": "not_found", "message": message}, 404)
-        if found["accepted_at"]:
-            return self.json({"error": "conflict", "message": f"proposal #{number} is already accepted"}, 409)
-        entry = {"accept": number, "author": "owner (dashboard)", "ts": time.time()}
-        await self.run(self.queue_for_agent, json.dumps(entry))
-        log.info("proposal #%d accepted from the dashboard", number)
-        message = f"proposal #{number} accepted; the agent writes it into DOS.md within seconds"
-        return self.json({"accept_requested": entry, "message": message}, 202)
-
-    async def post_decision(self, request: Request) -> Response:
-        await self.body(request)
-        approval_id = str(request.path_params["approval_id"])
-        decision = "approve" if request.url.path.endswith("/approve") else "deny"
-        try:
-            line = await self.run(approvals.decide, self.conn, self.keys, approval_id, decision, "dashboard")
-        except approvals.ApprovalError as exc:
-            return self.json({"error": "conflict", "message": str(exc)}, 409)
-        log.info("approval %s: %s from the dashboard", approval_id, decision)
-        return self.json({"id": approval_id, "decision": decision, "message": line})
+        raw = request.query_params.get("offset", "0")
+        if not raw.isdigit() or int(raw) > 1_000_000:
+            raise ApiError(400, "offset must be a whole number")
+        return self.json(await self.run(approvals_view.pending_page, self.conn, self.keys, int(raw)))
 
     # -- live stream (server-sent events) -----------------------------------------------------
     async def get_stream(self, request: Request) -> Response:
         return StreamingResponse(
-            self.events(request),
+            self.events(),
             media_type="text/event-stream",
             headers={**SECURITY_HEADERS, "X-Accel-Buffering": "no"},
         )
 
-    async def events(self, request: Request) -> AsyncIterator[str]:
-        """activity (each new audit record), status and approvals (whenever they change)."""
-        last_id = await self.run(readers.last_stream_id, self.conn, self.keys)
-        sent: dict[str, str] = {}
-        quiet_since = time.monotonic()
-        while True:  # ends when the client goes: Starlette cancels this generator
-            out = []
-            try:
-                last_id, records = await self.run(readers.activity_since, self.conn, self.keys, last_id)
-                out += [_event("activity", record) for record in records]
-                snapshot = {
-                    "status": await self.run(self._status),
-                    "approvals": {
-                        "approvals": await self.run(readers.pending_approvals, self.conn, self.keys)
-                    },
-                }
-            except redis.RedisError:
-                snapshot = {"status": readers.status(None, self.keys)}
-            for name, value in snapshot.items():
-                text = json.dumps(value, sort_keys=True)
-                if name == "status":  # ages change every second: compare without them
-                    text = json.dumps(_without_ages(value), sort_keys=True)
-                if sent.get(name) != text:
-                    sent[name] = text
-                    out.append(_event(name, value))
-            if out:
-                quiet_since = time.monotonic()
-                yield "".join(out)
-            elif time.monotonic() - quiet_since > STREAM_KEEPALIVE_SECONDS:
-                quiet_since = time.monotonic()
-                yield ": keep-alive\n\n"
-            await asyncio.sleep(STREAM_POLL_SECONDS)
+    async def events(self) -> AsyncIterator[str]:
+        """Whatever the shared poller finds (activity, status, approvals), and a comment line
+        every STREAM_KEEPALIVE_SECONDS while nothing happens."""
+        queue = self.hub.subscribe()
+        try:
+            yield ": connected\n\n"
+            while True:  # ends when the client goes: Starlette cancels this generator
+                try:
+                    text = await asyncio.wait_for(queue.get(), STREAM_KEEPALIVE_SECONDS)
+                except TimeoutError:
+                    text = ": keep-alive\n\n"
+                if text is None:
+                    return
+                yield text
+        finally:
+            self.hub.unsubscribe(queue)
+
+    def look(self, last_sent: dict[str, str]) -> list[str]:
+        """The live stream's tick: new audit lines, and status and approvals when they changed."""
+        found = [event("activity", item) for item in self.mirror.sync()]
+        status = self._status()
+        found += self._changed(last_sent, "status", {k: v for k, v in status.items() if k != "ts"}, status)
+        if status.get("pending_approvals") is not None:
+            page = approvals_view.pending_page(self.conn, self.keys)
+            found += self._changed(last_sent, "approvals", page, page)
+        return found
+
+    @staticmethod
+    def _changed(last_sent: dict[str, str], name: str, compared: Any, value: Any) -> list[str]:
+        text = json.dumps(compared, sort_keys=True)
+        if last_sent.get(name) == text:
+            return []
+        last_sent[name] = text
+        return [event(name, value)]
 
     # -- the page -----------------------------------------------------------------------------
     async def page(self, request: Request) -> Response:
+        refused = self.refusal(request, admin=False, page=True)
+        if refused is not None:
+            return refused
         name = request.path_params.get("name", "index.html")
-        if name not in ("index.html", "dashboard.js", "dashboard.css"):
+        if not STATIC_NAME.fullmatch(name) or not (STATIC / name).is_file():
             return Response("not found", 404, headers=SECURITY_HEADERS)
         return FileResponse(STATIC / name, headers=SECURITY_HEADERS)
-
-
-def _without_ages(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_ages(v) for k, v in value.items() if k not in ("age", "ts")}
-    if isinstance(value, list):
-        return [_without_ages(v) for v in value]
-    return value
-
-
-def _event(name: str, data: Any) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 def create_app(settings: DashboardSettings, conn: redis.Redis | None = None) -> Starlette:

@@ -7,230 +7,75 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from dashboard.values import json_object, number, text, whole
 from protocol import Keys
-from router.policy import approvals
+from protocol.heartbeat import is_alive, read_heartbeat
 
-AGENT_HEARTBEAT_TTL = 15.0  # seconds; the agent refreshes its heartbeat every third of it
-STUCK_AFTER = 60.0  # a heartbeat older than this is stuck (red); fresher than a period is green
 GOVERNANCE_FILES = ("DOS.md", "VIOLATIONS.md", "UNKNOWNS.md", "PROPOSED_RULES.md", "external_overrides.md")
 MAX_GOVERNANCE_CHARS = 100_000
-COUNTED_KINDS = ("post", "reply", "like")
 
 
-def _json(raw: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw) if raw is not None else None
-    except (json.JSONDecodeError, TypeError):
-        return None
-    return value if isinstance(value, dict) else None
+_json = json_object
 
 
-def _colour(age: float | None, period: float) -> str:
-    if age is None:
-        return "red"
-    return "green" if age <= period else ("yellow" if age <= STUCK_AFTER else "red")
-
-
-def heartbeats(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[str, Any]:
-    """The agent's and every router's last heartbeat, with its age in seconds."""
-    now = time.time() if now is None else now
-    agent = _json(conn.get(keys.agent_heartbeat))
-    routers = []
-    for key in sorted(conn.scan_iter(match=keys.router_heartbeat("*"), count=100)):
-        beat = _json(conn.get(key))
+def heartbeats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float) -> dict[str, Any]:
+    """The agent's and every router's last heartbeat as written (only objects with a number `ts`),
+    each with its `age` in seconds and `alive` by the one rule of protocol.heartbeat."""
+    pipe = conn.pipeline(transaction=False)
+    pipe.get(keys.agent_heartbeat)
+    for key in router_keys:
+        pipe.get(key)
+    found: list[Any] = pipe.execute()
+    beats = [read_heartbeat(raw) for raw in found]
+    for beat in beats:
         if beat is not None:
-            beat["age"] = round(max(0.0, now - float(beat.get("ts", 0))), 1)
-            routers.append(beat)
-    if agent is not None:
-        agent["age"] = round(max(0.0, now - float(agent.get("ts", 0))), 1)
-    return {"agent": agent, "routers": routers, "ts": now}
+            beat["age"] = round(now - float(beat["ts"]), 1)
+            beat["alive"] = is_alive(beat, now)
+    return {"agent": beats[0], "routers": [b for b in beats[1:] if b is not None], "ts": now}
 
 
-def autonomy(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[str, Any]:
-    """Autonomy's last heartbeat: red when stuck (no heartbeat for 3 intervals, or one step over
-    10 minutes, the agent's own rule), yellow while paused, green otherwise."""
-    from agent.autonomy.health import stuck_reason
-    from agent.autonomy.state import Heartbeat
-
-    data = _json(conn.get(keys.agent_autonomy))
-    beat = (
-        Heartbeat.from_dict({k: v for k, v in data.items() if k in Heartbeat.__dataclass_fields__})
-        if data
-        else None
-    )
-    if beat is None:
-        return {"available": False}
-    now = time.time() if now is None else now
-    reason = stuck_reason(beat, now)
-    state = "red" if reason else ("yellow" if data and data.get("paused") else "green")
-    return {
-        "available": True,
-        "state": state,
-        "stuck": reason is not None,
-        "reason": reason or "",
-        "cycle": beat.cycle_count,
-        "action": beat.current_action,
-        "paused": (data or {}).get("paused") or "",
-        "age": round(max(0.0, now - beat.timestamp), 1),
-    }
-
-
-def kill_switch_state(conn: redis.Redis, keys: Keys, routers: list[dict[str, Any]]) -> dict[str, Any]:
-    from router.policy import kill_switch
-
-    live = kill_switch.parse(conn.get(keys.kill_switch))
-    floors = [r.get("router_id") for r in routers if r.get("kill_switch_floor")]
-    return {"on": live.on, "by": live.by, "since": live.since, "environment_floor": floors}
-
-
-def status(conn: redis.Redis | None, keys: Keys, now: float | None = None) -> dict[str, Any]:
-    """Green/yellow/red for the agent, each router, Redis and the LLM, with heartbeat ages."""
-    if conn is None:
-        return {
-            "redis": {"state": "red", "detail": "unreachable"},
-            "agent": {"state": "red"},
-            "routers": [],
-            "llm": {"state": "red", "detail": "unknown: Redis unreachable"},
-        }
-    beats = heartbeats(conn, keys, now)
-    agent = beats["agent"]
-    agent_state = {"state": "red", "detail": "no heartbeat"}
-    if agent is not None:
-        agent_state = {
-            "state": _colour(agent["age"], AGENT_HEARTBEAT_TTL / 3 * 2 + 1),
-            "age": agent["age"],
-            "channels": agent.get("channels", []),
-            "pid": agent.get("pid"),
-        }
-    routers = [
-        {
-            "router_id": r.get("router_id"),
-            "age": r["age"],
-            "skills": len(r.get("skills", [])),
-            "state": _colour(r["age"], 10.0),
-            "platforms": r.get("platforms_with_credentials", []),
-            "dry_run": r.get("dry_run"),
-        }
-        for r in beats["routers"]
-    ]
-    llm = _llm_state(agent)
-    return {
-        "redis": {
-            "state": "green",
-            "queue_depth": int(conn.llen(keys.command_queue)),
-            "dead_letters": int(conn.llen(keys.dead_letter)),
-        },
-        "agent": agent_state,
-        "routers": routers,
-        "llm": llm,
-        "kill_switch": kill_switch_state(conn, keys, beats["routers"]),
-        "pending_approvals": int(conn.zcard(keys.approvals_pending)),
-        "autonomy": autonomy(conn, keys, now),
-        "ts": beats["ts"],
-    }
-
-
-def _llm_state(agent: dict[str, Any] | None) -> dict[str, Any]:
-    """From the agent heartbeat: `llm_provider`/`llm_model`, and `llm` {ok, error, ts} when reported."""
-    if agent is None:
-        return {"state": "red", "detail": "unknown: the agent is not running"}
-    name = f"{agent.get('llm_provider', '?')} {agent.get('llm_model') or ''}".strip()
-    report = agent.get("llm") if isinstance(agent.get("llm"), dict) else None
-    if report is None:
-        return {"state": "yellow", "detail": f"{name}: no call reported yet"}
-    ok = report.get("ok") is True
-    detail = name if ok else f"{name}: {str(report.get('error', 'failing'))[:200]}"
-    return {"state": "green" if ok else "red", "detail": detail}
-
-
-def activity(conn: redis.Redis, keys: Keys, limit: int) -> list[dict[str, Any]]:
-    """The newest audit records, newest first."""
-    entries: Any = conn.xrevrange(keys.audit_stream, count=limit)
-    return [record for _id, fields in entries if (record := _json(fields.get("line"))) is not None]
-
-
-def activity_since(conn: redis.Redis, keys: Keys, last_id: str) -> tuple[str, list[dict[str, Any]]]:
-    """Audit records after stream id `last_id` (oldest first), and the id to continue from."""
-    found: Any = conn.xread({keys.audit_stream: last_id}, count=200)
-    records: list[dict[str, Any]] = []
-    newest = last_id
-    for _stream, entries in found or []:
-        for entry_id, fields in entries:
-            newest = str(entry_id)
-            if (record := _json(fields.get("line"))) is not None:
-                records.append(record)
-    return newest, records
-
-
-def last_stream_id(conn: redis.Redis, keys: Keys) -> str:
-    newest = conn.xrevrange(keys.audit_stream, count=1)
-    return str(newest[0][0]) if newest else "0-0"
-
-
-def stats(conn: redis.Redis, keys: Keys, now: float | None = None) -> dict[str, Any]:
-    """Today's (UTC) posts, replies and likes that ran, against the quotas routers publish."""
-    now = time.time() if now is None else now
-    midnight = dt.datetime.fromtimestamp(now, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    start = f"{int(midnight.timestamp() * 1000)}-0"
-    counts: Counter[str] = Counter()
-    decisions: Counter[str] = Counter()
-    entries: Any = conn.xrange(keys.audit_stream, min=start, max="+")
-    for _id, fields in entries:
-        record = _json(fields.get("line"))
-        if record is None or record.get("decision") == "repeat":
-            continue  # a repeat is a stored answer sent again: the command ran once, earlier
-        decisions[str(record.get("status"))] += 1
-        effect: dict[str, Any] = record["effect"] if isinstance(record.get("effect"), dict) else {}
-        if record.get("status") == "ok" and effect.get("kind") in COUNTED_KINDS:
-            counts[str(effect["kind"])] += 1
-    limits = quota_limits(heartbeats(conn, keys, now)["routers"])
-    return {
-        "day": midnight.date().isoformat(),
-        "today": {kind: {"count": counts[kind], "limit": limits.get(kind)} for kind in COUNTED_KINDS},
-        "by_status": dict(decisions),
-    }
-
-
-def quota_limits(routers: list[dict[str, Any]]) -> dict[str, int]:
-    """Per-kind daily limits from router heartbeats' `quotas`: {kind: n} or {kind: {"limit": n}}
-    (optionally under a platform: {platform: {kind: ...}}, summed). The smallest router's wins."""
-    limits: dict[str, int] = {}
-    for beat in routers:
-        quotas = beat.get("quotas")
-        if not isinstance(quotas, dict):
+def quotas(routers: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """Today's use per platform and kind, {platform: {kind: {used, limit}}}, as the live routers
+    count it (they share the counters; the freshest heartbeat wins). Never a sum over platforms."""
+    found: dict[str, dict[str, dict[str, int]]] = {}
+    for beat in sorted((b for b in routers if b.get("alive")), key=lambda b: float(b["ts"])):
+        table = beat.get("quotas")
+        if not isinstance(table, dict):
             continue
-        found: Counter[str] = Counter()
-        for name, value in quotas.items():
-            if name in COUNTED_KINDS and (n := _limit(value)) is not None:
-                found[name] += n
-            elif isinstance(value, dict):
-                for kind, inner in value.items():
-                    if kind in COUNTED_KINDS and (n := _limit(inner)) is not None:
-                        found[kind] += n
-        for kind, n in found.items():
-            limits[kind] = min(limits.get(kind, n), n)
-    return limits
+        for platform, kinds in list(table.items())[:20]:
+            if not isinstance(kinds, dict):
+                continue
+            for kind, entry in list(kinds.items())[:10]:
+                if not isinstance(entry, dict):
+                    continue
+                used, limit = whole(entry.get("used")), whole(entry.get("limit"))
+                if used is not None and limit is not None and used >= 0 and limit >= 0:
+                    found.setdefault(text(platform, 40), {})[text(kind, 20)] = {"used": used, "limit": limit}
+    return found
 
 
-def _limit(value: Any) -> int | None:
-    if isinstance(value, dict):
-        value = value.get("limit")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+def stats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float) -> dict[str, Any]:
+    """Today's (UTC) use of each platform's daily quotas, one platform at a time."""
+    day = dt.datetime.fromtimestamp(now, dt.UTC).date().isoformat()
+    return {"day": day, "platforms": quotas(heartbeats(conn, keys, router_keys, now)["routers"])}
 
 
 def cost(conn: redis.Redis, keys: Keys) -> dict[str, Any]:
     summary = _json(conn.get(keys.agent_cost))
     if summary is None:
-        return {"available": False, "message": "no cost data yet"}
-    fields = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd", "calls_today", "tokens_today")
-    return {"available": True, **{name: summary.get(name) for name in fields}}
+        return {"available": False, "message": "no LLM cost recorded yet"}
+    money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd")
+    counts = ("calls_today", "tokens_today")
+    return {
+        "available": True,
+        **{name: number(summary.get(name)) for name in money},
+        **{name: whole(summary.get(name)) for name in counts},
+    }
 
 
 def governance(conn: redis.Redis, keys: Keys, directory: Path) -> dict[str, Any]:
@@ -276,7 +121,3 @@ def proposals(directory: Path) -> list[dict[str, Any]] | None:
         for p in data
         if isinstance(p, dict) and _whole(p.get("number"))
     ]
-
-
-def pending_approvals(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
-    return approvals.pending(conn, keys)

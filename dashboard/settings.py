@@ -30,7 +30,10 @@ class DashboardSettings:
     host: str = "127.0.0.1"
     port: int = 8080
     public_read: bool = False  # DASHBOARD_PUBLIC_READ=true: GET endpoints without the token
+    origin: str = ""  # DASHBOARD_ORIGIN: the address the owner opens, when not a loopback name
     governance_dir: Path = REPO_ROOT / "workspace" / "governance"
+    workspace_dir: Path = REPO_ROOT / "workspace"  # read only: activity.jsonl, cost.jsonl, autonomy
+    audit_dir: Path | None = None  # the routers' audit files, for paging past the Redis copy
     log_file: Path = REPO_ROOT / "logs" / "dashboard.log"
     env: Mapping[str, str] = field(default_factory=dict)
 
@@ -71,6 +74,11 @@ class DashboardSettings:
                 "header carries intact); ./safeclaw makes one"
             )
         workspace = Path(env.get("SAFECLAW_WORKSPACE") or REPO_ROOT / "workspace")
+        governance = Path(env.get("DASHBOARD_GOVERNANCE_DIR") or workspace / "governance")
+        if env.get("DASHBOARD_WORKSPACE_DIR"):
+            workspace = Path(env["DASHBOARD_WORKSPACE_DIR"])
+        elif env.get("DASHBOARD_GOVERNANCE_DIR") and not env.get("SAFECLAW_WORKSPACE"):
+            workspace = governance.parent
         log_dir = Path(env["SAFECLAW_LOG_DIR"]) if env.get("SAFECLAW_LOG_DIR") else REPO_ROOT / "logs"
         return cls(
             redis_url=redis_url,
@@ -79,10 +87,37 @@ class DashboardSettings:
             host=env.get("DASHBOARD_HOST", "").strip() or "127.0.0.1",
             port=_port(env.get("DASHBOARD_PORT", "")),
             public_read=_bool(env.get("DASHBOARD_PUBLIC_READ", ""), "DASHBOARD_PUBLIC_READ"),
-            governance_dir=Path(env.get("DASHBOARD_GOVERNANCE_DIR") or workspace / "governance"),
+            origin=_origin(env.get("DASHBOARD_ORIGIN", "")),
+            governance_dir=governance,
+            workspace_dir=workspace,
+            audit_dir=_audit_dir(env),
             log_file=Path(env.get("DASHBOARD_LOG_FILE") or log_dir / "dashboard.log"),
             env=dict(env),
         )
+
+
+def _origin(raw: str) -> str:
+    """`scheme://host[:port]`, lower case, as a browser sends it in an Origin header."""
+    raw = raw.strip().rstrip("/")
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        raise ConfigError(
+            f"DASHBOARD_ORIGIN must be the address you open the dashboard at, like "
+            f"https://claw.example.net or http://192.168.1.5:8080 (no path), not {raw!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _audit_dir(env: Mapping[str, str]) -> Path | None:
+    """Where the routers write their audit files, when this machine can read them: DASHBOARD_AUDIT_DIR,
+    else the router's own settings (ROUTER_AUDIT_DIR, ROUTER_DATA_DIR/audit, router/audit)."""
+    for raw in (env.get("DASHBOARD_AUDIT_DIR"), env.get("ROUTER_AUDIT_DIR")):
+        if raw:
+            return Path(raw)
+    data = env.get("ROUTER_DATA_DIR")
+    return Path(data) / "audit" if data else REPO_ROOT / "router" / "audit"
 
 
 def _read_token(path: Path) -> str:

@@ -7,13 +7,14 @@ import logging
 import time
 
 import pytest
+import redis
 from starlette.testclient import TestClient
 
 from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol import CommandEnvelope, Keys
 from router.policy.approvals import ApprovalStore
-from tests.dashboard.helpers import TOKEN, audit_line
+from tests.dashboard.helpers import BASE, TOKEN, audit_line
 
 KEYS = Keys()
 
@@ -31,7 +32,7 @@ def settings(redis_urls, tmp_path):
 
 @pytest.fixture
 def api(settings):
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=BASE) as client:
         client.headers["Authorization"] = f"Bearer {TOKEN}"
         client.headers["Content-Type"] = "application/json"
         yield client
@@ -39,7 +40,7 @@ def api(settings):
 
 @pytest.fixture
 def anon(settings):
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=BASE) as client:
         yield client
 
 
@@ -89,7 +90,7 @@ def test_writes_need_the_token_even_with_public_read(redis_urls, tmp_path, path,
         {"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": TOKEN, "DASHBOARD_PUBLIC_READ": "true"}
     )
     admin = redis_urls.admin_client()
-    with TestClient(create_app(open_settings)) as client:
+    with TestClient(create_app(open_settings), base_url=BASE) as client:
         assert client.get("/api/status").status_code == 200  # public read opens GET...
         with caplog.at_level(logging.WARNING, logger="safeclaw.dashboard"):
             assert client.post(path, json=body).status_code == 401  # ...and nothing else
@@ -108,14 +109,21 @@ def test_no_cookie_no_cors_and_security_headers(api):
     assert "access-control-allow-origin" not in preflight.headers
 
 
-def test_status_without_agent_or_router_is_red_and_redis_green(api):
+def parts(body) -> dict[str, dict]:
+    return {p["part"]: p for p in body["parts"]}
+
+
+def test_status_without_agent_or_router_says_so_in_words(api):
     body = api.get("/api/status").json()
-    assert body["redis"]["state"] == "green"
-    assert body["agent"]["state"] == "red" and body["routers"] == []
-    assert body["kill_switch"]["on"] is False
+    shown = parts(body)
+    assert shown["redis"]["state"] == "ok" and "Redis answers" in shown["redis"]["words"]
+    assert shown["agent"]["state"] == "off" and "not running" in shown["agent"]["words"]
+    assert shown["routers"]["state"] == "bad" and "start it with ./safeclaw" in shown["routers"]["fix"]
+    assert body["kill_switch"]["on"] is False and body["level"] == "red"
 
 
-def test_status_colours_follow_heartbeat_ages(api, redis_urls):
+def test_router_liveness_follows_the_one_heartbeat_rule(api, redis_urls):
+    """protocol.heartbeat: alive while no older than twice the ttl the router wrote (15 s by default)."""
     admin = redis_urls.admin_client()
     now = time.time()
     admin.set(
@@ -130,31 +138,157 @@ def test_status_colours_follow_heartbeat_ages(api, redis_urls):
             }
         ),
     )
+    beat = {"skills": ["PING"], "platforms_with_credentials": ["bsky"]}
+    admin.set(KEYS.router_heartbeat("fresh"), json.dumps({**beat, "router_id": "fresh", "ts": now}))
+    admin.set(KEYS.router_heartbeat("slow"), json.dumps({**beat, "router_id": "slow", "ts": now - 25}))
     admin.set(
-        KEYS.router_heartbeat("fresh"), json.dumps({"router_id": "fresh", "ts": now, "skills": ["PING"]})
+        KEYS.router_heartbeat("long"), json.dumps({**beat, "router_id": "long", "ts": now - 100, "ttl": 60})
     )
-    admin.set(KEYS.router_heartbeat("slow"), json.dumps({"router_id": "slow", "ts": now - 30}))
-    admin.set(KEYS.router_heartbeat("stuck"), json.dumps({"router_id": "stuck", "ts": now - 600}))
-    body = api.get("/api/status").json()
-    states = {r["router_id"]: r["state"] for r in body["routers"]}
-    assert states == {"fresh": "green", "slow": "yellow", "stuck": "red"}
-    assert body["agent"]["state"] == "green" and body["llm"]["state"] == "green"
+    admin.set(KEYS.router_heartbeat("stuck"), json.dumps({**beat, "router_id": "stuck", "ts": now - 31}))
+    shown = parts(api.get("/api/status").json())
+    states = {name: shown[f"router:{name}"]["state"] for name in ("fresh", "slow", "long", "stuck")}
+    assert states == {"fresh": "ok", "slow": "ok", "long": "ok", "stuck": "bad"}
+    assert "may have crashed" in shown["router:stuck"]["words"]
+    assert "connected to bsky" in shown["router:fresh"]["words"]
+    assert shown["agent"]["state"] == "ok" and shown["llm"]["state"] == "ok"
 
 
-def test_activity_and_stats_read_the_audit_stream(api, redis_urls):
+def test_a_fresh_install_without_credentials_reads_as_setup_not_errors(api, redis_urls):
     admin = redis_urls.admin_client()
-    for kind, status in [("post", "ok"), ("post", "ok"), ("reply", "ok"), ("like", "denied"), ("read", "ok")]:
-        admin.xadd(KEYS.audit_stream, {"line": audit_line(kind, status)})
+    now = time.time()
+    admin.set(KEYS.router_heartbeat("r1"), json.dumps({"router_id": "r1", "ts": now, "skills": ["PING"]}))
     admin.set(
-        KEYS.router_heartbeat("r1"),
-        json.dumps({"router_id": "r1", "ts": time.time(), "quotas": {"post": {"limit": 5}, "reply": 20}}),
+        KEYS.agent_heartbeat, json.dumps({"ts": now, "llm_provider": "ollama", "channels": ["console"]})
     )
-    activity = api.get("/api/activity?limit=3").json()["activity"]
-    assert len(activity) == 3 and activity[0]["effect"]["kind"] == "read"
-    today = api.get("/api/stats").json()["today"]
-    assert today["post"] == {"count": 2, "limit": 5}
-    assert today["reply"] == {"count": 1, "limit": 20}
-    assert today["like"] == {"count": 0, "limit": None}
+    body = api.get("/api/status").json()
+    assert body["level"] == "setup" and body["setup"]["needed"]
+    assert body["headline"].startswith("Set up: no platform connected yet")
+    assert not [p for p in body["parts"] if p["state"] == "bad"]
+
+
+def test_the_kill_switch_turns_the_band_red_and_says_who_and_since_when(api, redis_urls):
+    api.post("/api/kill", json={"on": True})
+    body = api.get("/api/status").json()
+    assert body["level"] == "red" and body["kill_switch"]["liftable"]
+    assert body["headline"] == "Posting is stopped"
+    assert (
+        "kill switch is on: every post, reply, like and delete is refused. Turned on by dashboard"
+        in (body["kill_switch"]["words"])
+    )
+    assert abs(body["kill_switch"]["since"] - time.time()) < 60
+
+
+def test_a_kill_switch_held_by_a_routers_settings_has_no_button_but_a_fix(settings, redis_urls):
+    redis_urls.admin_client().set(
+        KEYS.router_heartbeat("r1"),
+        json.dumps({"router_id": "r1", "ts": time.time(), "kill_switch_floor": True, "dry_run": True}),
+    )
+    with TestClient(create_app(settings), base_url=BASE) as client:
+        body = client.get("/api/status", headers={"Authorization": f"Bearer {TOKEN}"}).json()
+    assert body["level"] == "red" and body["kill_switch"]["on"] and not body["kill_switch"]["liftable"]
+    assert "ROUTER_KILL_SWITCH=false" in body["kill_switch"]["fix"]
+
+
+def test_dry_run_turns_the_band_amber(api, redis_urls):
+    redis_urls.admin_client().set(
+        KEYS.router_heartbeat("r1"),
+        json.dumps(
+            {"router_id": "r1", "ts": time.time(), "dry_run": True, "platforms_with_credentials": ["x"]}
+        ),
+    )
+    body = api.get("/api/status").json()
+    assert body["level"] == "amber"
+    assert body["headline"] == "Dry run: nothing is sent; posts go to router/outbox.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        (KEYS.agent_heartbeat, '{"ts": "soon"}'),
+        (KEYS.agent_heartbeat, '{"ts": 1e999, "llm": "x", "channels": 5}'),
+        (KEYS.agent_heartbeat, "[" * 100_000),
+        (KEYS.agent_heartbeat, '{"ts": ' + "9" * 5000 + "}"),
+        (KEYS.agent_autonomy, '{"timestamp": "soon", "cycle_count": "x"}'),
+        (
+            KEYS.agent_autonomy,
+            '{"timestamp": 1, "action_started_at": 1, "cycle_count": 1, "cycle_interval": 0}',
+        ),
+        (KEYS.agent_cost, '{"today_usd": "lots", "daily_budget_usd": [1]}'),
+        (KEYS.agent_cost, "not json"),
+    ],
+)
+def test_what_the_agent_login_writes_never_hides_another_part(api, redis_urls, key, value):
+    """Issue 18 item 14: the agent's own keys may hold anything; its line says so, the rest stands."""
+    admin = redis_urls.admin_client()
+    admin.set(KEYS.router_heartbeat("r1"), json.dumps({"router_id": "r1", "ts": time.time()}))
+    held, _ = _hold(redis_urls)
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    agent.set(key, value)  # written with the agent's own login, as an attacker holding it would
+    response = api.get("/api/status")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["pending_approvals"] == 1 and parts(body)["router:r1"]["state"] == "ok"
+    assert parts(body)["redis"]["state"] == "ok"
+    assert api.get("/api/approvals").json()["approvals"][0]["id"] == held
+    assert api.get("/api/cost").status_code == api.get("/api/heartbeat").status_code == 200
+
+
+def _hold(redis_urls, text="hello", conversation="telegram:1"):
+    router = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)
+    store = ApprovalStore(router, KEYS, "r1", 3600)
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, conversation, 60)
+    effect = {"platform": "bsky", "kind": "post", "text": text, "target": None}
+    return store.request(envelope, effect, text).approval_id, envelope
+
+
+def test_activity_reads_in_words_with_filters_and_paging(api, redis_urls):
+    admin = redis_urls.admin_client()
+    lines = [
+        ("post", "ok", "bsky", "console", "hello world"),
+        ("post", "denied", "mastodon", "telegram", "no"),
+        ("reply", "ok", "bsky", "autonomy", "thanks"),
+        ("like", "ok", "x", "console", ""),
+    ]
+    for kind, status, platform, origin, text in lines * 30:
+        admin.xadd(KEYS.audit_stream, {"line": audit_line(kind, status, text, platform, origin)})
+    first = api.get("/api/activity?limit=3").json()
+    assert [a["sentence"] for a in first["activity"]] == [
+        "Liked a post on X",
+        "Replied on Bluesky",
+        "Refused to post on Mastodon",
+    ]
+    assert first["activity"][1]["origin_words"] == "by autonomy"
+    assert first["activity"][2]["decision"] == "refused: the kill switch was on"
+    seen, cursor = [], None
+    while True:  # page back through every line
+        page = api.get("/api/activity", params={"limit": 7, **({"before": cursor} if cursor else {})}).json()
+        seen += page["activity"]
+        cursor = page["older"]
+        if cursor is None:
+            break
+    assert len(seen) == 120 and len({a["id"] for a in seen}) == 120
+    posted = api.get("/api/activity", params={"platform": "bsky", "kind": "post", "outcome": "done"}).json()
+    assert len(posted["activity"]) == 30
+    assert {a["sentence"] for a in posted["activity"]} == {"Posted on Bluesky"}
+    by_telegram = api.get("/api/activity", params={"origin": "telegram"}).json()["activity"]
+    assert {a["origin_words"] for a in by_telegram} == {"from Telegram (chat 1)"}
+    found = api.get("/api/activity", params={"q": "HELLO world", "limit": 1000}).json()["activity"]
+    assert len(found) == 30 and all(a["text"] == "hello world" for a in found)
+
+
+def test_dry_run_lines_are_marked(api, redis_urls):
+    line = json.loads(audit_line("post", "ok", "hi"))
+    redis_urls.admin_client().xadd(KEYS.audit_stream, {"line": json.dumps({**line, "dry_run": True})})
+    shown = api.get("/api/activity").json()["activity"][0]
+    assert shown["dry_run"] and shown["sentence"] == "Would post on Bluesky (dry run: nothing was sent)"
+
+
+def test_quotas_are_per_platform_never_a_sum(api, redis_urls):
+    quotas = {"bsky": {"post": {"limit": 10, "used": 2}}, "mastodon": {"post": {"limit": 15, "used": 0}}}
+    redis_urls.admin_client().set(
+        KEYS.router_heartbeat("r1"), json.dumps({"router_id": "r1", "ts": time.time(), "quotas": quotas})
+    )
+    assert api.get("/api/stats").json()["platforms"] == quotas
 
 
 @pytest.mark.parametrize("limit", ["0", "-1", "abc", "5000", "1e3"])
@@ -183,21 +317,24 @@ def autonomy_beat(age: float, action: str = "idle", running: float = 0.0, paused
 
 def test_autonomy_is_judged_stuck_by_the_dashboards_own_clock(api, redis_urls):
     admin = redis_urls.admin_client()
-    assert api.get("/api/status").json()["autonomy"] == {"available": False}
+
+    def autonomy():
+        return parts(api.get("/api/status").json())["autonomy"]
+
+    assert autonomy()["state"] == "off"
     admin.set(KEYS.agent_autonomy, autonomy_beat(age=5))
-    shown = api.get("/api/status").json()["autonomy"]
-    assert shown["state"] == "green" and shown["cycle"] == 42 and not shown["stuck"]
+    assert autonomy()["state"] == "ok" and "cycle 42" in autonomy()["words"]
     admin.set(KEYS.agent_autonomy, autonomy_beat(age=5, paused="budget"))
-    assert api.get("/api/status").json()["autonomy"]["state"] == "yellow"
+    assert autonomy()["state"] == "warn" and "paused (budget)" in autonomy()["words"]
     admin.set(KEYS.agent_autonomy, autonomy_beat(age=181))  # the agent wrote "not stuck", then died
-    shown = api.get("/api/status").json()["autonomy"]
-    assert shown["state"] == "red" and shown["stuck"] and "no heartbeat for 18" in shown["reason"]
+    shown = autonomy()
+    assert shown["state"] == "bad" and "no heartbeat for 18" in shown["words"]
     admin.set(KEYS.agent_autonomy, autonomy_beat(age=5, action="turn", running=601))
-    assert "'turn' has run for 601s" in api.get("/api/status").json()["autonomy"]["reason"]
+    assert "'turn' has run for 601s" in autonomy()["words"]
 
 
 def test_cost_absent_then_present(api, redis_urls):
-    assert api.get("/api/cost").json() == {"available": False, "message": "no cost data yet"}
+    assert api.get("/api/cost").json() == {"available": False, "message": "no LLM cost recorded yet"}
     redis_urls.admin_client().set(
         KEYS.agent_cost,
         json.dumps(
@@ -335,7 +472,7 @@ def test_settings_refuse_agent_or_router_user_and_short_token(redis_urls):
 def test_page_is_served_without_data(anon):
     page = anon.get("/")
     assert page.status_code == 200 and "SafeClaw dashboard" in page.text
-    assert anon.get("/static/dashboard.js").status_code == 200
+    assert anon.get("/static/main.js").status_code == 200
     assert anon.get("/static/../settings.py").status_code == 404
 
 

@@ -16,7 +16,7 @@ from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol import CommandEnvelope, Keys
 from router.policy.approvals import ApprovalError, ApprovalStore
-from tests.dashboard.helpers import TOKEN
+from tests.dashboard.helpers import BASE, TOKEN
 
 KEYS = Keys()
 ADMIN_PATHS = [
@@ -36,7 +36,7 @@ def _settings(redis_urls, **extra: str) -> DashboardSettings:
 
 @pytest.fixture
 def client(redis_urls):
-    with TestClient(create_app(_settings(redis_urls))) as test_client:
+    with TestClient(create_app(_settings(redis_urls)), base_url=BASE) as test_client:
         yield test_client
 
 
@@ -113,7 +113,7 @@ def test_a_token_that_no_browser_could_send_is_refused_at_start(redis_urls, toke
 
 def test_the_token_is_compared_in_constant_time(client, monkeypatch):
     """Both sides are hashed to equal-length digests and compared with hmac.compare_digest."""
-    import dashboard.app as app_module
+    import dashboard.guard as app_module
 
     seen: list[tuple[bytes, bytes]] = []
     real = app_module.hmac.compare_digest
@@ -169,7 +169,7 @@ def test_a_post_from_another_origin_never_acts_even_with_the_token(client, redis
 
 
 def test_a_post_from_the_pages_own_origin_acts(client):
-    headers = {"Authorization": f"Bearer {TOKEN}", "Origin": "http://testserver"}
+    headers = {"Authorization": f"Bearer {TOKEN}", "Origin": BASE}
     assert client.post("/api/kill", json={"on": True}, headers=headers).status_code == 200
 
 
@@ -191,7 +191,7 @@ def test_a_preflight_gets_no_cors_grant(client, redis_urls, path):
 # -- public read -------------------------------------------------------------------------------
 @pytest.mark.parametrize(("path", "body"), ADMIN_PATHS)
 def test_public_read_opens_no_post_in_any_form(redis_urls, path, body):
-    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true"))) as anon:
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true")), base_url=BASE) as anon:
         assert anon.post(path, json=body).status_code == 401
         assert anon.post(path, content=b"on=true", headers={"Content-Type": "text/plain"}).status_code == 401
         assert anon.put(path, json=body).status_code in (401, 405)
@@ -201,7 +201,7 @@ def test_public_read_opens_no_post_in_any_form(redis_urls, path, body):
 
 def test_public_read_never_opens_the_live_stream(redis_urls):
     """The stream carries every approval and audit line as it happens: the owner's console only."""
-    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true"))) as anon:
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true")), base_url=BASE) as anon:
         assert anon.get("/api/status").status_code == 200
         assert anon.get("/api/stream").status_code == 401
         assert (
@@ -312,7 +312,9 @@ def test_the_real_server_answers_huge_or_binary_authorization_headers_without_a_
         headers += [b"Bearer \xc3\xa9\xff\xfe", b"Bearer \x00\x01", b"Bearer " + TOKEN.encode() + b"\xff"]
         for value in headers:
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\nAuthorization: " + value + b"\r\n\r\n")
+                sock.sendall(
+                    b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + value + b"\r\n\r\n"
+                )
                 status_line = sock.recv(200).split(b"\r\n")[0]
             assert status_line in (b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 401 Unauthorized"), (
                 len(value),
@@ -321,3 +323,74 @@ def test_the_real_server_answers_huge_or_binary_authorization_headers_without_a_
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+# -- DNS rebinding and lockouts (issue 18 items 12 and 13) -------------------------------------
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example:8080",
+        "evil.example",
+        "127.0.0.1.evil.example:8080",
+        "localhost.evil.example",
+        "",
+        "[::2]:8080",
+    ],
+)
+def test_a_page_on_another_name_resolving_here_reads_nothing(redis_urls, host):
+    """DNS rebinding: with public read on, a page on evil.example (now resolving to 127.0.0.1) is
+    same-origin as far as the browser knows; the Host it sends is its own name."""
+    _held(redis_urls, "a held draft")
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true")), base_url=BASE) as anon:
+        for path in ("/api/approvals", "/api/activity", "/api/status", "/api/governance", "/"):
+            response = anon.get(path, headers={"Host": host})
+            assert response.status_code == 421, (path, response.status_code)
+            assert "held draft" not in response.text
+        with_token = anon.post(
+            "/api/kill", json={"on": True}, headers={"Host": host, "Authorization": f"Bearer {TOKEN}"}
+        )
+        assert with_token.status_code == 421
+    _nothing_written(redis_urls)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8080", "localhost:9999", "[::1]:8080", "LOCALHOST"])
+def test_the_loopback_names_are_answered_on_any_port(redis_urls, host):
+    """A published port may differ from the one inside a container; a rebinding page cannot send a
+    loopback name as its Host."""
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true")), base_url=BASE) as anon:
+        assert anon.get("/api/status", headers={"Host": host}).status_code == 200
+
+
+def test_dashboard_origin_names_the_one_other_address_and_its_origin(redis_urls):
+    settings = _settings(redis_urls, DASHBOARD_ORIGIN="https://claw.example.net")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(create_app(settings), base_url=BASE) as client:
+        ok = {**auth, "Host": "claw.example.net", "Origin": "https://claw.example.net"}
+        assert client.get("/api/status", headers=ok).status_code == 200
+        assert client.post("/api/kill", json={"on": False}, headers=ok).status_code == 200
+        other = {**auth, "Host": "claw.example.net", "Origin": "https://evil.example"}
+        assert client.post("/api/kill", json={"on": True}, headers=other).status_code == 403
+        assert client.get("/api/approvals", headers=other).status_code == 403  # reads too
+        assert client.get("/api/status", headers={**auth, "Host": "claw.example.org"}).status_code == 421
+    with pytest.raises(ConfigError, match="DASHBOARD_ORIGIN"):
+        _settings(redis_urls, DASHBOARD_ORIGIN="claw.example.net/path")
+
+
+def test_another_sites_requests_cannot_lock_the_owner_out(client, redis_urls):
+    """25 no-cors POSTs from another origin carry no Authorization header (a browser cannot add one
+    without a preflight the dashboard never answers): none counts as a wrong token."""
+    from dashboard.throttle import MAX_FAILURES
+
+    for _ in range(MAX_FAILURES + 5):
+        refused = client.post(
+            "/api/kill",
+            content=b"{}",
+            headers={"Content-Type": "text/plain", "Origin": "https://evil.example"},
+        )
+        assert refused.status_code == 403
+        assert (
+            client.post("/api/kill", content=b"{}", headers={"Content-Type": "text/plain"}).status_code == 401
+        )
+    owner = client.post("/api/kill", json={"on": True}, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert owner.status_code == 200
+    assert json.loads(redis_urls.admin_client().get(KEYS.kill_switch))["on"] is True

@@ -148,10 +148,10 @@ def test_owner_sees_live_status_approves_once_and_stops_posting(
         browser.get(dashboard + f"#token={TOKEN}")
         until(
             browser,
-            'document.querySelector(\'[data-part="router:r1"][data-state="green"]\')',
+            'document.querySelector(\'[data-part="router:r1"][data-state="ok"]\')',
             "the router's green light",
         )
-        until(browser, 'document.querySelector(\'[data-part="redis"][data-state="green"]\')', "Redis green")
+        until(browser, 'document.querySelector(\'[data-part="redis"][data-state="ok"]\')', "Redis OK")
         assert TOKEN not in browser.current_url  # the token left the address bar
         shot(browser, "1-live-status")
 
@@ -170,13 +170,13 @@ def test_owner_sees_live_status_approves_once_and_stops_posting(
         approval = f'.approval[data-id="{held["approval_id"]}"]'
         until(browser, f"document.querySelector('{approval}')", "the approval to appear live")
         card = browser.find_element("css selector", approval)
-        assert POST_TEXT in card.text and "mastodon" in card.text
+        assert POST_TEXT in card.text and "on Mastodon" in card.text
         shot(browser, "2-pending-approval")
         card.find_element("css selector", "button.approve").click()
 
         wait_until(lambda: masto.posts(), "the fake to receive the post")
         until(browser, f"!document.querySelector('{approval}')", "the approval to leave the list")
-        until(browser, "document.querySelector('#activity li[data-status=\"ok\"]')", "the post in the feed")
+        until(browser, "document.querySelector('#activity li[data-status=\"done\"]')", "the post in the feed")
         time.sleep(1.0)  # long enough for a second run to show up, if there were one
         assert len(masto.posts()) == 1 and masto.posts()[0].form().get("status") == POST_TEXT
         shot(browser, "3-approved-once")
@@ -186,13 +186,14 @@ def test_owner_sees_live_status_approves_once_and_stops_posting(
         shot(browser, "4-kill-confirmation")
         browser.find_element("id", "kill-yes").click()
         until(browser, "document.getElementById('kill-state').dataset.on === 'true'", "the switch on")
+        assert browser.execute_script("return document.getElementById('band').dataset.level") == "red"
         denied = reply_of(
             admin, KEYS, push(admin, KEYS, "CREATE_POST", {"platform": "mastodon", "text": "no"})
         )
         assert denied["status"] == "denied" and denied["error"] == "kill_switch"
         until(
             browser,
-            "document.querySelector('#activity li[data-status=\"denied\"]')",
+            "document.querySelector('#activity li[data-status=\"refused\"]')",
             "the denial in the feed",
         )
         shot(browser, "5-kill-switch-on")
@@ -215,14 +216,14 @@ def test_a_stuck_autonomy_shows_red_in_the_status_bar(redis_urls, dashboard, bro
     admin.set(KEYS.agent_autonomy, json.dumps(beat))
     browser.get(dashboard + f"#token={TOKEN}")
     pill = '[data-part="autonomy"]'
-    until(browser, f"document.querySelector('{pill}[data-state=\"red\"]')", "the red autonomy light")
-    assert "autonomy STUCK: no heartbeat for" in pill_text(browser, pill)
+    until(browser, f"document.querySelector('{pill}[data-state=\"bad\"]')", "the red autonomy light")
+    assert "Autonomy is stuck: no heartbeat for" in pill_text(browser, pill)
     shot(browser, "6-autonomy-stuck")
     admin.set(
         KEYS.agent_autonomy, json.dumps({**beat, "timestamp": time.time(), "current_action": "reading"})
     )
-    until(browser, f"document.querySelector('{pill}[data-state=\"green\"]')", "green once it beats again")
-    assert "autonomy cycle 7 · reading" in pill_text(browser, pill)
+    until(browser, f"document.querySelector('{pill}[data-state=\"ok\"]')", "green once it beats again")
+    assert "cycle 7, reading" in pill_text(browser, pill)
 
 
 def test_the_owner_accepts_a_proposal_and_the_agent_writes_it_into_dos(

@@ -1,0 +1,34 @@
+"""The owner's list of pending approvals, a page at a time, in two round trips whatever the count:
+the ids (and the total) in one, every record of the page in the next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from dashboard.values import json_object
+from protocol import Keys
+from router.policy.approvals import public_view
+
+PAGE = 50
+
+
+def pending_page(conn: redis.Redis, keys: Keys, offset: int = 0, limit: int = PAGE) -> dict[str, Any]:
+    """Pending approvals soonest to expire first: {approvals, total, offset}."""
+    pipe = conn.pipeline(transaction=False)
+    pipe.zcard(keys.approvals_pending)
+    pipe.zrange(keys.approvals_pending, offset, offset + limit - 1)
+    total, ids = pipe.execute()
+    pipe = conn.pipeline(transaction=False)
+    for approval_id in ids:
+        pipe.get(keys.approval(str(approval_id)))
+    views = []
+    for raw in pipe.execute() if ids else []:
+        record = json_object(raw)
+        if record is not None:
+            try:
+                views.append(public_view(record))
+            except (TypeError, ValueError):  # a record the router wrote that cannot be shown
+                continue
+    return {"approvals": views, "total": int(total), "offset": offset}

@@ -1,0 +1,78 @@
+"""Who may ask the dashboard anything: the Host it is asked under, the page it is asked from, the
+token, and how many wrong tokens an address sent.
+
+- **Host.** A page on another name that resolves to this machine (DNS rebinding) is same-origin
+  with the dashboard as far as the browser knows, so it could read every answer. Only the names
+  the dashboard is opened under are answered: the loopback names, `DASHBOARD_HOST` when it is a
+  name or address (not a wildcard), and the host of `DASHBOARD_ORIGIN`. Anything else is 421.
+- **Origin.** When a browser names the page a request comes from, it must be the dashboard's own
+  (`DASHBOARD_ORIGIN`, or the allowed Host it was sent to), for reads too.
+- **Wrong tokens.** Only a request that carries a token, and a wrong one, counts towards the
+  429: another site's page can send no Authorization header at all (no-cors requests cannot,
+  and a preflight is never answered), so it cannot lock the owner out by sending requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+
+from dashboard.settings import DashboardSettings
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "replace")).digest()
+
+
+def host_name(netloc: str) -> str:
+    """The name of `host[:port]` or `[v6]:port`, lower case ('' when it does not parse)."""
+    try:
+        return (urlsplit(f"//{netloc}").hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+class RequestGuard:
+    def __init__(self, settings: DashboardSettings) -> None:
+        self.origin = settings.origin
+        names = set(LOOPBACK_NAMES)
+        if settings.host.strip().lower() not in WILDCARDS:
+            names.add(settings.host.strip().strip("[]").lower())
+        if settings.origin:
+            names.add(host_name(urlsplit(settings.origin).netloc))
+        self.names = frozenset(names)
+        self._token_digest = _digest(settings.token)
+
+    def host_allowed(self, request: Request) -> bool:
+        return host_name(request.headers.get("host", "")) in self.names
+
+    def origin_allowed(self, request: Request) -> bool:
+        """No Origin (a command-line client, a same-origin GET) or the dashboard's own page."""
+        origin = request.headers.get("origin")
+        if origin is None:
+            return True
+        origin = origin.strip().rstrip("/").lower()
+        own = {f"{scheme}://{request.headers.get('host', '').lower()}" for scheme in ("http", "https")}
+        if self.origin:
+            own.add(self.origin)
+        return origin in own
+
+    @staticmethod
+    def token_given(request: Request) -> bool:
+        return bool(request.headers.get("authorization", "").strip())
+
+    def authorised(self, request: Request) -> bool:
+        parts = request.headers.get("authorization", "").split(None, 1)
+        scheme, given = (parts[0], parts[1].strip()) if len(parts) == 2 else ("", "")
+        # Digests of equal length, compared in constant time: neither the length nor a prefix leaks.
+        matches = hmac.compare_digest(_digest(given), self._token_digest)
+        return scheme.lower() == "bearer" and matches
+
+    def names_text(self) -> str:
+        return ", ".join(sorted(self.names))

@@ -1,0 +1,81 @@
+// SafeClaw dashboard: plain JavaScript modules, no build step. Every API call carries the token as
+// a Bearer header (no cookies); the live stream is read with fetch() so it can carry it too.
+"use strict";
+import { api, askToken, saveToken, showError, token } from "./dom.js";
+import { renderStatus, setupKill } from "./band.js";
+import { renderApprovals } from "./approvals.js";
+import { renderActivity } from "./activity.js";
+import { renderCost, renderGovernance, renderStats, setupRuleForm } from "./panels.js";
+
+async function refreshStatus() { renderStatus(await api("/api/status")); }
+async function refreshApprovals() { renderApprovals(await api("/api/approvals"), refreshApprovals); }
+
+async function loadAll() {
+  const [status, approvals, activity, stats, cost, governance] = await Promise.all([
+    api("/api/status"), api("/api/approvals"), api("/api/activity?limit=50"), api("/api/stats"),
+    api("/api/cost"), api("/api/governance")]);
+  renderStatus(status); renderApprovals(approvals, refreshApprovals); renderActivity(activity.activity);
+  renderStats(stats); renderCost(cost); renderGovernance(governance);
+}
+
+function handleEvent(block) {
+  let name = "message", data = "";
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) name = line.slice(7);
+    else if (line.startsWith("data: ")) data += line.slice(6);
+  }
+  if (!data) return;
+  const value = JSON.parse(data);
+  if (name === "status") renderStatus(value);
+  else if (name === "approvals") renderApprovals(value, refreshApprovals);
+  else if (name === "activity") { renderActivity([value], "prepend"); api("/api/stats").then(renderStats).catch(() => {}); }
+}
+
+async function stream() {
+  const live = document.getElementById("live");
+  for (;;) {
+    try {
+      const headers = token() ? { Authorization: "Bearer " + token() } : {};
+      const response = await fetch("/api/stream", { headers });
+      if (response.status === 401) { askToken(); return; }
+      if (!response.ok) throw new Error(response.statusText);
+      live.className = "live on";
+      live.textContent = "Live updates: on";
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          handleEvent(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+        }
+      }
+    } catch (e) { /* reconnect below */ }
+    live.className = "live off";
+    live.textContent = "Live updates: reconnecting";
+    await new Promise((r) => setTimeout(r, 2000));
+    loadAll().catch(() => {});
+  }
+}
+
+async function start() {
+  try { await loadAll(); showError(""); } catch (e) { showError(e.message); return; }
+  stream();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  setupKill(refreshStatus);
+  setupRuleForm();
+  document.getElementById("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveToken(document.getElementById("token-input").value);
+    document.getElementById("token-form").hidden = true;
+    start();
+  });
+  token();
+  start();
+});
