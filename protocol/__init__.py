@@ -311,7 +311,7 @@ class Reply:
 def _load_object(raw: str | bytes, what: str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # not JSON, not UTF-8, or a number past Python's digit limit
         raise ProtocolError(f"invalid {what}: not JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
     except RecursionError:
         raise ProtocolError(f"invalid {what}: JSON nested too deeply") from None

@@ -33,3 +33,15 @@ class SkillError(RouterError):
         self.message = message
         self.retry_after = retry_after
         super().__init__(f"{kind}: {message}")
+
+
+def describe(exc: BaseException, limit: int = 300) -> str:
+    """`Type: message`, bounded, for any exception: its str() may raise (a 5,000-digit number in
+    it) or be huge, and a reason is still given."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(its message cannot be shown)"
+    line = f"{name}: {text}" if text else name
+    return line if len(line) <= limit else line[: limit - 1] + "…"

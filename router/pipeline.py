@@ -21,8 +21,8 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status, is_command_id
-from router.errors import SkillError
+from protocol import CommandEnvelope, ProtocolError, Reply, Status, is_command_id
+from router.errors import SkillError, describe
 from router.policy.checks import Decision, Policy
 from router.policy.effects import Effect
 from router.redaction import Redactor
@@ -67,8 +67,14 @@ class Outcome:
 
 
 def decode(raw: bytes | str) -> CommandEnvelope:
-    """The envelope from queue bytes; ProtocolError for anything that is not one (bad UTF-8 too)."""
-    return CommandEnvelope.from_json(raw)
+    """The envelope from queue bytes; ProtocolError for anything that is not one, whatever the
+    decoder raised on it (bad UTF-8, a 5,000-digit number, nesting too deep)."""
+    try:
+        return CommandEnvelope.from_json(raw)
+    except ProtocolError:
+        raise
+    except Exception as exc:
+        raise ProtocolError(f"invalid command: {describe(exc)}") from None
 
 
 class Pipeline:
@@ -110,10 +116,12 @@ class Pipeline:
             )
         try:
             effect = skill.effect_of(envelope.params)
+            if not isinstance(effect, Effect):
+                raise TypeError(f"effect() returned {type(effect).__name__}, not an Effect")
         except SkillError as exc:
             return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
-        except (KeyError, TypeError, ValueError) as exc:
-            log.error("skill %s cannot state its effect: %s: %s", skill.name, type(exc).__name__, exc)
+        except Exception as exc:
+            log.error("skill %s cannot state its effect: %s", skill.name, describe(exc))
             return Reply(
                 envelope.id,
                 Status.DENIED,
@@ -220,7 +228,7 @@ def readable_id(raw: bytes) -> str | None:
     """The command id of a malformed command, if one can be read, so its sender gets an answer."""
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+    except Exception:
         return None
     value = data.get("id") if isinstance(data, dict) else None
     return value if is_command_id(value) else None

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import redis
@@ -37,6 +38,9 @@ from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.checks import Decision, Policy
 from router.policy.effects import Effect
+from router.queue.containment import contain
+from router.queue.dead_letter import DeadLetters
+from router.queue.redis_io import REDIS_DOWN, client_options
 from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.control")
@@ -99,6 +103,10 @@ class RouterControl:
             socket_connect_timeout=3,
             socket_timeout=10,
             retry=Retry(NoBackoff(), 0),
+            **client_options(settings.redis_url),
+        )
+        self.dead_letters = DeadLetters(
+            self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
         )
         self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
         self.audit = AuditLog(
@@ -285,15 +293,44 @@ class RouterControl:
             if self._is_running(approval_id):
                 continue  # held because it runs now, in a lane: its settle finishes it
             log.info("recovering decided approval %s", approval_id)
-            self._settle(approval_id, run)
+            self._contained(approval_id, partial(self._settle, approval_id, run))
         while (taken := self.store.take_decided()) is not None:
             if self._is_running(taken):  # a second push of a decision whose command runs now
                 self.store.done(taken)
                 continue
-            self._settle(taken, run)
+            self._contained(taken, partial(self._settle, taken, run))
         if time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + SWEEP_SECONDS
             self._sweep()
+
+    def _contained(self, approval_id: str, step: Callable[[], None]) -> None:
+        """One approval's step (settle, sweep): whatever it raises short of Redis being
+        unavailable, the approval is set aside with the reason and the others go on."""
+        contain(step, partial(self._set_aside, approval_id), f"approval {approval_id}")
+
+    def _set_aside(self, approval_id: str, reason: str) -> None:
+        """Dead-letter an approval a step failed on, out of the pending index and our taken list,
+        then close it as `failed` (it never runs) and tell the owner, as far as its record allows."""
+        entry = {
+            "reason": self.redactor.text(f"approval {approval_id}: {reason}"),
+            "approval_id": approval_id,
+            "router_id": self.settings.router_id,
+            "ts": time.time(),
+        }
+        pipe = self.conn.pipeline(transaction=False)
+        self.dead_letters.push(pipe, json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace"))
+        pipe.zrem(self.keys.approvals_pending, approval_id)
+        pipe.lrem(self.store.taken, 1, approval_id)
+        pipe.execute()
+        try:
+            record = self.store.load(approval_id)
+            if record is not None and record.get("state") == approvals.PENDING:
+                self._close(record, "failed", Status.ERROR, "the router could not settle it "
+                            f"({reason[:200]}); it was not run")
+        except REDIS_DOWN:
+            raise
+        except Exception:
+            log.exception("approval %s: set aside, but its record could not be closed", approval_id)
 
     def _is_running(self, approval_id: str) -> bool:
         with self._approved_lock:
@@ -405,17 +442,21 @@ class RouterControl:
     def _sweep(self) -> None:
         now = time.time()
         for approval_id in self.store.expired_ids(float("inf")):
-            record = self.store.load(approval_id)
-            decision = self.store.decision(approval_id)
-            if record is None:
-                self.conn.zrem(self.keys.approvals_pending, approval_id)
-            elif decision is not None:
-                # Decided but still pending long after: the wake-up push was lost (a Redis blip
-                # between the decision and its push). Push it again; settling twice is harmless.
-                if now - float(decision.get("ts", now)) > LOST_WAKE_UP_SECONDS:
-                    self.conn.lpush(self.keys.approvals_decided, approval_id)
-            elif float(record.get("expires_at", 0)) < now and self.store.claim(approval_id):
-                self._close(record, "expired", Status.EXPIRED, "nobody approved it in time; it was not run")
+            self._contained(approval_id, partial(self._sweep_one, approval_id, now))
+
+    def _sweep_one(self, approval_id: str, now: float) -> None:
+        record = self.store.load(approval_id)
+        decision = self.store.decision(approval_id)
+        if record is None:
+            self.conn.zrem(self.keys.approvals_pending, approval_id)
+        elif decision is not None:
+            # Decided but still pending long after: the wake-up push was lost (a Redis blip
+            # between the decision and its push). Push it again; settling twice is harmless.
+            if now - float(decision.get("ts", now)) > LOST_WAKE_UP_SECONDS:
+                self.conn.lpush(self.keys.approvals_decided, approval_id)
+        elif float(record.get("expires_at", 0)) < now and self.store.claim(approval_id):
+            self._close(record, "expired", Status.EXPIRED, "nobody approved it in time; it was not run")
+
 
     # -- the owner's decision typed in a chat ---------------------------------------------------
     def relay(self, envelope: CommandEnvelope) -> Reply:

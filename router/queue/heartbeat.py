@@ -7,7 +7,6 @@ dead-letter size, and the bounds' quotas, circuits and new-account platforms).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ import redis
 
 from router.config.credentials import platforms_with_credentials
 from router.config.settings import RouterSettings
+from router.errors import describe
 from router.policy.approval_flow import RouterControl
 from router.policy.checks import Policy
 from router.queue.dead_letter import DeadLetters
@@ -82,8 +82,12 @@ class Heartbeat:
         conn = connect(self.settings)
         try:
             while not self._stop.is_set():
-                with contextlib.suppress(*REDIS_DOWN):  # the main loop says so in the log
+                try:
                     self.beat(conn)
+                except redis.RedisError:
+                    pass  # Redis unavailable: the main loop says so in the log
+                except Exception as exc:  # the beat thread lives as long as the router
+                    log.error("heartbeat not written (%s)", describe(exc), exc_info=True)
                 self._stop.wait(self.settings.heartbeat_ttl / 3)
         finally:
             conn.close()

@@ -1,4 +1,12 @@
-"""How the router talks to Redis: a fail-fast bytes client and the conversions its values need."""
+"""How the router talks to Redis: a fail-fast bytes client and the conversions its values need.
+
+Redis that answers but will not serve (out of memory, a read-only replica, loading, a failed
+save, a replica whose master is down, …) is the same to the router as Redis that does not
+answer: "unavailable", never a reason to stop. Its clients turn every error reply whose code
+is not about the command itself into `RedisRefused`, a `redis.ConnectionError`, so each place
+that waits out an outage waits this one out too, and a code Redis adds later is unavailable
+by default rather than an item's fault.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +25,96 @@ from router.config.settings import RouterSettings
 log = logging.getLogger("safeclaw.router.worker")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 MAX_BACKOFF_SECONDS = 5.0
+# Error codes that describe the command sent (its syntax, a key's type, a right the login lacks,
+# a login refused), not whether Redis serves: every other code is Redis refusing to serve.
+COMMAND_ERRORS = frozenset(
+    {"ERR", "WRONGTYPE", "NOPERM", "WRONGPASS", "NOAUTH", "NOSCRIPT", "EXECABORT", "NOGROUP",
+     "BUSYGROUP", "NOPROTO", "MOVED", "ASK", "CROSSSLOT"}
+)
+# redis-py's own classes for some refusals (their message no longer carries the code).
+REFUSAL_CLASSES = (
+    (redis.exceptions.OutOfMemoryError, "OOM"),
+    (redis.exceptions.ReadOnlyError, "READONLY"),
+    (redis.exceptions.MasterDownError, "MASTERDOWN"),
+    (redis.exceptions.TryAgainError, "TRYAGAIN"),
+    (redis.exceptions.ClusterDownError, "CLUSTERDOWN"),
+)
+CAUSES = {
+    "OOM": "out of memory",
+    "READONLY": "a read-only replica",
+    "LOADING": "loading its data",
+    "MISCONF": "it cannot persist to disk",
+    "MASTERDOWN": "a replica whose master is down",
+    "UNBLOCKED": "it changed role under a blocking command",
+}
+
+
+class RedisRefused(redis.ConnectionError):
+    """Redis answered with a refusal to serve (`code`): unavailable until it serves again."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code} {message}")
+        self.code = code
+
+    @property
+    def cause(self) -> str:
+        return CAUSES.get(self.code, f"it refuses ({self.code})")
+
+
+def refusal_code(exc: redis.ResponseError) -> str | None:
+    """The code of an error reply that is Redis refusing to serve, None when it is about the command."""
+    for cls, code in REFUSAL_CLASSES:
+        if isinstance(exc, cls):
+            return code
+    if type(exc) is not redis.ResponseError:  # a class of its own: NOPERM, NOSCRIPT, a login, …
+        return None
+    code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
+    if code.isupper() and code.isalpha() and code not in COMMAND_ERRORS:
+        return str(code)
+    return None
+
+
+class _Refusals:
+    """Mixed into a redis-py connection: an error reply that is a refusal is raised as `RedisRefused`."""
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.ResponseError as exc:
+            code = refusal_code(exc)
+            if code is None:
+                raise
+            message = str(exc)
+            message = message[len(code) + 1 :] if message.startswith(code) else message
+            raise RedisRefused(code, message) from exc
+
+
+class RefusingConnection(_Refusals, redis.Connection):
+    pass
+
+
+class RefusingSSLConnection(_Refusals, redis.SSLConnection):
+    pass
+
+
+class RefusingUnixConnection(_Refusals, redis.UnixDomainSocketConnection):
+    pass
+
+
+def client_options(url: str) -> dict[str, Any]:
+    """The connection class for `url` that reports refusals as `RedisRefused`."""
+    scheme = url.split("://", 1)[0].lower()
+    cls = {"rediss": RefusingSSLConnection, "unix": RefusingUnixConnection}.get(scheme, RefusingConnection)
+    return {"connection_class": cls}
+
+
+def cause_of(exc: BaseException) -> str:
+    """Why Redis is unavailable, in words for the log."""
+    if isinstance(exc, RedisRefused):
+        return f"{exc.cause}: {exc}"
+    if isinstance(exc, redis.BusyLoadingError):
+        return f"{CAUSES['LOADING']}: {exc}"
+    return f"unreachable: {type(exc).__name__}: {exc}"
 
 
 def connect(settings: RouterSettings) -> redis.Redis:
@@ -28,6 +126,7 @@ def connect(settings: RouterSettings) -> redis.Redis:
         socket_connect_timeout=3,
         socket_timeout=settings.block_seconds + 10,
         retry=Retry(NoBackoff(), 0),
+        **client_options(settings.redis_url),
     )
 
 
@@ -58,12 +157,8 @@ class RedisHealth:
             if self.down_since is not None:
                 return
             self.down_since = time.monotonic()
-            log.warning(
-                "Redis unreachable (%s: %s); retrying with backoff up to %.0fs",
-                type(exc).__name__,
-                exc,
-                MAX_BACKOFF_SECONDS,
-            )
+            log.warning("Redis unavailable (%s); retrying with backoff up to %.0fs", cause_of(exc),
+                        MAX_BACKOFF_SECONDS)
 
     def ok(self) -> None:
         if self.down_since is None and not self.failures:

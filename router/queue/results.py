@@ -111,7 +111,8 @@ class ResultWriter:
         return text, utf8(self.redactor.text(record))
 
     def dead_letter(
-        self, raw: bytes, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json"
+        self, raw: bytes, action: str | None, reason: str, reply_id: str | None, kind: str = "invalid_json",
+        status: Status = Status.ERROR,
     ) -> None:
         """Set a command aside with the reason; answer it when an id is known and no reply follows."""
         reason = self.redactor.text(reason)  # before any cut below could leave half a secret
@@ -137,7 +138,7 @@ class ResultWriter:
         self.write(write)
         if reply_id is not None:
             message = f"the command was set aside for the router's operator (dead-letter): {reason}"
-            self.finish(raw, Reply(reply_id, Status.ERROR, message[:300], error=kind), False)
+            self.finish(raw, Reply(reply_id, status, message[:300], error=kind), False)
 
     def write(self, write: Any) -> list[Any]:
         """Send the steps in one round trip (in order, no MULTI), retried while Redis is down;

@@ -28,17 +28,17 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 import redis
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
-from router.errors import ConfigError
+from router.errors import ConfigError, describe
 from router.pipeline import Pipeline, Planned, decode, readable_id
 from router.policy.approval_flow import RouterControl, Settle
 from router.policy.checks import Policy
+from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
 from router.queue.deadline import DeadlineRunner, is_own_read
 from router.queue.heartbeat import Heartbeat
@@ -133,9 +133,12 @@ class Worker:
                 self._handle_batch(batch)
         except redis.AuthenticationError as exc:
             raise ConfigError(f"Redis refused the router's login ({exc}); check REDIS_URL") from None
-        except REDIS_DOWN as exc:
+        except redis.RedisError as exc:  # any answer but a login refused: Redis does not serve us now
             self.health.lost(exc)
             self._stop.wait(self.health.backoff_seconds())
+        except Exception as exc:
+            log.error("router loop error (%s); going on", describe(exc), exc_info=True)
+            self._stop.wait(1.0)
 
     def _recover_soon(self) -> None:
         self._next_recovery = 0.0  # Redis is back: re-handle anything left in our processing list
@@ -199,25 +202,31 @@ class Worker:
                     self._taken = self.results.finish_all(answers, take, self.settings.block_seconds)
                 except REDIS_DOWN:
                     raise
-                except Exception as exc:  # as for one command: set each aside, never stop the loop
-                    log.exception("router error answering %d command(s)", len(answers))
+                except Exception as exc:
+                    reason = describe(exc)
+                    log.error("router error answering %d command(s): %s", len(answers), reason, exc_info=True)
                     for answer in answers:
-                        self._contained(self.results.dead_letter, answer.raw, None, f"router error: "
-                                        f"{type(exc).__name__}: {exc}", answer.reply.id, "internal_error")
+                        self._set_aside(answer.raw, reason)
                 # Take twice as many while every one asked for came, else one more than came.
                 full = take > 0 and len(self._taken) == take
                 self._take = min(MAX_BATCH, 2 * take) if full else len(self._taken) + 1
 
     def _handle(self, raw: bytes, recovering: bool = False, answers: list[Answer] | None = None) -> None:
-        """Answer one queue item. Whatever goes wrong short of Redis being down, the item ends
-        dead-lettered with its reason and the loop goes on."""
+        """Answer one queue item. Whatever goes wrong short of Redis being unavailable, the item
+        ends dead-lettered with its reason and the loop goes on."""
         started = time.monotonic()
+        contain(lambda: self._handle_item(raw, recovering, answers, started),
+                lambda reason: self._set_aside(raw, reason), "a command")
+
+    def _handle_item(self, raw: bytes, recovering: bool, answers: list[Answer] | None,
+                     started: float) -> None:
         try:
             envelope = decode(raw)
         except ProtocolError as exc:
             reason = f"malformed command: {exc}"
-            self._contained(self.results.dead_letter, raw, None, reason, readable_id(raw))
-            self.control.malformed(readable_id(raw), str(exc))
+            command_id = readable_id(raw)
+            self.results.dead_letter(raw, None, reason, command_id)
+            self.control.malformed(command_id, str(exc))
             return
         planned = self.pipeline.plan(envelope)
         if isinstance(planned, Planned) and not is_own_read(planned.effect):
@@ -248,36 +257,51 @@ class Worker:
     def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
                   started: float, answers: list[Answer] | None = None) -> None:
         """Decide and answer one command, or add its answer to `answers` (written by the caller)."""
-        try:
-            reply, record = self.decider.decide(envelope, planned, raw, recovering)
-            if reply is not None:
-                self.control.after(envelope, reply)
-                if answers is None:
-                    self.results.finish(raw, reply, record, recovering)
-                else:
-                    answers.append(Answer(raw, reply, record, recovering))
-                # A PING answered ok is not worth a log line (it was a third of its own cost).
-                quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
-                level = logging.DEBUG if quiet else logging.INFO
-                log.log(level, "command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
-                        (time.monotonic() - started) * 1000)
-        except REDIS_DOWN:
-            raise
-        except Exception as exc:  # a bug must not wedge the queue: set the command aside
-            log.exception("router error on command %s", envelope.id)
-            self._contained(self.results.dead_letter, raw, envelope.action,
-                            f"router error: {type(exc).__name__}: {exc}", envelope.id, "internal_error")
+        contain(lambda: self._decide_and_answer(raw, envelope, planned, recovering, started, answers),
+                lambda reason: self._set_aside(raw, reason), f"command {envelope.id}")
 
-    def _contained(self, step: Any, *args: Any) -> None:
-        """Run a dead-lettering step; if even that fails, drop the item from our list so it cannot
-        stop this router (or the next) again."""
+    def _decide_and_answer(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
+                           recovering: bool, started: float, answers: list[Answer] | None) -> None:
+        reply, record = self.decider.decide(envelope, planned, raw, recovering)
+        if reply is None:
+            return
+        self.control.after(envelope, reply)
+        if answers is None:
+            self.results.finish(raw, reply, record, recovering)
+        else:
+            answers.append(Answer(raw, reply, record, recovering))
+        # A PING answered ok is not worth a log line (it was a third of its own cost).
+        quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
+        level = logging.DEBUG if quiet else logging.INFO
+        log.log(level, "command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
+                (time.monotonic() - started) * 1000)
+
+    def _set_aside(self, raw: bytes, reason: str) -> None:
+        """Dead-letter a queue item a step failed on, answering its sender when its id can be read
+        (`unknown` when its side effect may have started); if even that fails short of Redis,
+        drop it from our list so it cannot stop this router (or the next) again."""
+        command_id = readable_id(raw)
+        action, status = None, Status.ERROR
         try:
-            step(*args)
+            envelope = decode(raw)
+            action = envelope.action
+            skill = self.skills.get(action)
+            record = self.keys.idempotency(envelope.id)
+            claimed = skill is not None and skill.side_effect and self.conn.exists(record)
+            if claimed:
+                status = Status.UNKNOWN  # it was claimed: it may have acted
         except REDIS_DOWN:
             raise
         except Exception:
-            log.exception("could not dead-letter a command; dropping it from %s", self.processing)
-            self.results.drop(args[0])
+            pass
+        try:
+            self.results.dead_letter(raw, action, f"router error: {reason}", command_id, "internal_error",
+                                     status)
+        except REDIS_DOWN:
+            raise
+        except Exception as exc:
+            log.error("cannot dead-letter a command (%s); dropping it from our list", describe(exc))
+            self.results.drop(raw)
 
     def _run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
         """A command the owner approved: the same path as from the queue, in its platform's lane,
@@ -285,6 +309,7 @@ class Worker:
         also goes to its key. False (nothing run) when the lane is full."""
         raw = envelope.to_json().encode("utf-8", "replace")
         planned = self.pipeline.plan(envelope)
+        planned_writes = isinstance(planned, Planned) and planned.skill.side_effect
 
         def task() -> None:
             reply, ran = None, False
@@ -293,8 +318,15 @@ class Worker:
                 ran = True
             except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
                 self.health.lost(exc)
-            except Exception:
-                log.exception("router error on approved command %s", envelope.id)
+            except Exception as exc:
+                why = describe(exc)
+                log.error("router error on approved command %s (%s)", envelope.id, why, exc_info=True)
+                status = Status.UNKNOWN if planned_writes else Status.ERROR
+                message = f"{envelope.action} was set aside after a router error ({why[:200]})"
+                reply = Reply(envelope.id, status, message, error="internal_error")
+                ran = True
+                contain(lambda: self.results.dead_letter(raw, envelope.action, f"router error: {why}", None),
+                        lambda reason: None, f"approved command {envelope.id}")
             finally:
                 settle(reply, ran)
 

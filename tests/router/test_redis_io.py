@@ -77,7 +77,7 @@ def test_one_outage_is_one_line_and_one_comeback_however_many_threads_report_it(
         logger.removeHandler(handler)
         logger.level = level
     assert [line.split(" (")[0].split(" after")[0] for line in handler.lines] == [
-        "Redis unreachable",
+        "Redis unavailable",
         "Redis reachable again",
     ]
     assert backs == [1]

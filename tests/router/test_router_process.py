@@ -141,7 +141,7 @@ def test_redis_restart_mid_run_loses_nothing_and_router_lives(routers, tmp_path)
                 assert json.loads(admin.get(keys.idempotency(cid)) or "{}")["state"] == "done"
         assert admin.llen(keys.processing("r1")) == 0
         log = (tmp_path / "r1.log").read_text()
-        assert log.count("Redis unreachable") == 1 and "Redis reachable again" in log
+        assert log.count("Redis unavailable") == 1 and "Redis reachable again" in log
     finally:
         admin.close()
         server.cleanup()
