@@ -20,6 +20,7 @@ from typing import Any
 import redis
 
 from agent.channels.display import escaped
+from agent.commands.describe import OUTBOX, the_thing
 from protocol import Keys
 
 log = logging.getLogger("safeclaw.agent.approvals")
@@ -42,10 +43,10 @@ class Notice:
 
 
 def notice_text(data: dict[str, Any]) -> str:
-    """What the owner reads: never the code."""
+    """What the owner reads, in plain words: never the code, never an action's internal name."""
     if data.get("type") in ("circuit_open", "circuit_closed"):  # router.bounds.circuit
         return f"Circuit breaker: {data.get('message') or data.get('platform')}"
-    what = f"{data.get('action')} on {data.get('platform') or '?'}"
+    what = the_thing(str(data.get("action") or "?"), data.get("platform"), bool(data.get("reply_to")))
     text = escaped(str(data.get("text") or "")[:300])  # held text exactly as it would go out
     ident = data.get("approval_id")
     if data.get("type") == "approval_requested":
@@ -58,12 +59,14 @@ def notice_text(data: dict[str, Any]) -> str:
             f"Approval needed: {what}\n{text}\nApprove with /approve {ident} or deny with /deny {ident} "
             "(or on the dashboard)."
         )
-    state = data.get("state")
+    state, message = data.get("state"), str(data.get("message") or "").strip()
+    if state == "approved" and data.get("status") == "ok":
+        if data.get("dry_run"):
+            return f"Approved: {what} was written to {OUTBOX} (dry run, not sent)."
+        return f"Approved: {what} is out" + (f": {data['url']}" if data.get("url") else ".")
     if state == "approved":
-        outcome = f"{data.get('status')}: {data.get('message') or ''}".strip()
-        url = f"\n{data['url']}" if data.get("url") else ""
-        return f"Approved: {what} ran ({outcome}).{url}"
-    return f"{str(state).capitalize()}: {what} was not run ({data.get('message') or ''})."
+        return f"Approved, but {what} did not go through ({data.get('status')}: {message or 'no details'})."
+    return f"{str(state).capitalize()}: {what} was not run" + (f" ({message})." if message else ".")
 
 
 class ApprovalDesk:

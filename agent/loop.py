@@ -345,21 +345,17 @@ class AgentLoop:
     @staticmethod
     def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
         """The model will not read the results, so what the owner asked to see is shown as is
-        (notifications, a page's summary, a dry run), and what failed is said."""
-        from agent.commands.describe import describe_ok
+        (notifications, a page's summary, a dry run), and what failed is said, in plain words."""
+        from agent.commands.describe import describe_one
 
         shown = [
-            describe_ok(r["result"])
+            describe_one(r)
             for r in results
             if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
         ]
         if shown:
             message = "\n".join([message, *shown]) if message else "\n".join(shown)
-        failed = [
-            f"{r['action']}: {r.get('message') or r.get('error') or r['status']}"
-            for r in results
-            if r["status"] not in ("ok", "skipped")
-        ]
+        failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
         if not failed:
             return message or "Done."
         return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)

@@ -400,6 +400,7 @@ class RouterControl:
             "status": str(reply.status),
             "message": self.redactor.text(reply.message)[:300],
             "url": url_of(reply),
+            "dry_run": bool((reply.result or {}).get("dry_run")),  # the owner is told it was not sent
         }
         settled = self.store.settle(record, "approved", outcome)
         self._notify(settled, "approved", outcome)

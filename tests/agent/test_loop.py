@@ -187,7 +187,7 @@ def test_a_model_that_cannot_observe_ends_the_turn_after_acting(workspace):
     llm.observes_results = False
     reply = loop.run_turn("console", "x").reply
     assert len(llm.prompts) == 1
-    assert reply == "Saved.\nBut this did not work: PING: set BSKY_PASSWORD"
+    assert reply == "Saved.\nBut this did not work: Could not ping: set BSKY_PASSWORD"
     assert workspace.load_memory()["a"]["value"] == 1
 
 

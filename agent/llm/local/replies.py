@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.commands.describe import asking, platform_name
 from agent.llm.local.intents import (
     CAPABILITIES,
     CHAT,
@@ -60,25 +61,25 @@ def quoted(text: Any, limit: int = 200) -> str:
 
 
 def action_message(name: str, params: dict[str, Any]) -> str:
+    where = platform_name(params.get("platform"))
     if name == "CREATE_POST" and params.get("reply_to"):
-        return (
-            f"Replying on {params['platform']} to {quoted(params['reply_to'])}: “{quoted(params['text'])}”."
-        )
+        return f"Replying on {where} to {quoted(params['reply_to'])}: “{quoted(params['text'])}”."
     if name == "CREATE_POST":
-        return f"Posting on {params['platform']}: “{quoted(params['text'])}”."
+        return f"Posting on {where}: “{quoted(params['text'])}”."
     if name in ("LIKE_POST", "DELETE_POST"):
         verb = "Liking" if name == "LIKE_POST" else "Deleting"
-        return f"{verb} {quoted(params['post_id'])} on {params['platform']}."
+        return f"{verb} {quoted(params['post_id'])} on {where}."
     if name == "GET_NOTIFICATIONS":
-        return f"Here are your notifications on {params['platform']}."
+        return f"Here are your notifications on {where}."
     if name == "_MEMORY_WRITE":
         [(key, value)] = params["new_memory"].items()
-        return f"I will remember: {quoted(key, 60)} — {quoted(value)}."
+        return f"I will remember: {quoted(key, 60)} = {quoted(value)}."
     if name == "_MEMORY_FORGET":
         return f"Forgetting {quoted(', '.join(params['keys']), 80)}."
     if name == "_BROWSER_VISION":
         return f"Opening {quoted(params['url'])}."
-    return f"Running {name}."
+    doing = asking(name, params)
+    return f"I will {doing}."
 
 
 def action_reply(name: str, params: dict[str, Any]) -> str:

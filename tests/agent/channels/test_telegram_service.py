@@ -115,7 +115,7 @@ def test_slash_commands_are_registered_and_run_through_the_router_without_the_mo
     assert router.calls == [("CREATE_POST", {"platform": "bsky", "text": "Hello_world from *Telegram*"},
                              f"telegram:{OWNER}")]
     denied, usage = fake.sent_messages(OWNER)
-    assert denied["text"] == "CREATE_POST: refused by the router's policy: the kill switch is on"
+    assert denied["text"] == "Not done: the router refused to post on Bluesky: the kill switch is on"
     assert denied.get("parse_mode") is None  # a command's answer is plain text
     assert usage["text"].startswith("Usage: /like [platform] <post URL>")
     assert llm.prompts == []

@@ -1,6 +1,7 @@
 """Slash commands run through the loop's own execute path, never the model's, never around the router."""
 
 import asyncio
+import re
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_post_is_sent_to_the_router_as_create_post_and_recorded_like_a_turn(work
     commands, loop, router, llm = make(workspace)
     reply = commands.handle("console", "/post bsky Hello world")
     assert router.calls == [("CREATE_POST", {"platform": "bsky", "text": "Hello world"}, "console")]
-    assert reply == "CREATE_POST: done: https://bsky.app/profile/me/post/p1"
+    assert reply == "Posted on Bluesky: https://bsky.app/profile/me/post/p1"
     assert llm.prompts == []
     [turn] = workspace.load_history("console")
     assert (turn["user"], turn["response"]) == ("/post bsky Hello world", reply)
@@ -52,29 +53,31 @@ def test_post_is_sent_to_the_router_as_create_post_and_recorded_like_a_turn(work
     [
         (
             {"status": "denied", "error": "kill_switch", "message": "the kill switch is on"},
-            "LIKE_POST: refused by the router's policy: the kill switch is on",
+            "Not done: the router refused to like the post on X: the kill switch is on",
         ),
         (
             {"status": "pending_approval", "error": "approval_required", "message": "approval id a1b2"},
-            "LIKE_POST: waiting for the owner's approval. approval id a1b2",
+            "Waiting for your approval: like the post on X. approval id a1b2",
         ),
         (
             {"status": "unknown", "message": "no answer from the router within 10s yet"},
-            "LIKE_POST: outcome unknown (it may still happen): no answer from the router within 10s yet",
+            "Not sure whether I could like the post on X (it may still happen): no answer from the router within 10s yet",
         ),
         (
             {"status": "ok", "result": {"dry_run": True, "would_send": {"params": {"post_id": "9"}}}},
-            'LIKE_POST: dry run: recorded in the router\'s outbox, not sent ({"post_id": "9"})',
+            "Liked the post on X (dry run: written to the router's outbox.jsonl, not sent).",
         ),
         (
             {"status": "error", "error": "router_not_connected", "message": "router not connected"},
-            "LIKE_POST failed: router not connected",
+            "Could not like the post on X: router not connected",
         ),
     ],
 )
 def test_the_router_decides_and_the_reply_says_what_it_decided(workspace, router_reply, expected):
     commands, _, router, _ = make(workspace, router_reply)
-    assert commands.handle("console", "/like x 9") == expected
+    reply = commands.handle("console", "/like x 9")
+    assert reply == expected
+    assert not re.search(r"\b[A-Z_]{4,}\b", reply)  # no internal action name
     assert router.calls == [("LIKE_POST", {"platform": "x", "post_id": "9"}, "console")]
 
 
@@ -93,18 +96,18 @@ def test_notifications_show_other_peoples_words_cleaned_and_flagged(workspace):
     )
     reply = commands.handle("console", "/notifications bluesky")
     assert router.calls[0][:2] == ("GET_NOTIFICATIONS", {"platform": "bsky"})
-    assert "2 notification(s) on bsky" in reply and "[flagged: looks like prompt injection]" in reply
+    assert "2 notification(s) on Bluesky" in reply and "[flagged: looks like prompt injection]" in reply
     assert "\x1b" not in reply and "\x07" not in reply and "- like from @bob" in reply
 
 
 def test_remember_memory_forget_are_local_actions(workspace):
     commands, _, router, _ = make(workspace)
     assert commands.handle("console", "/remember favourite colour = green") == (
-        "_MEMORY_WRITE: remembered favourite colour"
+        "Remembered: favourite colour = green."
     )
     assert workspace.load_memory()["favourite colour"]["value"] == "green"
     assert commands.handle("console", "/memory") == "What I remember:\n- favourite colour = green"
-    assert commands.handle("console", "/forget favourite colour") == "_MEMORY_FORGET: forgot favourite colour"
+    assert commands.handle("console", "/forget favourite colour") == "Forgot: favourite colour."
     assert workspace.load_memory() == {}
     assert "nothing is remembered under 'cat'" in commands.handle("console", "/forget cat")
     assert commands.handle("console", "/memory").startswith("I remember nothing yet")
@@ -150,7 +153,7 @@ def service_with(workspace, tmp_path, replies):
 def test_the_service_answers_commands_without_the_model(workspace, tmp_path):
     service, router, llm = service_with(workspace, tmp_path, [])
     reply = asyncio.run(service.handle(IncomingMessage("console", "console", "owner", "/post x hi there")))
-    assert reply.startswith("CREATE_POST: done")
+    assert reply.startswith("Posted on X")
     assert router.calls == [("CREATE_POST", {"platform": "x", "text": "hi there"}, "console")]
     assert llm.prompts == []
 
