@@ -80,7 +80,7 @@ def router_reason(action: str, message: str) -> tuple[str, str]:
 
 def describe_one(observation: dict[str, Any]) -> str:
     action, status = str(observation.get("action", "?")), observation.get("status", "?")
-    params = observation.get("params") if isinstance(observation.get("params"), dict) else {}
+    params: dict[str, Any] = observation["params"] if isinstance(observation.get("params"), dict) else {}
     approval_id, message = router_reason(
         action, str(observation.get("message") or observation.get("error") or "").strip()
     )
