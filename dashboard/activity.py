@@ -54,6 +54,7 @@ REASONS = {
     "secret_in_text": "the text carried a secret",
     "audit_unavailable": "the audit log could not be written",
 }
+KIND_WORDS = {"post": "posts", "reply": "replies", "like": "likes", "delete": "deletes"}
 MAX_TEXT = 500
 
 

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from dashboard import activity, approvals_view, readers, state
+from dashboard import activity, approvals_view, charts, readers, state, workspace_reads
 from dashboard.audit_mirror import AuditMirror
 from dashboard.guard import RequestGuard
 from dashboard.live import LiveHub, event
@@ -64,6 +64,7 @@ class Dashboard(OwnerActions):
         self.router_keys = state.RouterKeys(self.keys)
         self.mirror = AuditMirror(self.conn, self.keys)
         self.hub = LiveHub(self.look)
+        self.cost_history = workspace_reads.CostHistory(settings.workspace_dir / "logs" / "cost.jsonl")
 
     # -- who may ask ----------------------------------------------------------------------------
     def authorised(self, request: Request) -> bool:
@@ -150,6 +151,26 @@ class Dashboard(OwnerActions):
         items, older, ran_out = self.mirror.page(query, words, before, limit)
         return {"activity": items, "older": older, "end": ran_out and older is None}
 
+    def _charts(self) -> dict[str, Any]:
+        now = time.time()
+        self.mirror.sync()
+        cost = readers.cost(self.conn, self.keys)
+        budget = cost.get("daily_budget_usd") if cost.get("available") else None
+        quotas = self._stats()["platforms"]
+        days = self.cost_history.per_day()
+        return {"charts": charts.all_charts(self.mirror.hourly_counts(), days, budget, quotas, now)}
+
+    def _autonomy(self) -> dict[str, Any]:
+        return workspace_reads.autonomy_panel(
+            self.settings.workspace_dir, self.settings.agent_config, time.time()
+        )
+
+    async def get_charts(self, request: Request) -> Response:
+        return self.json(await self.run(self._charts))
+
+    async def get_autonomy(self, request: Request) -> Response:
+        return self.json(await self.run(self._autonomy))
+
     async def get_status(self, request: Request) -> Response:
         return self.json(await self.run(self._status))
 
@@ -210,7 +231,10 @@ class Dashboard(OwnerActions):
 
     def look(self, last_sent: dict[str, str]) -> list[str]:
         """The live stream's tick: new audit lines, and status and approvals when they changed."""
-        found = [event("activity", item) for item in self.mirror.sync()]
+        self.mirror.sync()  # a page's own request may have taken the new lines in first
+        newest, items = self.mirror.after(last_sent.get("activity_id"))
+        last_sent["activity_id"] = newest
+        found = [event("activity", item) for item in items]
         status = self._status()
         found += self._changed(last_sent, "status", {k: v for k, v in status.items() if k != "ts"}, status)
         if status.get("pending_approvals") is not None:
@@ -250,6 +274,8 @@ def create_app(settings: DashboardSettings, conn: redis.Redis | None = None) -> 
         Route("/api/cost", read(board.get_cost), methods=["GET"]),
         Route("/api/governance", read(board.get_governance), methods=["GET"]),
         Route("/api/approvals", read(board.get_approvals), methods=["GET"]),
+        Route("/api/charts", read(board.get_charts), methods=["GET"]),
+        Route("/api/autonomy", read(board.get_autonomy), methods=["GET"]),
         # The live stream carries every approval and audit line: never opened by public read.
         Route("/api/stream", admin(board.get_stream), methods=["GET"]),
         Route("/api/kill", admin(board.post_kill), methods=["POST"]),

@@ -7,7 +7,8 @@ from typing import Any
 
 import redis
 
-from dashboard.values import json_object
+from dashboard.activity import VERBS, origin_of, platform_name
+from dashboard.values import json_object, text
 from protocol import Keys
 from router.policy.approvals import public_view
 
@@ -28,7 +29,24 @@ def pending_page(conn: redis.Redis, keys: Keys, offset: int = 0, limit: int = PA
         record = json_object(raw)
         if record is not None:
             try:
-                views.append(public_view(record))
+                views.append(in_words(public_view(record)))
             except (TypeError, ValueError):  # a record the router wrote that cannot be shown
                 continue
     return {"approvals": views, "total": int(total), "offset": offset}
+
+
+def in_words(view: dict[str, Any]) -> dict[str, Any]:
+    """The view plus `title` ("Post on Mastodon") and `origin_words` ("from Telegram (chat 7)")."""
+    kind, platform = text(view.get("kind"), 20), text(view.get("platform"), 40)
+    verb = VERBS[kind][0] if kind in VERBS else f"run {text(view.get('action'), 60) or 'a command'}"
+    title = verb.format(p=platform_name(platform))
+    conversation = text(view.get("conversation"), 120)
+    origin: Any = (
+        "autonomy"
+        if conversation.startswith("autonomy")
+        else {
+            "channel": conversation.split(":", 1)[0],
+            "conversation": conversation,
+        }
+    )
+    return {**view, "title": title[:1].upper() + title[1:], "origin_words": origin_of({"origin": origin})[1]}

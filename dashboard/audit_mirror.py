@@ -71,7 +71,7 @@ class AuditMirror:
         self.last_id = "0-0"
 
     def _count(self, item: dict[str, Any]) -> None:
-        if item["outcome"] != "done" or item["ts"] is None or item["kind"] == "read":
+        if item["outcome"] != "done" or item["ts"] is None or item["kind"] in ("read", "") or item["dry_run"]:
             return
         hour = int(item["ts"]) // HOUR * HOUR
         self.hourly[(hour, item["platform"] or "?")] += 1
@@ -98,6 +98,21 @@ class AuditMirror:
                     found.append({**item, "id": entry_id})
                     cursor = entry_id
             return found, None, True
+
+    def after(self, stream_id: str | None) -> tuple[str, list[dict[str, Any]]]:
+        """The items after `stream_id`, oldest first, and the newest id held (None: only that id,
+        so a new listener starts from now)."""
+        with self._lock:
+            newest = self.items[-1][0] if self.items else self.last_id
+            if stream_id is None:
+                return newest, []
+            start = _id_key(stream_id)
+            found = []
+            for entry_id, item in reversed(self.items):
+                if _id_key(entry_id) <= start:
+                    break
+                found.append({**item, "id": entry_id})
+            return newest, found[::-1]
 
     def oldest_ts(self) -> float | None:
         with self._lock:

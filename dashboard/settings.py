@@ -34,6 +34,7 @@ class DashboardSettings:
     governance_dir: Path = REPO_ROOT / "workspace" / "governance"
     workspace_dir: Path = REPO_ROOT / "workspace"  # read only: activity.jsonl, cost.jsonl, autonomy
     audit_dir: Path | None = None  # the routers' audit files, for paging past the Redis copy
+    agent_config: Path | None = None  # the agent's config.json (autonomy on or off, its interval)
     log_file: Path = REPO_ROOT / "logs" / "dashboard.log"
     env: Mapping[str, str] = field(default_factory=dict)
 
@@ -91,6 +92,7 @@ class DashboardSettings:
             governance_dir=governance,
             workspace_dir=workspace,
             audit_dir=_audit_dir(env),
+            agent_config=_agent_config(env, workspace),
             log_file=Path(env.get("DASHBOARD_LOG_FILE") or log_dir / "dashboard.log"),
             env=dict(env),
         )
@@ -118,6 +120,14 @@ def _audit_dir(env: Mapping[str, str]) -> Path | None:
             return Path(raw)
     data = env.get("ROUTER_DATA_DIR")
     return Path(data) / "audit" if data else REPO_ROOT / "router" / "audit"
+
+
+def _agent_config(env: Mapping[str, str], workspace: Path) -> Path:
+    """SAFECLAW_CONFIG, else agent/config.json, else the config.json beside the workspace (compose)."""
+    if env.get("SAFECLAW_CONFIG"):
+        return Path(env["SAFECLAW_CONFIG"])
+    local = REPO_ROOT / "agent" / "config.json"
+    return local if local.exists() else workspace.parent / "config.json"
 
 
 def _read_token(path: Path) -> str:

@@ -116,6 +116,7 @@ def status(raw: dict[str, Any] | None, now: float, redis_error: str = "") -> dic
         contained("llm", "LLM", lambda: llm_part(raw["agent"], raw["cost"], now)),
         contained("autonomy", "Autonomy", lambda: autonomy_part(raw["autonomy"], now)),
     ]
+    parts.append(contained("quotas", "Quotas", lambda: quota_part(alive)))
     if pending:
         parts.append(
             part(
@@ -253,6 +254,31 @@ def router_part(beat: dict[str, Any], now: float) -> dict[str, Any]:
     return part(name, title, OK, words)
 
 
+def quota_part(alive: list[dict[str, Any]]) -> dict[str, Any]:
+    """Today's quotas used up, per platform and kind (never summed over platforms)."""
+    from dashboard.activity import KIND_WORDS, platform_name
+    from dashboard.readers import quotas
+
+    table = quotas([{**b, "alive": True} for b in alive])
+    full = [
+        f"{platform_name(platform)} {KIND_WORDS.get(kind, kind)} {entry['used']} of {entry['limit']}"
+        for platform, kinds in sorted(table.items())
+        for kind, entry in sorted(kinds.items())
+        if entry["limit"] and entry["used"] >= entry["limit"]
+    ]
+    if not table:
+        return part("quotas", "Quotas", OFF, "No router reports quotas yet")
+    if full:
+        return part(
+            "quotas",
+            "Quotas",
+            WARN,
+            "Used up today: " + "; ".join(full),
+            "more are refused until 00:00 UTC; raise ROUTER_QUOTAS in router/.env to allow more",
+        )
+    return part("quotas", "Quotas", OK, "Every daily quota has room left (see the chart below)")
+
+
 def redis_part(queue: Any, dead: Any) -> dict[str, Any]:
     waiting, set_aside = values.whole(queue) or 0, values.whole(dead) or 0
     words = f"Redis answers; {waiting} command(s) waiting for a router"
@@ -283,7 +309,7 @@ def llm_part(agent_raw: Any, cost_raw: Any, now: float) -> dict[str, Any]:
             "wait for tomorrow, or raise budget.daily_usd in agent/config.json",
         )
     if beat is None or not is_alive(beat, now):
-        return part("llm", "LLM", UNKNOWN, "Unknown while the agent is not running")
+        return part("llm", "LLM", OFF, "Not in use while the agent is not running")
     name = f"{text(beat.get('llm_provider'), 40) or '?'} {text(beat.get('llm_model'), 80)}".strip()
     report = beat.get("llm") if isinstance(beat.get("llm"), dict) else None
     spent = f"; ${today:.2f} of ${daily:.2f} spent today" if today is not None and daily is not None else ""

@@ -1,24 +1,71 @@
-// Activity: each audit line in words, with its link, the policy's decision and a dry-run mark.
+// Activity: each audit line in words, with its link, the policy's decision and a dry-run mark;
+// filters, search and paging back ("Show older") through every line the dashboard holds.
 "use strict";
-import { el, link, when } from "./dom.js";
+import { api, el, link, when, showError } from "./dom.js";
+
+const PAGE = 50;
+let older = null;
 
 export function activityItem(a) {
-  const li = el("li", { class: "record outcome-" + a.outcome, "data-status": a.outcome, "data-id": a.id || "" },
-    el("span", { class: "sentence" }, a.sentence),
+  const decision = a.decision ? "policy: " + a.decision + (a.error && !a.decision.startsWith("refused") ? ` (${a.error})` : "") : "";
+  return el("li", { class: "record outcome-" + a.outcome, "data-status": a.outcome, "data-id": a.id || "" },
+    el("span", { class: "sentence" }, a.sentence + (a.text ? ": " : "")),
     a.text ? el("q", { class: "text" }, a.text) : null,
     a.dry_run ? el("span", { class: "tag dry" }, "dry run") : null,
-    el("span", { class: "meta" }, ` · ${a.origin_words} · ${when(a.ts)}`),
-    a.decision ? el("span", { class: "decision" }, "Policy: " + a.decision + (a.error && !a.decision.startsWith("refused") ? ` (${a.error})` : "")) : null,
-    a.link ? link(a.link, "Open on " + (a.platform_name || "the platform")) : null);
-  return li;
+    el("span", { class: "meta" }, [a.origin_words, when(a.ts), decision].filter(Boolean).join(" · ")),
+    a.link ? el("span", { class: "meta" }, " · ", link(a.link, "open on " + (a.platform_name || "the platform"))) : null);
+}
+
+function summarise() {
+  const shown = document.querySelectorAll("#activity li.record").length;
+  document.getElementById("activity-summary").textContent =
+    `${shown} line(s) shown${filtered() ? " matching the filters" : ""}` + (older ? "; older ones below" : "; that is all");
+}
+
+function filters() {
+  const form = document.getElementById("activity-filters");
+  const query = {};
+  for (const [k, v] of new FormData(form).entries()) if (String(v).trim()) query[k] = String(v).trim();
+  return query;
+}
+
+function filtered() { return Object.keys(filters()).length > 0; }
+
+export async function loadActivity(more) {
+  const params = new URLSearchParams({ limit: String(PAGE), ...filters() });
+  if (more && older) params.set("before", older);
+  try {
+    const page = await api("/api/activity?" + params.toString());
+    renderActivity(page.activity, more ? "append" : "replace");
+    older = page.older;
+    const button = document.getElementById("activity-older");
+    button.hidden = !older;
+    summarise();
+    showError("");
+  } catch (e) { showError(e.message); }
+}
+
+// A line arriving live joins the list only when no filter hides it (a filtered view is reloaded).
+export function liveActivity(item) {
+  if (filtered()) return;
+  renderActivity([item], "prepend");
+  summarise();
 }
 
 export function renderActivity(items, mode) {
   const ol = document.getElementById("activity");
+  ol.querySelectorAll("li.empty").forEach((n) => n.remove());
   const nodes = items.map(activityItem);
   if (mode === "prepend") ol.prepend(...nodes.reverse());
   else if (mode === "append") ol.append(...nodes);
   else ol.replaceChildren(...nodes);
-  if (!ol.children.length) ol.replaceChildren(el("li", { class: "empty" }, "Nothing matches."));
-  else ol.querySelectorAll("li.empty").forEach((n) => { if (ol.children.length > 1) n.remove(); });
+  if (!ol.children.length) ol.replaceChildren(el("li", { class: "empty" }, filtered() ? "Nothing matches these filters." : "Nothing yet."));
+}
+
+export function setupActivity() {
+  const form = document.getElementById("activity-filters");
+  form.addEventListener("submit", (event) => { event.preventDefault(); loadActivity(false); });
+  form.addEventListener("change", () => loadActivity(false));
+  form.addEventListener("reset", () => setTimeout(() => loadActivity(false), 0));
+  document.getElementById("activity-older").addEventListener("click", () => loadActivity(true));
 }

@@ -24,7 +24,7 @@ function repliedTo(a) {
 }
 
 function card(a, refresh) {
-  const title = `${a.action || "An action"} on ${platformName(a.platform)}`;
+  const title = a.title || `${a.action || "An action"} on ${platformName(a.platform)}`;
   const approve = el("button", { class: "approve", type: "button", "aria-label": `Approve: ${title}` }, "Approve");
   const deny = el("button", { class: "deny", type: "button", "aria-label": `Deny: ${title}` }, "Deny");
   approve.addEventListener("click", () => decide(a.id, "approve", [approve, deny], refresh));
@@ -35,7 +35,7 @@ function card(a, refresh) {
   return el("li", { class: "approval", "data-id": a.id, "data-state": a.state, "aria-labelledby": headingId },
     el("h3", { id: headingId }, title),
     el("p", { class: "meta" },
-      `Asked from ${a.conversation || "an unknown conversation"} ${ago(a.requested_at)}; `,
+      `Asked ${a.origin_words || "from " + (a.conversation || "an unknown conversation")} ${ago(a.requested_at)} (${a.action}); `,
       expired ? "expired: it will not run" : `expires ${when(a.expires_at)} (if nobody decides, it never runs)`),
     a.reason ? el("p", { class: "reason" }, "Why it waits: " + a.reason) : null,
     a.target ? el("p", {}, "Target: ", el("code", {}, a.target)) : null,

@@ -12,10 +12,10 @@ export function renderStatus(s) {
   document.getElementById("band-headline").textContent = s.headline;
   renderKill(s.kill_switch);
   const dry = document.getElementById("dry-run");
-  dry.hidden = !s.dry_run.on;
+  dry.hidden = !s.dry_run.on || s.headline === s.dry_run.words;
   dry.textContent = s.dry_run.words;
   const setup = document.getElementById("setup");
-  setup.hidden = !s.setup.needed;
+  setup.hidden = !s.setup.needed || s.headline === s.setup.words;
   setup.textContent = s.setup.words;
   document.getElementById("parts").replaceChildren(...s.parts.map((p) =>
     el("li", { class: "part state-" + p.state, "data-part": p.part, "data-state": p.state },

@@ -4,18 +4,30 @@
 import { api, askToken, saveToken, showError, token } from "./dom.js";
 import { renderStatus, setupKill } from "./band.js";
 import { renderApprovals } from "./approvals.js";
-import { renderActivity } from "./activity.js";
+import { liveActivity, loadActivity, setupActivity } from "./activity.js";
+import { loadCharts } from "./charts.js";
+import { loadAutonomy } from "./autonomy.js";
 import { renderCost, renderGovernance, renderStats, setupRuleForm } from "./panels.js";
 
 async function refreshStatus() { renderStatus(await api("/api/status")); }
 async function refreshApprovals() { renderApprovals(await api("/api/approvals"), refreshApprovals); }
 
 async function loadAll() {
-  const [status, approvals, activity, stats, cost, governance] = await Promise.all([
-    api("/api/status"), api("/api/approvals"), api("/api/activity?limit=50"), api("/api/stats"),
-    api("/api/cost"), api("/api/governance")]);
-  renderStatus(status); renderApprovals(approvals, refreshApprovals); renderActivity(activity.activity);
+  const [status, approvals, stats, cost, governance] = await Promise.all([
+    api("/api/status"), api("/api/approvals"), api("/api/stats"), api("/api/cost"), api("/api/governance")]);
+  renderStatus(status); renderApprovals(approvals, refreshApprovals);
   renderStats(stats); renderCost(cost); renderGovernance(governance);
+  await Promise.all([loadActivity(false), loadCharts(), loadAutonomy()]);
+}
+
+// Quotas, charts and autonomy follow new activity, at most once every few seconds.
+let refreshTimer = null;
+function refreshSoon() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    Promise.all([api("/api/stats").then(renderStats), loadCharts(), loadAutonomy()]).catch(() => {});
+  }, 3000);
 }
 
 function handleEvent(block) {
@@ -28,7 +40,7 @@ function handleEvent(block) {
   const value = JSON.parse(data);
   if (name === "status") renderStatus(value);
   else if (name === "approvals") renderApprovals(value, refreshApprovals);
-  else if (name === "activity") { renderActivity([value], "prepend"); api("/api/stats").then(renderStats).catch(() => {}); }
+  else if (name === "activity") { liveActivity(value); refreshSoon(); }
 }
 
 async function stream() {
@@ -70,6 +82,7 @@ async function start() {
 document.addEventListener("DOMContentLoaded", () => {
   setupKill(refreshStatus);
   setupRuleForm();
+  setupActivity();
   document.getElementById("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     saveToken(document.getElementById("token-input").value);
