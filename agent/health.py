@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import redis
 
 from agent.config import AgentSettings
-from agent.config_sections import BrowserSettings
+from agent.config_sections import BrowserSettings, LLMSettings
 from agent.errors import AgentError
 from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
@@ -71,12 +71,47 @@ def first_line(exc: BaseException) -> str:
 
 
 # -- the pieces status and doctor share --------------------------------------------------------
-def check_llm(settings: AgentSettings) -> Check:
+def running_agent(conn: redis.Redis | None, keys: Keys) -> dict[str, Any] | None:
+    """The heartbeat of the agent running on this Redis, when one is alive (protocol.heartbeat's rule)."""
+    if conn is None:
+        return None
+    try:
+        beat = read_heartbeat(conn.get(keys.agent_heartbeat))
+    except redis.RedisError:
+        return None
+    return beat if is_alive(beat, time.time()) else None
+
+
+def check_llm(settings: AgentSettings, agent: dict[str, Any] | None = None) -> Check:
+    """The LLM the running agent uses (as its heartbeat says), else the configured one; a
+    configured Ollama that does not answer is no failure when ./safeclaw would use the embedded
+    model instead, as it does."""
+    if agent is not None and agent.get("llm_provider"):
+        llm = dataclasses.replace(settings.llm, provider=str(agent["llm_provider"]),
+                                  model=str(agent.get("llm_model") or ""))
+        name = f"LLM {llm.provider} ({llm.model}) of the running agent (pid {agent.get('pid', '?')})"
+        last = agent.get("llm")
+        if isinstance(last, dict) and last.get("ok") is False:
+            return Check(False, f"{name}: its last call failed: {str(last.get('error') or '?')[:200]}")
+        return _answers(llm, name)
+    name = f"LLM {settings.llm.provider} ({settings.llm.model})"
+    found = _answers(settings.llm, name)
+    if found.ok:
+        return found
+    from agent.llm.select import choose_provider
+
+    provider, _ = choose_provider(settings.llm)
+    if provider == settings.llm.provider:
+        return found
+    fallback = _answers(dataclasses.replace(settings.llm, provider=provider, model=""), f"LLM {provider}")
+    return Check(fallback.ok, f"{fallback.text}: ./safeclaw uses it, as {name} does not answer")
+
+
+def _answers(llm: LLMSettings, name: str) -> Check:
     from agent.llm import create_llm
 
-    name = f"LLM {settings.llm.provider} ({settings.llm.model})"
     try:
-        create_llm(dataclasses.replace(settings.llm, timeout=min(settings.llm.timeout, 10))).check()
+        create_llm(dataclasses.replace(llm, timeout=min(llm.timeout, 10))).check()
     except AgentError as exc:
         return Check(False, f"{name} does not answer: {exc}")
     return Check(True, f"{name} answers")
@@ -110,10 +145,11 @@ def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
 
 
 def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
+    """One line per live router (or one ✗ line when none is alive)."""
     beats = router_heartbeats(conn, keys)
     if not beats:
-        return [Check(False, "no router is alive (no heartbeat): start it with ./safeclaw or "
-                             "`python router/start_router.py`")]
+        return [Check(False, "no router is alive (no heartbeat), so the kill switch and dry run are "
+                             "unknown: start it with ./safeclaw or `./safeclaw router`")]
     checks = []
     for beat in beats:
         age = max(0.0, time.time() - float(beat.get("ts") or 0))
@@ -124,6 +160,32 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
         checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
                                   f"skills: {skills}; platforms with credentials: {platforms}{dead_text}"))
     return checks
+
+
+def posting_lines(beats: list[dict[str, Any]]) -> list[Check]:
+    """The kill switch and the dry run, as the live routers hold them: states the owner chose,
+    shown plainly, never failures."""
+    lines = []
+    for beat in beats:
+        who = f" (router {beat.get('router_id', '?')})" if len(beats) > 1 else ""
+        switch = beat.get("kill_switch") if isinstance(beat.get("kill_switch"), dict) else None
+        if beat.get("kill_switch_floor") is True:
+            lines.append(Check(True, f"kill switch: ON{who}, set by ROUTER_KILL_SWITCH in the router's "
+                                     "environment: nothing is posted"))
+        elif switch is not None and switch.get("on"):
+            by = f" by {switch['by']}" if switch.get("by") else ""
+            lines.append(Check(True, f"kill switch: ON{who}{by}: nothing is posted "
+                                     "(./safeclaw resume-posting lifts it)"))
+        elif switch is not None:
+            lines.append(Check(True, f"kill switch: off{who} (./safeclaw stop-posting stops all posting)"))
+        else:
+            lines.append(Check(True, f"kill switch: unknown{who} (this router does not report it)"))
+        if beat.get("dry_run") is True:
+            lines.append(Check(True, f"dry run: on{who}: posts are written to the router's outbox.jsonl, "
+                                     "not sent"))
+        elif beat.get("dry_run") is False:
+            lines.append(Check(True, f"dry run: off{who}: posts are sent"))
+    return lines
 
 
 def queue_line(conn: redis.Redis, keys: Keys) -> Check:
@@ -149,14 +211,15 @@ def agent_state_checks(settings: AgentSettings) -> list[Check]:
 
 
 def status_checks(settings: AgentSettings) -> list[Check]:
-    checks = [check_llm(settings)]
     redis_check, conn = check_redis(settings)
-    checks.append(redis_check)
+    checks = [check_llm(settings, running_agent(conn, settings.keys)), redis_check]
     if conn is None:
-        checks.append(Check(False, "routers and queue unknown while Redis does not answer"))
+        checks.append(Check(False, "routers, queue, kill switch and dry run unknown while Redis does not "
+                                   "answer"))
         return checks + agent_state_checks(settings)
     try:
         checks += router_lines(conn, settings.keys)
+        checks += posting_lines(router_heartbeats(conn, settings.keys))
         checks.append(queue_line(conn, settings.keys))
     except redis.RedisError as exc:
         checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
@@ -255,20 +318,22 @@ def check_browser(browser: BrowserSettings) -> Check:
 
 
 def doctor_checks(settings: AgentSettings) -> list[Check]:
-    checks = [check_python(), check_packages(settings.llm.provider),
-              check_no_credentials(settings.platform_credentials)]
     redis_check, conn = check_redis(settings)
-    checks.append(redis_check)
+    agent = running_agent(conn, settings.keys)
+    provider = str(agent.get("llm_provider") or settings.llm.provider) if agent else settings.llm.provider
+    checks = [check_python(), check_packages(provider), check_no_credentials(settings.platform_credentials),
+              redis_check]
     if conn is not None and settings.redis_url:
         try:
             checks += check_acl(conn, settings.redis_url, settings.keys)
-            checks += router_lines(conn, settings.keys)[:1]
+            beats = router_heartbeats(conn, settings.keys)
+            checks += router_lines(conn, settings.keys)[:1] + posting_lines(beats)
         except redis.RedisError as exc:
             checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
         finally:
             conn.close()
     checks.append(check_browser(settings.browser))
-    checks.append(check_llm(settings))
+    checks.append(check_llm(settings, agent))
     checks += agent_state_checks(settings)
     return checks
 
@@ -301,14 +366,17 @@ class AgentHeartbeat:
 
     @classmethod
     def from_settings(cls, settings: AgentSettings, channels: list[str], llm: Any = None) -> AgentHeartbeat:
-        info = {"llm_provider": settings.llm.provider, "llm_model": settings.llm.model, "channels": channels}
+        """The provider and model are those of the LLM running, which may not be the configured
+        ones (./safeclaw uses the embedded model when the configured Ollama does not answer)."""
+        info = {"llm_provider": getattr(llm, "name", None) or settings.llm.provider,
+                "llm_model": getattr(llm, "model", None) or settings.llm.model, "channels": channels}
         return cls(settings.redis_url, settings.keys, info, llm=llm)
 
     def value(self) -> str:
         health = getattr(self.llm, "health", None)
         extra = {"llm": health} if isinstance(health, dict) else {}
-        return json.dumps({"pid": os.getpid(), "started_at": self.started_at, "ts": time.time(), **self.info,
-                           **extra})
+        return json.dumps({"pid": os.getpid(), "started_at": self.started_at, "ts": time.time(),
+                           "ttl": self.ttl, **self.info, **extra})
 
     def beat(self, conn: redis.Redis) -> bool:
         try:

@@ -1,7 +1,8 @@
 """The router's heartbeat: who it is and what it holds, renewed with a TTL a third as often.
 
 While the key lives, no other router takes this router's processing list; `status` and the
-dashboard read it (skills, credentials' platforms, dry run, kill switch floor, audit head,
+dashboard read it (skills, credentials' platforms, dry run, the kill switch (its floor and the live
+state), audit head,
 dead-letter size, and the bounds' quotas, circuits and new-account platforms).
 """
 
@@ -20,6 +21,7 @@ import redis
 from router.config.credentials import platforms_with_credentials
 from router.config.settings import RouterSettings
 from router.errors import describe
+from router.policy import kill_switch
 from router.policy.approval_flow import RouterControl
 from router.policy.checks import Policy
 from router.queue.dead_letter import DeadLetters
@@ -67,6 +69,9 @@ class Heartbeat:
         }
         if conn is not None:
             try:
+                switch = kill_switch.read(conn, self.keys, self.settings.kill_switch)
+                value["kill_switch"] = {"on": switch.on, "source": switch.source, "by": switch.by,
+                                        "since": switch.since}
                 value.update(self.policy.bounds.status(conn, self.policy.clock()))
             except REDIS_DOWN:
                 raise

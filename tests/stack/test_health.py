@@ -87,6 +87,48 @@ def test_doctor_of_a_running_stack_passes(running_router):
     assert "✗" not in out and "All checks passed." in out
 
 
+@pytest.mark.slow
+def test_status_and_doctor_report_the_llm_the_running_agent_uses_and_the_posting_switches(
+    running_router, tmp_path
+):
+    """Issue 21, item 4: the stack ran on another provider than the configured one (the embedded
+    model when Ollama does not answer); status and doctor in a second terminal checked the
+    configured Ollama and failed. They now read the running agent's heartbeat."""
+    replies = tmp_path / "replies.json"
+    replies.write_text("[]", encoding="utf-8")
+    agent = subprocess.Popen([sys.executable, str(START_AGENT)], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO_ROOT,
+                             env=base_env(REDIS_URL=running_router.agent_url,
+                                          SAFECLAW_SCRIPTED_REPLIES=str(replies)))
+    admin = running_router.admin_client()
+    try:
+        deadline = time.monotonic() + 60
+        while admin.get(running_router.keys.agent_heartbeat) is None:
+            assert agent.poll() is None and time.monotonic() < deadline, "no agent heartbeat"
+            time.sleep(0.05)
+        # The second terminal: configured for an Ollama that does not answer.
+        second = base_env(REDIS_URL=running_router.agent_url, SAFECLAW_LLM_PROVIDER="ollama",
+                          OLLAMA_HOST=f"http://127.0.0.1:{free_port()}",
+                          SAFECLAW_CHROMIUM="/usr/bin/chromium", SAFECLAW_CHROMEDRIVER="/usr/bin/chromedriver")
+        status, doctor = agent_cli("status", second), agent_cli("doctor", second)
+        for result in (status, doctor):
+            out = result.stdout
+            assert result.returncode == 0, out + result.stderr
+            assert f"✓ LLM scripted (scripted) of the running agent (pid {agent.pid}) answers" in out, out
+            assert "ollama" not in out.lower() and "✗" not in out, out
+            assert "✓ kill switch: off" in out and "✓ dry run: off: posts are sent" in out, out
+        admin.set(running_router.keys.kill_switch, json.dumps({"on": True, "by": "owner test", "ts": time.time()}))
+        deadline = time.monotonic() + 30
+        while "kill switch: ON" not in (status := agent_cli("status", second)).stdout:
+            assert time.monotonic() < deadline, status.stdout  # the router's next beat shows it
+            time.sleep(0.5)
+        assert status.returncode == 0 and "✓ kill switch: ON by owner test: nothing is posted" in status.stdout
+    finally:
+        admin.close()
+        agent.stdin.close()
+        agent.wait(timeout=30)
+
+
 def test_status_and_doctor_of_a_stopped_stack_say_what_is_wrong(tmp_path):
     dead_url = f"redis://agent:not-the-password@127.0.0.1:{free_port()}/0"
     env = base_env(REDIS_URL=dead_url, SAFECLAW_LLM_PROVIDER="ollama", OLLAMA_HOST=f"http://127.0.0.1:{free_port()}",
@@ -98,7 +140,7 @@ def test_status_and_doctor_of_a_stopped_stack_say_what_is_wrong(tmp_path):
         assert "Traceback" not in result.stdout + result.stderr
         assert "not-the-password" not in result.stdout + result.stderr
     assert "✗ Redis at 127.0.0.1:" in status.stdout and "does not answer" in status.stdout
-    assert "✗ LLM ollama" in status.stdout
+    assert "LLM ollama" in status.stdout and "does not answer" in status.stdout
     assert "✗ browser: REMOTE_BROWSER_SERVER" in doctor.stdout
     assert "check(s) failed" in doctor.stdout
 
