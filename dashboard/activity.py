@@ -26,6 +26,9 @@ ORIGINS = {
     "explain": "from explain",
     "dashboard": "from the dashboard",
     "mcp": "from an MCP client",
+    "cli": "from the command line",
+    "mention": "from a mention",
+    "forward": "from a forwarded message",
 }
 OUTCOMES = {  # audit status -> the word the filter and the page use
     "ok": "done",
@@ -63,18 +66,25 @@ def platform_name(platform: str) -> str:
 
 
 def origin_of(record: dict[str, Any]) -> tuple[str, str]:
-    """(filter key, words): console, telegram, autonomy, explain, dashboard, mcp or other."""
+    """(filter key, words): the path the command came by (`via` of its origin when the agent sent
+    one, else the conversation's channel) and, for a stranger, who."""
     origin = record.get("origin")
     if isinstance(origin, str):
-        channel, conversation = origin.split(":", 1)[0], ""
+        channel, conversation, author, kind = origin.split(":", 1)[0], "", "", ""
     elif isinstance(origin, dict):
-        channel, conversation = text(origin.get("channel"), 40), text(origin.get("conversation"), 80)
+        channel = text(origin.get("via"), 40) or text(origin.get("channel"), 40)
+        conversation, author = text(origin.get("conversation"), 80), text(origin.get("author"), 80)
+        kind = text(origin.get("kind"), 20)
     else:
         return "other", "from an unknown origin"
     key = channel if channel in ORIGINS else "other"
     words = ORIGINS.get(channel) or f"from {channel or 'an unknown origin'}"
     if key == "telegram" and ":" in conversation:
         words += f" (chat {conversation.split(':', 1)[1][:40]})"
+    if author:
+        words += f" by {author}"
+    if kind == "stranger" and not author:
+        words += " (someone else's words)"
     return key, words
 
 
@@ -145,7 +155,17 @@ def describe(record: dict[str, Any]) -> dict[str, Any]:
         "kind": kind,
         "action": text(record.get("action"), 60),
         "router": text(record.get("router"), 64),
+        "read": _read_before(record),
     }
+
+
+def _read_before(record: dict[str, Any]) -> list[str]:
+    """The outside sources the asking turn had read (its taint), when the audit line says."""
+    origin = record.get("origin")
+    taint = origin.get("taint") if isinstance(origin, dict) else None
+    if not isinstance(taint, list):
+        return []
+    return [item[:200] for item in taint[:10] if isinstance(item, str)]
 
 
 FILTERS = ("platform", "kind", "outcome", "origin")

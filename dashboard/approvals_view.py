@@ -29,7 +29,7 @@ def pending_page(conn: redis.Redis, keys: Keys, offset: int = 0, limit: int = PA
         record = json_object(raw)
         if record is not None:
             try:
-                views.append(in_words(public_view(record)))
+                views.append(in_words({**shown_fields(record), **public_view(record)}))
             except (TypeError, ValueError):  # a record the router wrote that cannot be shown
                 continue
     return {"approvals": views, "total": int(total), "offset": offset}
@@ -50,3 +50,21 @@ def in_words(view: dict[str, Any]) -> dict[str, Any]:
         }
     )
     return {**view, "title": title[:1].upper() + title[1:], "origin_words": origin_of({"origin": origin})[1]}
+
+
+def shown_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """What the owner must see besides the text, checked: every field the platform would receive
+    (`payload`: [{field, label, value}]), why it waits, who asked and what that turn had read."""
+    payload: list[Any] = record["payload"] if isinstance(record.get("payload"), list) else []
+    origin: dict[str, Any] | None = record["origin"] if isinstance(record.get("origin"), dict) else None
+    read: list[Any] = record["read"] if isinstance(record.get("read"), list) else []
+    return {
+        "payload": [
+            {k: text(item.get(k), 10_000) for k in ("field", "label", "value")}
+            for item in payload[:50]
+            if isinstance(item, dict)
+        ],
+        "origin": {k: v for k, v in origin.items() if isinstance(v, str | bool | list)} if origin else None,
+        "read": [text(item, 300) for item in read[:20] if isinstance(item, str)],
+        "reason": text(record.get("reason"), 500),
+    }

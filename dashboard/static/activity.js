@@ -13,6 +13,7 @@ export function activityItem(a) {
     a.text ? el("q", { class: "text" }, a.text) : null,
     a.dry_run ? el("span", { class: "tag dry" }, "dry run") : null,
     el("span", { class: "meta" }, [a.origin_words, when(a.ts), decision].filter(Boolean).join(" · ")),
+    (a.read || []).length ? el("span", { class: "meta read" }, "after reading: " + a.read.join("; ")) : null,
     a.link ? el("span", { class: "meta" }, " · ", link(a.link, "open on " + (a.platform_name || "the platform"))) : null);
 }
 

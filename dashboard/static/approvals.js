@@ -6,21 +6,35 @@ import { api, el, link, when, ago, showError } from "./dom.js";
 const PLATFORMS = { bsky: "Bluesky", mastodon: "Mastodon", x: "X", reddit: "Reddit", moltbook: "Moltbook", telegram: "Telegram" };
 export function platformName(p) { return PLATFORMS[p] || p || "an unknown platform"; }
 
+// The payload as the router shows it: [{field, label, value}], every field the platform receives.
 function fieldList(payload) {
-  if (!payload || typeof payload !== "object") return null;
-  const rows = Object.entries(payload).filter(([, v]) => v !== null && v !== undefined && v !== "");
+  let rows = [];
+  if (Array.isArray(payload)) rows = payload.filter((p) => p && typeof p === "object").map((p) => [p.label || p.field, p.value]);
+  else if (payload && typeof payload === "object") rows = Object.entries(payload);
+  rows = rows.filter(([, v]) => v !== null && v !== undefined && v !== "");
   if (!rows.length) return null;
   return el("dl", { class: "payload" }, ...rows.flatMap(([k, v]) => [
-    el("dt", {}, k), el("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]));
+    el("dt", {}, String(k)), el("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]));
 }
 
+// The post a reply answers, fenced and attributed: never mistaken for the owner's words.
 function repliedTo(a) {
-  const post = a.reply_to || a.in_reply_to;
+  const origin = a.origin && typeof a.origin === "object" ? a.origin : {};
+  const field = (Array.isArray(a.payload) ? a.payload : []).find((p) => p && p.field === "reply_to");
+  const post = a.reply_to || a.in_reply_to || (origin.author || origin.post || field ? {
+    author: origin.author, url: origin.post || (field && field.value), text: origin.author_words && origin.author_words.join("\n") } : null);
   if (!post || typeof post !== "object") return null;
   return el("figure", { class: "replied" },
-    el("figcaption", {}, `In reply to ${post.author || "an unknown author"} (their words, not yours):`),
-    el("blockquote", {}, post.text || ""),
+    el("figcaption", {}, `In reply to ${post.author || "a post by someone else"} (their words, not yours):`),
+    post.text ? el("blockquote", {}, post.text) : null,
     post.url ? el("p", {}, link(post.url)) : null);
+}
+
+function readBefore(a) {
+  const read = Array.isArray(a.read) ? a.read.filter((r) => typeof r === "string") : [];
+  if (!read.length) return null;
+  return el("div", { class: "read" }, el("p", { class: "label" }, "Before asking, the turn had read (outside text):"),
+    el("ul", {}, ...read.map((r) => el("li", {}, r))));
 }
 
 function card(a, refresh) {
@@ -39,10 +53,12 @@ function card(a, refresh) {
       expired ? "expired: it will not run" : `expires ${when(a.expires_at)} (if nobody decides, it never runs)`),
     a.reason ? el("p", { class: "reason" }, "Why it waits: " + a.reason) : null,
     a.target ? el("p", {}, "Target: ", el("code", {}, a.target)) : null,
-    el("p", { class: "label" }, "It would publish:"),
+    el("p", { class: "label" }, `It would publish on ${platformName(a.platform)}:`),
     el("div", { class: "text" }, a.text || "(no text)"),
-    fieldList(a.payload || a.preview),
+    Array.isArray(a.payload) && a.payload.length ? el("p", { class: "label" }, "Every field the platform would receive:") : null,
+    fieldList(a.payload),
     repliedTo(a),
+    readBefore(a),
     el("div", { class: "actions" }, approve, deny),
     el("p", { class: "decided", role: "status" }));
 }

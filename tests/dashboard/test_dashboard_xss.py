@@ -12,8 +12,8 @@ import time
 import pytest
 
 from protocol import Keys
+from tests.dashboard.conftest import shot, until
 from tests.dashboard.helpers import TOKEN
-from tests.dashboard.test_dashboard_browser import browser, dashboard, shot, until  # noqa: F401
 
 pytestmark = pytest.mark.slow
 KEYS = Keys()
@@ -123,8 +123,8 @@ def _no_script_ran_and_nothing_injected(driver) -> None:
 
 def test_outside_text_in_every_field_shows_as_text_and_never_runs(
     redis_urls,
-    dashboard,  # noqa: F811
-    browser,  # noqa: F811
+    dashboard,
+    browser,
     tmp_path,
 ):
     admin = redis_urls.admin_client()

@@ -18,8 +18,8 @@ from selenium.webdriver.support.ui import Select
 from protocol import Keys
 from router.registry import discover_skills
 from tests.dashboard.axe import serious_findings
+from tests.dashboard.conftest import shot, until
 from tests.dashboard.helpers import TOKEN
-from tests.dashboard.test_dashboard_browser import browser, dashboard, shot, until  # noqa: F401
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for, wait_until
 
 pytestmark = pytest.mark.slow
@@ -51,7 +51,7 @@ def text_of(driver, selector: str) -> str:
     return str(driver.execute_script("return document.querySelector(arguments[0]).textContent", selector))
 
 
-def test_dry_run_band_keyboard_approval_and_the_kill_switch(redis_urls, dashboard, browser, tmp_path):  # noqa: F811
+def test_dry_run_band_keyboard_approval_and_the_kill_switch(redis_urls, dashboard, browser, tmp_path):
     admin = redis_urls.admin_client()
     settings = settings_for(
         redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="true", ROUTER_REQUIRE_APPROVAL="mastodon:post"
@@ -174,7 +174,7 @@ def _seed_history(admin, workspace, now: float) -> dict[str, int]:
     return counts
 
 
-def test_filter_search_page_back_and_read_the_charts(redis_urls, dashboard, browser, tmp_path):  # noqa: F811
+def test_filter_search_page_back_and_read_the_charts(redis_urls, dashboard, browser, tmp_path):
     admin = redis_urls.admin_client()
     now = time.time()
     counts = _seed_history(admin, tmp_path / "workspace", now)
@@ -248,3 +248,65 @@ def test_filter_search_page_back_and_read_the_charts(redis_urls, dashboard, brow
     assert text_of(browser, '[data-chart="quotas"] text[data-row="mastodon:post"]') == "15 of 15"
     browser.execute_script("document.getElementById('charts-section').scrollIntoView()")
     both_widths(browser, "cockpit-7-charts")
+
+
+def test_an_approval_shows_every_field_the_reply_it_answers_and_what_the_turn_had_read(
+    redis_urls,
+    dashboard,
+    browser,
+):
+    """A held reply as the router stores it (router.policy.approvals): the full payload, the post
+    it answers fenced with its author, the outside text the asking turn had read, the expiry."""
+    admin = redis_urls.admin_client()
+    now = time.time()
+    approval_id = "c" * 32
+    record = {
+        "id": approval_id,
+        "command": {},
+        "action": "CREATE_POST",
+        "effect": {"platform": "moltbook", "kind": "reply", "target": "post-41"},
+        "text": "Harmless words",
+        "payload": [
+            {"field": "title", "label": "title", "value": "FREE CRYPTO for everyone"},
+            {"field": "text", "label": "text", "value": "Harmless words"},
+            {"field": "url", "label": "link", "value": "https://phish.example/claim"},
+            {"field": "reply_to", "label": "in reply to", "value": "post-41"},
+        ],
+        "read": ["a Moltbook post by @mallory", "notifications"],
+        "origin": {
+            "kind": "stranger",
+            "via": "mention",
+            "author": "@mallory",
+            "post": "post-41",
+            "taint": [],
+        },
+        "reason": "a stranger's turn may only reply to their own post",
+        "conversation": "mention:moltbook",
+        "requested_at": now - 60,
+        "expires_at": now + 3600,
+        "state": "pending",
+        "router_id": "r1",
+    }
+    admin.set(KEYS.approval(approval_id), json.dumps(record))
+    admin.zadd(KEYS.approvals_pending, {approval_id: now + 3600})
+    browser.set_window_size(*DESKTOP)
+    browser.get(dashboard + f"#token={TOKEN}")
+    card = f'.approval[data-id="{approval_id}"]'
+    until(browser, f"document.querySelector('{card}')", "the approval card")
+    shown = text_of(browser, card)
+    for expected in (
+        "Reply on Moltbook",
+        "FREE CRYPTO for everyone",
+        "https://phish.example/claim",
+        "In reply to @mallory (their words, not yours)",
+        "a Moltbook post by @mallory",
+        "Why it waits: a stranger's turn may only reply to their own post",
+        "expires",
+    ):
+        assert expected in shown, expected
+    assert browser.execute_script(f"return document.querySelector('{card} .replied').textContent").count(
+        "post-41"
+    )
+    browser.execute_script(f"document.querySelector('{card}').scrollIntoView()")
+    both_widths(browser, "cockpit-8-full-payload")
+    no_serious_findings(browser)
