@@ -7,7 +7,9 @@ took. What a passing command took is held by its id until `record`:
 - `error` (it did not happen): the quota unit, the pacing slot and the text are given back,
   except the pacing slot after the platform's own `rate_limited` (429): it asked us to slow down;
 - any refusal after the check (a later policy check, an approval wait): everything is given back.
-Bounds also apply in dry-run mode, so a rehearsal behaves as the real run would.
+Bounds also apply in dry-run mode, so a rehearsal behaves as the real run would, but on counters
+of their own (the policy gives a dry-run router another prefix): a rehearsal never spends or
+blocks the real quotas, pacing or duplicate guard.
 """
 
 from __future__ import annotations

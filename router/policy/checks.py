@@ -36,6 +36,9 @@ from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEf
 log = logging.getLogger("safeclaw.router.policy")
 
 
+DRY_RUN_COUNTERS = "dry-run:"  # under the router prefix: the dry run's own quotas, pacing, duplicates
+
+
 @dataclass(frozen=True)
 class Decision:
     """A refusal: the reply status and the line the user sees."""
@@ -81,7 +84,10 @@ class Policy:
             for name, rule in settings.rate_limits.items()
         ]
         self.checks: list[Check] = [self.kill_switch, self.approval, self.rate_limit]
-        self.bounds = HardBounds(settings.bounds, self.keys.router_prefix, self.keys.owner_notices)
+        # A dry run counts in bounds of its own: a rehearsal behaves as the real run would (its
+        # quotas, pacing, duplicates) but never spends or blocks the real ones.
+        self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
+        self.bounds = HardBounds(settings.bounds, self.counter_prefix, self.keys.owner_notices)
         self.recorders: list[Recorder] = [self.record_bounds]
         # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
         self.embedded: EmbeddedStore | None = None
@@ -136,7 +142,9 @@ class Policy:
         denial = self.bounds.check(counters, effect, envelope.id, now)
         if denial is None:
             return None
-        message = f"{envelope.action}: {denial.message}"
+        rehearsal = " (the dry run's own bounds: a real post is not held back by them)"
+        rehearsal = rehearsal if self.settings.dry_run else ""
+        message = f"{envelope.action}: {denial.message}{rehearsal}"
         return Decision(Status.DENIED, denial.reason, message, denial.retry_after)
 
     def record_bounds(
@@ -194,7 +202,7 @@ class Policy:
                     "kept (no Redis, no embedded store)",
                 )
             window = int(now // rule.window_seconds)
-            key = f"{self.keys.router_prefix}ratelimit:{rule.name}:{window}"
+            key = f"{self.counter_prefix}ratelimit:{rule.name}:{window}"
             pipe = counters.pipeline(transaction=False)  # no MULTI: see router.worker
             pipe.incr(key)
             pipe.expire(key, rule.window_seconds + 1)
