@@ -21,6 +21,7 @@ import redis
 
 from agent.channels.display import escaped
 from agent.commands.describe import OUTBOX, the_thing
+from agent.memory import one_line
 from protocol import Keys
 
 log = logging.getLogger("safeclaw.agent.approvals")
@@ -42,12 +43,31 @@ class Notice:
         return str(self.data.get("conversation") or "")
 
 
+def held_write_lines(data: dict[str, Any]) -> list[str]:
+    """Every field the platform would receive, why it waits and what the turn had read: what the
+    owner approves is exactly what is published."""
+    payload = data.get("payload")
+    fields = [
+        f"{one_line(str(item.get('label') or item.get('field')))}: {item.get('value', '')}"
+        for item in (payload if isinstance(payload, list) else [])
+        if isinstance(item, dict) and item.get("field") != "platform"
+    ]
+    lines = fields or [str(data.get("text") or "")]
+    if data.get("reason"):
+        lines.append(f"Why it waits: {data['reason']}")
+    read = data.get("read")
+    if isinstance(read, list) and read:
+        lines.append("The turn had read: " + "; ".join(one_line(str(r)) for r in read[:6]))
+    return lines
+
+
 def notice_text(data: dict[str, Any]) -> str:
     """What the owner reads, in plain words: never the code, never an action's internal name."""
     if data.get("type") in ("circuit_open", "circuit_closed"):  # router.bounds.circuit
         return f"Circuit breaker: {data.get('message') or data.get('platform')}"
     what = the_thing(str(data.get("action") or "?"), data.get("platform"), bool(data.get("reply_to")))
-    text = escaped(str(data.get("text") or "")[:300])  # held text exactly as it would go out
+    # Every field exactly as it would go out, one a line.
+    text = "\n".join(escaped(line) for line in held_write_lines(data))
     ident = data.get("approval_id")
     if data.get("type") == "approval_requested":
         if not data.get("owner_code"):  # the router takes no decision from a chat

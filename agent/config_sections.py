@@ -279,8 +279,13 @@ class AutonomySettings:
     max_cycles: int = 500
     quality_threshold: float = 0.7  # 0 to 1
     git_journal: bool = False
+    # Every public write of autonomy waits for the owner's approval (the router holds it).
+    approve_public_writes: bool = False
 
-    KEYS = ("enabled", "submolts", "cycle_interval", "max_cycles", "quality_threshold", "git_journal")
+    KEYS = (
+        "enabled", "submolts", "cycle_interval", "max_cycles", "quality_threshold", "git_journal",
+        "approve_public_writes",
+    )
 
     @classmethod
     def parse(cls, section: Section, env: Env) -> AutonomySettings:
@@ -293,6 +298,7 @@ class AutonomySettings:
             max_cycles=section.whole("max_cycles", 500, 1, 1_000_000),
             quality_threshold=section.number("quality_threshold", 0.7, 0, 1),
             git_journal=section.flag("git_journal", False),
+            approve_public_writes=section.flag("approve_public_writes", False),
         )
 
 

@@ -23,50 +23,27 @@ from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM
 from agent.llm.turn import TurnRequest, turn_request
-from agent.memory import entry_value, one_line, source_of, visible_to
+from agent.memory import entry_value, source_of, visible_to
 from agent.prompt import PromptInputs, render_prompt
 from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
+from agent.turn_origin import (
+    OUTSIDE_TURN_LOCAL_ACTIONS,
+    OWN_LOCAL_ACTIONS,
+    command_origin,
+    conversation_taint,
+    owner_messages,
+    sources_read,
+    turn_source,
+)
 from agent.workspace import Workspace
 from protocol import intent_key
+from protocol.origin import OWNER, Origin
 
 log = logging.getLogger("safeclaw.agent.loop")
 Observation = dict[str, Any]
 # Result fields a model that does not observe would leave unseen, so the reply shows them.
 SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
-
-
-# Local actions whose results hold nothing written outside (the rest may: pages, posts, replies).
-OWN_DATA_ACTIONS = frozenset({"_MEMORY_WRITE", "_MEMORY_FORGET"})
-TARGET_PARAMS = ("url", "uri", "query", "content")  # the param that says what an action read
-
-
-def outside_sources(
-    artifact: dict[str, Any], conversation: str, history: list[dict[str, Any]] | None = None
-) -> list[str]:
-    """Which outside data the prompt shows: action results (the action and its url/uri, if any)
-    and messages someone else wrote in the history (a forward the owner's "ok" may act on)."""
-    sources = [
-        f"a message from {one_line(str(turn['outside_author']))[:200]}"
-        for turn in history or []
-        if turn.get("outside_author")
-    ]
-    sources = list(dict.fromkeys(sources))
-    if artifact.get("conversation") != conversation:
-        return sources
-    for step in artifact.get("steps", []):
-        for result in step.get("results", []) if isinstance(step, dict) else []:
-            if not isinstance(result, dict) or result.get("action") in OWN_DATA_ACTIONS:
-                continue
-            if result.get("status") == "skipped":
-                continue
-            params = result.get("params")
-            params = params if isinstance(params, dict) else {}
-            target = next((str(params[k])[:200] for k in TARGET_PARAMS if k in params), "")
-            label = f"{result.get('action')} {target}".strip()
-            if label not in sources:
-                sources.append(label)
-    return sources
 
 
 class RouterPort(Protocol):
@@ -110,6 +87,7 @@ class AgentLoop:
         self.briefings: dict[str, Callable[[], str]] = {}
         # Turns share memory.json and artifact.json, so they run one at a time.
         self._lock = threading.Lock()
+        self.autonomy_hold_writes = False  # channels.autonomy.approve_public_writes
 
     def action_schemas(self) -> dict[str, dict[str, Any]]:
         """Params schemas of every action the LLM may name: local ones it has, router ones listed."""
@@ -119,8 +97,16 @@ class AgentLoop:
         """The workspace as one turn sees it, read once."""
         return TurnSnapshot.load(self.workspace, self.llm.prompt_template, conversation, set(self.local))
 
-    def run_turn(self, conversation: str, user_message: str, outside_author: str | None = None) -> TurnResult:
-        """One turn. `outside_author` names who wrote the message when it was not the owner."""
+    def run_turn(
+        self,
+        conversation: str,
+        user_message: str,
+        outside_author: str | None = None,
+        source: Origin | None = None,
+    ) -> TurnResult:
+        """One turn. `outside_author` names who wrote the message when it was not the owner;
+        `source` is who wrote it as the channel knows it (a mention's post), else derived."""
+        source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
         with self._lock, cost_label(conversation):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
@@ -130,9 +116,10 @@ class AgentLoop:
                 )
             except NotSavedError as exc:  # kept in memory; nothing is done on a message not recorded
                 raise MessageNotSaved(exc.path, exc.reason) from None
-            result = self._think_act_observe(conversation, user_message, snapshot, outside_author)
+            result = self._think_act_observe(conversation, user_message, snapshot, outside_author, source)
             try:
-                self.workspace.finish_turn(conversation, result.reply, turns)
+                read = sources_read(result.observations)
+                self.workspace.finish_turn(conversation, result.reply, turns, read)
             except NotSavedError as exc:
                 result.reply += (
                     f"\n\n(This exchange is not saved yet: {exc.reason} at {exc.path}. "
@@ -160,16 +147,18 @@ class AgentLoop:
         (same `execute`, router, artifact and history); `describe` words the reply."""
         with self._lock:
             self.workspace.pending.flush()
+            history = self.workspace.load_history(conversation)
+            seen = conversation_taint(self.workspace.load_artifact(), conversation, history)
+            origin = Origin(OWNER, "command", taint=tuple(seen), owner_words=owner_messages(history, None))
             try:
                 self.workspace.begin_turn(conversation, text)
             except NotSavedError as exc:
                 raise MessageNotSaved(exc.path, exc.reason) from None
-            results = self._execute_all(actions, conversation, set(), turn_id=uuid.uuid4().hex)
-            self._save_artifact(
-                conversation, uuid.uuid4().hex, [{"step": 1, "command": text, "results": results}]
-            )
+            results = self._execute_all(actions, conversation, set(), None, seen, uuid.uuid4().hex, origin)
+            steps = [{"step": 1, "command": text, "results": results}]
+            self._save_artifact(conversation, uuid.uuid4().hex, steps)
             reply = describe(results)
-            self.workspace.finish_turn(conversation, reply)
+            self.workspace.finish_turn(conversation, reply, read=sources_read(steps))
             return reply
 
     @staticmethod
@@ -202,7 +191,12 @@ class AgentLoop:
             self.workspace.clear_history(conversation)
 
     def _think_act_observe(
-        self, conversation: str, user_message: str, snapshot: TurnSnapshot, outside_author: str | None
+        self,
+        conversation: str,
+        user_message: str,
+        snapshot: TurnSnapshot,
+        outside_author: str | None,
+        source: Origin,
     ) -> TurnResult:
         schemas, artifact, history = snapshot.schemas, snapshot.artifact, snapshot.history
         steps: list[dict[str, Any]] = []
@@ -253,9 +247,12 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            seen = outside_sources(artifact, conversation, history)
-            results = self._execute_all(parsed.actions, conversation, done, outside_author, seen, turn_id)
-            if any(r["action"] in OWN_DATA_ACTIONS and r["status"] == "ok" for r in results):
+            seen = conversation_taint(artifact, conversation, history)
+            origin = self.command_origin(source, seen, history, user_message, outside_author)
+            results = self._execute_all(
+                parsed.actions, conversation, done, outside_author, seen, turn_id, origin
+            )
+            if any(r["action"] in OWN_LOCAL_ACTIONS and r["status"] == "ok" for r in results):
                 snapshot.memory = self.workspace.load_memory()  # the next step sees what was remembered
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
@@ -270,6 +267,25 @@ class AgentLoop:
             f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
         )
         return TurnResult(reply, self.limits.max_steps, steps)
+
+    @staticmethod
+    def command_origin(
+        source: Origin,
+        seen: list[str],
+        history: list[dict[str, Any]],
+        message: str,
+        outside_author: str | None,
+    ) -> Origin:
+        """The origin of the step's commands: who wrote the turn, what it had read before them, and
+        the words the owner (and the person answered) wrote."""
+        if source.kind == OWNER:
+            own = owner_messages(history, message)
+            return Origin(**{**source.__dict__, "owner_words": own}).with_reading(seen)
+        own = owner_messages(history, None)
+        written_by = f"a message from {outside_author or source.author or 'someone else'}"
+        return Origin(
+            **{**source.__dict__, "owner_words": own, "author_words": (message[:8000],)}
+        ).with_reading([written_by, *seen])
 
     def _save_artifact(self, conversation: str, turn_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
         artifact = {"conversation": conversation, "turn": turn_id, "updated_at": time.time(), "steps": steps}
@@ -286,6 +302,7 @@ class AgentLoop:
         outside_author: str | None = None,
         seen: list[str] | None = None,
         turn_id: str = "",
+        origin: Origin | None = None,
     ) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         for action in actions:
@@ -300,7 +317,7 @@ class AgentLoop:
                     }
                 )
                 continue
-            observation = self.execute(action, conversation, outside_author, seen, turn_id)
+            observation = self.execute(action, conversation, outside_author, seen, turn_id, origin)
             if observation.get("status") in ("ok", "unknown", "pending_approval"):
                 done.add(key)
             results.append(observation)
@@ -313,13 +330,19 @@ class AgentLoop:
         outside_author: str | None = None,
         seen: list[str] | None = None,
         turn_id: str = "",
+        origin: Origin | None = None,
     ) -> dict[str, Any]:
         """Run one action and return its observation; a failure is an observation, never a crash.
         A router action carries its intent key (turn, action, params): the router answers a repeat
         of it from the first one's record instead of acting twice.
 
-        `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt showed."""
+        `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt
+        showed; `origin`: what the router is told about both (none sent: the router counts it tainted)."""
         base = {"action": action.name, "params": action.params}
+        written_by_other = outside_author is not None or (origin is not None and origin.kind != OWNER)
+        if action.name in self.local and written_by_other and action.name not in OUTSIDE_TURN_LOCAL_ACTIONS:
+            return {**base, "status": "denied", "error": "not_for_a_stranger",
+                    "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
         if action.name in self.local:
             ctx = ActionContext(
                 self.workspace,
@@ -328,6 +351,7 @@ class AgentLoop:
                 self.browser,
                 outside_author,
                 list(seen or []),
+                origin.owner_words if origin is not None else (),
             )
             try:
                 result = self.local[action.name](action.params, ctx)
@@ -338,7 +362,8 @@ class AgentLoop:
                 return {**base, "status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
             return {**base, "status": "ok", "result": result}
         intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
-        reply = self.router.call(action.name, action.params, conversation, intent)
+        with command_origin(origin):
+            reply = self.router.call(action.name, action.params, conversation, intent)
         # Only what an observation holds: a router reply cannot add keys the loop acts on.
         return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
 

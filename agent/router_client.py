@@ -18,6 +18,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from agent.errors import NotSavedError
+from agent.turn_origin import current_origin
 from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
 from protocol.heartbeat import is_alive, read_heartbeat
 
@@ -50,8 +51,11 @@ class RouterClient:
     def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
         """Send one command and wait up to `timeout` seconds for its reply. `intent`
         (`protocol.intent_key(turn, action, params)`) lets the router answer a repeat of the same
-        request from the first one's record instead of acting twice."""
-        envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=self.timeout, intent=intent)
+        request from the first one's record instead of acting twice. The command carries the origin
+        the loop set around this call (`agent.turn_origin.command_origin`); none: counted tainted."""
+        envelope = CommandEnvelope.new(
+            action, params, conversation, ttl_seconds=self.timeout, intent=intent, origin=current_origin()
+        )
         deadline = time.monotonic() + self.timeout
         if self.outbox is not None:
             try:

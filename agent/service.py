@@ -51,7 +51,7 @@ def build_loop(
     from agent.cost.setup import meter
 
     settings.workspace.ensure()
-    return AgentLoop(
+    loop = AgentLoop(
         workspace=settings.workspace,
         # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
         llm=meter(llm or build_llm(settings), settings),
@@ -60,6 +60,8 @@ def build_loop(
         limits=LoopLimits(settings.max_steps, settings.max_format_retries),
         browser=settings.browser,
     )
+    loop.autonomy_hold_writes = settings.channels.autonomy.approve_public_writes
+    return loop
 
 
 class AgentService:
@@ -87,7 +89,7 @@ class AgentService:
                 if answer is not None:
                     return answer
             result = await asyncio.to_thread(
-                self.loop.run_turn, message.conversation, message.text, message.outside_author
+                self.loop.run_turn, message.conversation, message.text, message.outside_author, message.source
             )
         except MessageNotSaved as exc:
             return not_saved_reply(exc)

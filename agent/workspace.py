@@ -163,16 +163,23 @@ class Workspace:
         return turns
 
     def finish_turn(
-        self, conversation: str, response: str, turns: list[dict[str, Any]] | None = None
+        self,
+        conversation: str,
+        response: str,
+        turns: list[dict[str, Any]] | None = None,
+        read: list[str] | None = None,
     ) -> None:
         """Set the reply of the turn `begin_turn` opened (or append one if it is gone).
 
-        `turns`: what `begin_turn` returned (the turn runs under the loop's lock; else read here)."""
+        `turns`: what `begin_turn` returned (the turn runs under the loop's lock; else read here).
+        `read`: the outside sources the turn read, kept with it (`agent.turn_origin`)."""
         turns = list(self.load_history(conversation) if turns is None else turns)
         if turns and turns[-1].get("response") is None:
             turns[-1]["response"] = response
         else:
             turns.append({"user": "", "response": response, "at": time.time()})
+        if read:
+            turns[-1]["read"] = list(read)
         self._save_history(conversation, turns)
 
     def add_notice(self, conversation: str, text: str) -> None:

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from protocol.origin import Origin
+
 PROTOCOL_VERSION = 1
 
 
@@ -215,10 +217,19 @@ class CommandEnvelope:
     # Names what the mind meant (action + params within one turn): a second command with the same
     # intent is answered from the first one's record instead of acting again. "" = none.
     intent: str = ""
+    # Who wrote the turn that asked and what outside text it had read (`protocol.origin`); set by
+    # the agent's loop code, never the model. None: not sent, which counts as tainted.
+    origin: Origin | None = None
 
     @classmethod
     def new(
-        cls, action: str, params: dict[str, Any], conversation: str, ttl_seconds: float, intent: str = ""
+        cls,
+        action: str,
+        params: dict[str, Any],
+        conversation: str,
+        ttl_seconds: float,
+        intent: str = "",
+        origin: Origin | None = None,
     ) -> CommandEnvelope:
         now = _now()
         return cls(
@@ -229,13 +240,19 @@ class CommandEnvelope:
             created_at=now,
             expires_at=now + ttl_seconds,
             intent=intent,
+            origin=origin,
         )
 
     def is_expired(self, now: float | None = None) -> bool:
         return (now if now is not None else _now()) > self.expires_at
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        data = asdict(self)
+        if self.origin is None:
+            del data["origin"]
+        else:
+            data["origin"] = self.origin.to_dict()
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> CommandEnvelope:
@@ -250,6 +267,7 @@ class CommandEnvelope:
                 expires_at=_finite(data, "expires_at"),
                 v=_require(data, "v", int) if "v" in data else PROTOCOL_VERSION,
                 intent=data.get("intent", ""),
+                origin=Origin.from_dict(data["origin"]) if data.get("origin") is not None else None,
             )
         except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: "v": Infinity
             raise ProtocolError(f"invalid command: {exc}") from None

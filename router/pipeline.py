@@ -184,7 +184,8 @@ class Pipeline:
                         f"crashed while running, not retried: {last_error}",
                     )
                 continue
-            extra = {"dry_run": True} if ctx.dry_run and skill.side_effect else {}
+            extra: dict[str, Any] = {"dry_run": True} if ctx.dry_run and skill.side_effect else {}
+            extra["outside_text"] = bool(skill.others_words)  # the agent's taint reads it
             return Outcome(Reply(envelope.id, Status.OK, result=result, extra=extra))
         reason = f"crashed {self.max_attempts} times; last: {last_error}"
         return Outcome(

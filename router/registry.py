@@ -54,6 +54,10 @@ class Skill:
     run: SkillRun
     effect: SkillEffect | None = None
     effects: frozenset[Scope] = frozenset()
+    # Whether a result holds text other people wrote (posts, notifications, a feed): the agent then
+    # counts the turn as having read outside text. None: every read of a platform does (fail closed),
+    # no write does (its result is the owner's own: an id, a URL, "liked").
+    others_words: bool | None = None
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
     _empty_is_valid: bool = field(default=False, init=False, repr=False, compare=False)
 
@@ -68,6 +72,9 @@ class Skill:
         if writes != {self.side_effect}:
             raise ValueError(f"skill {self.name}: side_effect={self.side_effect} disagrees with its effects "
                              f"{', '.join(map(str, sorted(self.effects)))}")
+        if self.others_words is None:
+            reads_platform = any(s.platform != LOCAL_PLATFORM for s in self.effects)
+            object.__setattr__(self, "others_words", reads_platform and not self.side_effect)
         object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.schema))
         # Checked once: no params at all (PING) is the commonest command and its answer never changes.
         object.__setattr__(self, "_empty_is_valid", self._validator.is_valid({}))

@@ -27,6 +27,7 @@ from protocol import Keys
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
 from router.policy import approvals, kill_switch
+from router.policy.payload_preview import lines as preview_lines
 from scripts.stack_env import merged, read_env_file
 
 COMMANDS = ("approvals", "approve", "deny", "stop-posting", "resume-posting", "audit")
@@ -71,7 +72,12 @@ def list_approvals(conn: redis.Redis, keys: Keys) -> list[str]:
             f"asked by {item['conversation']} at {_when(item['requested_at'])}, "
             f"{item['state']} (expires {_when(item['expires_at'])})"
         )
-        lines.append(f"    {str(item['text'])[:300]!r}")
+        shown = preview_lines(item.get("payload")) or [f"text: {item['text']}"]
+        lines += [f"    {line!r}" for line in shown]
+        if item.get("reason"):
+            lines.append(f"    why it waits: {item['reason']}")
+        if item.get("read"):
+            lines.append(f"    the turn had read: {'; '.join(map(str, item['read']))}")
     return lines
 
 

@@ -29,6 +29,7 @@ class ActionContext:
     browser: BrowserSettings = field(default_factory=BrowserSettings)  # the "browser" section of config.json
     outside_author: str | None = None  # who wrote the turn when it was not the owner
     outside_seen: list[str] = field(default_factory=list)  # outside data the turn's prompt showed
+    owner_words: tuple[str, ...] = ()  # the owner's own messages the turn's prompt showed
 
 
 LocalAction = Callable[[dict[str, Any], ActionContext], dict[str, Any]]

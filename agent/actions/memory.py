@@ -1,16 +1,19 @@
 """_MEMORY_WRITE and _MEMORY_FORGET: merge key/value facts into workspace/memory.json, with their provenance.
 
 Only a turn the owner wrote may write memory (`agent.memory.check_writer`); what the turn had
-already read from outside is recorded with each entry, so the prompt shows it fenced.
+already read from outside is recorded with each entry, so the prompt shows it fenced, unless the
+values are the owner's own words (`agent.turn_origin`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agent.actions import ActionContext, ActionError
 from agent.errors import NotSavedError
 from agent.memory import MemoryRefused, Provenance, check_writer
+from protocol.origin import said_by
 
 
 def not_on_disk(exc: NotSavedError) -> str:
@@ -18,12 +21,23 @@ def not_on_disk(exc: NotSavedError) -> str:
     return f" (not on disk yet: {exc.reason} at {exc.path}; written as soon as there is room)"
 
 
+def read_before(new_memory: Any, ctx: ActionContext) -> tuple[str, ...]:
+    """The outside text a fact may come from: what the turn had read, unless every value is
+    already in the owner's own messages ("remember that my cat is called Tom" after a page)."""
+    if not ctx.outside_seen:
+        return ()
+    values = list(new_memory.values()) if isinstance(new_memory, dict) else [new_memory]
+    if values and all(said_by(v if isinstance(v, str) else json.dumps(v), ctx.owner_words) for v in values):
+        return ()
+    return tuple(ctx.outside_seen)
+
+
 def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     new_memory = params.get("new_memory")
     note = ""
     try:
         check_writer(ctx.outside_author)
-        provenance = Provenance(ctx.conversation, after_reading=tuple(ctx.outside_seen))
+        provenance = Provenance(ctx.conversation, after_reading=read_before(new_memory, ctx))
         keys = ctx.workspace.merge_memory(new_memory, provenance)
     except MemoryRefused as exc:
         raise ActionError(str(exc)) from None

@@ -24,6 +24,8 @@ from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import stamp
 from agent.loop import AgentLoop, RouterPort
+from agent.turn_origin import command_origin
+from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")
 # Router refusals that pause autonomy, and for how long (seconds) when the reply has no retry_after.
@@ -161,7 +163,8 @@ class AutonomyCycle:
     def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
         report = CycleReport(state.cycle_count, "rested")
         self._beat(state, "reading", now)
-        items, fresh = self._read_new(state, report)
+        with command_origin(Origin(AUTONOMY, "autonomy", platform="moltbook")):
+            items, fresh = self._read_new(state, report)
         for source, ids in fresh.items():
             state.mark_seen(source, ids)
         if fresh:

@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from protocol.origin import Origin
+
 
 @dataclass
 class IncomingMessage:
@@ -18,6 +20,8 @@ class IncomingMessage:
     # None: the owner wrote it. Otherwise who did, e.g. "@alice.bsky.social on Bluesky": the text
     # is then outside data, fenced in the prompt, never read as the owner's words.
     outside_author: str | None = None
+    # Who wrote it, when the channel knows more than the author (a mention's post, to reply to).
+    source: Origin | None = None
 
 
 # The agent's answer to one message (runs a whole Think-Act-Observe turn).

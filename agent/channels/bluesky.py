@@ -54,6 +54,7 @@ from agent.channels.jetstream import (
 )
 from agent.errors import ConfigError, StateFileError
 from agent.workspace import read_json, write_json_atomic
+from protocol.origin import STRANGER, Origin, clip
 
 if TYPE_CHECKING:
     from agent.config_sections import BlueskySettings
@@ -274,6 +275,8 @@ class BlueskyListener(BaseChannel):
         message = IncomingMessage(
             channel=self.name, conversation=f"bluesky:{post.author}", user_id=post.author, text=post.text,
             outside_author=f"{post.author} on Bluesky (post {post.uri})",
+            source=Origin(STRANGER, "mention", author=clip(post.author, 300), platform="bsky",
+                          post=clip(post.uri, 300)),
         )
         log.info("Bluesky: %s by %s addresses the owner", post.uri, post.author)
         try:

@@ -24,6 +24,8 @@ from agent.commands.parse import (
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
 from agent.memory import MemoryRefused, is_public
+from agent.turn_origin import command_origin
+from protocol.origin import OWNER, Origin
 
 if TYPE_CHECKING:
     from agent.loop import AgentLoop
@@ -110,7 +112,11 @@ class CommandDispatcher:
 
     def explain(self, conversation: str, args: str, progress: Progress | None) -> str:
         """/explain: the post explainer, reading through the router's public skills."""
-        with cost_label(f"{conversation}:explain"):
+        address = args.strip()[:200]
+        # Its commands read public posts only; any write one asked for would wait for the owner.
+        origin = Origin(OWNER, "explain", owner_words=(f"/explain {address}",),
+                        taint=(f"the post {address} and the posts /explain searched",))
+        with cost_label(f"{conversation}:explain"), command_origin(origin):
             return explain_reply(args, self.loop.router, self.loop.llm, progress)
 
     def view(self, spec: CommandSpec, args: str, conversation: str, specs: dict[str, CommandSpec]) -> str:

@@ -42,7 +42,8 @@ KNOWN_SETTINGS = frozenset(
         "ROUTER_LOG_FILE", "ROUTER_LOG_LEVEL", "ROUTER_HEARTBEAT_TTL", "ROUTER_PLATFORM_CONCURRENCY",
         "ROUTER_PLATFORM_BACKLOG", "ROUTER_DEAD_LETTER_MAX", "ROUTER_DEAD_LETTER_TTL", "ROUTER_AUDIT_DIR",
         "ROUTER_AUDIT_MAX_BYTES", "ROUTER_AUDIT_KEY_FILE", "ROUTER_AUDIT_SYNC_MS", "ROUTER_APPROVAL_TTL",
-        "ROUTER_CHAT_APPROVALS",
+        "ROUTER_CHAT_APPROVALS", "ROUTER_APPROVE_TAINTED_WRITES", "ROUTER_MAX_PENDING_APPROVALS",
+        "ROUTER_MAX_PENDING_PER_CONVERSATION",
         # the hard bounds (router.bounds.settings)
         "ROUTER_QUOTAS", "ROUTER_PACING", "ROUTER_MOLTBOOK_ACCOUNT_CREATED", "ROUTER_DUPLICATE_THRESHOLD",
         "ROUTER_DUPLICATE_DAYS", "ROUTER_DUPLICATE_SCOPE", "ROUTER_CIRCUIT_FAILURES",
@@ -62,6 +63,9 @@ POLICY_SETTINGS: dict[str, Stricter] = {
     "ROUTER_KILL_SWITCH": stricter_bool(True),
     "ROUTER_DRY_RUN": stricter_bool(True),
     "ROUTER_CHAT_APPROVALS": stricter_bool(False),
+    "ROUTER_APPROVE_TAINTED_WRITES": stricter_bool(True),
+    "ROUTER_MAX_PENDING_APPROVALS": stricter_number(lower=True),
+    "ROUTER_MAX_PENDING_PER_CONVERSATION": stricter_number(lower=True),
     "ROUTER_REQUIRE_APPROVAL": stricter_union,
     "ROUTER_DUPLICATE_THRESHOLD": stricter_number(lower=True),
     "ROUTER_DUPLICATE_DAYS": stricter_number(lower=False),
@@ -109,8 +113,14 @@ class RouterSettings:
     audit_sync_ms: int = 100  # group commit: audit lines are fsynced at most this long after written
     approval_ttl: int = 24 * 3600  # seconds a command waits for the owner's approval, then expires
     # Decisions relayed from a chat carry a code the agent process holds: whoever has the agent's
-    # Redis login could approve. False leaves decisions to the control user (dashboard, CLI).
-    chat_approvals: bool = True
+    # Redis login could approve. Off by default: decisions come from the control user (dashboard,
+    # ./safeclaw approve|deny); true hands the code to the agent's chats, knowingly.
+    chat_approvals: bool = False
+    # An owner turn that read outside text publishes only words the owner wrote, else it waits for
+    # the owner (router.whose_words). False is the only way off; logged at start.
+    approve_tainted_writes: bool = True
+    max_pending_approvals: int = 1000  # held commands waiting at once, all conversations; then `busy`
+    max_pending_per_conversation: int = 50  # held commands waiting at once from one conversation
     env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
 
     @property
@@ -161,7 +171,14 @@ class RouterSettings:
             data_dir=_path(env.get("ROUTER_DATA_DIR"), ROUTER_DIR),
             dry_run=_bool(env, "ROUTER_DRY_RUN"),
             kill_switch=_bool(env, "ROUTER_KILL_SWITCH"),
-            chat_approvals=_bool(env, "ROUTER_CHAT_APPROVALS", default=True),
+            chat_approvals=_bool(env, "ROUTER_CHAT_APPROVALS", default=False),
+            approve_tainted_writes=_bool(env, "ROUTER_APPROVE_TAINTED_WRITES", default=True),
+            max_pending_approvals=_int(
+                env, "ROUTER_MAX_PENDING_APPROVALS", 1000, minimum=1, maximum=MAX_COUNT
+            ),
+            max_pending_per_conversation=_int(
+                env, "ROUTER_MAX_PENDING_PER_CONVERSATION", 50, minimum=1, maximum=MAX_COUNT
+            ),
             rate_limits=parse_rate_limits(env.get("ROUTER_RATE_LIMITS", "")),
             require_approval=frozenset(
                 a.strip() for a in env.get("ROUTER_REQUIRE_APPROVAL", "").split(",") if a.strip()

@@ -31,6 +31,7 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
 from protocol.blobs import suspicion
+from protocol.origin import NO_ORIGIN, Origin
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import AuditLog
 from router.config.settings import RouterSettings
@@ -38,6 +39,7 @@ from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.checks import Decision, Policy
 from router.policy.effects import Effect
+from router.policy.payload_preview import preview
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
 from router.queue.redis_io import REDIS_DOWN, client_options
@@ -55,10 +57,14 @@ Settle = Callable[["Reply | None", bool], None]
 RunApproved = Callable[[CommandEnvelope, Settle], bool]
 
 
-def origin_of(conversation: str) -> dict[str, str] | str:
-    if conversation.startswith("autonomy"):
-        return "autonomy"
-    return {"channel": conversation.split(":", 1)[0], "conversation": conversation}
+def origin_of(conversation: str, origin: Origin | None = None) -> dict[str, Any]:
+    """Who asked, for the audit log: the conversation and, when the agent sent it, the origin
+    (owner, stranger or autonomy, by which path) and the outside text the turn had read."""
+    shown: dict[str, Any] = {"channel": conversation.split(":", 1)[0], "conversation": conversation}
+    if origin is None:
+        shown["kind"] = "unknown"
+        return shown
+    return {**shown, **origin.summary()}
 
 
 def effect_dict(effect: Effect) -> dict[str, Any]:
@@ -87,7 +93,8 @@ def held_last(checks: list[Any], builtin: Any, approval: Any) -> list[Any]:
     and before the counting checks (rate limits, quotas), so a held command is counted once,
     when it runs."""
     others = [check for check in checks if check != builtin]
-    first = [c for c in others if getattr(c, "__name__", "") in ("kill_switch", "secret_in_text")]
+    refused_anyway = ("kill_switch", "secret_in_text", "origin_rules")
+    first = [c for c in others if getattr(c, "__name__", "") in refused_anyway]
     return [*first, approval, *[c for c in others if c not in first]]
 
 
@@ -169,6 +176,9 @@ class RouterControl:
             return "it needs your approval"
         if not effect.writes:
             return None
+        whose = self.policy.whose_words.hold_reason(effect, envelope)
+        if whose is not None:
+            return whose
         published = [effect.text, envelope.params.get("title")]
         for text in (t for t in published if isinstance(t, str) and t):
             why = suspicion(text)
@@ -186,7 +196,8 @@ class RouterControl:
         if approved is not None and is_same_command(approved.get("command"), envelope):
             return None  # the owner approved this very command (not another one sent with its id)
         text = self.redactor.text(effect.text or "")
-        request = self.store.request(envelope, effect_dict(effect), text, reason=reason)
+        payload = self.redactor.value(preview(effect.kind, envelope.params))
+        request = self.store.request(envelope, effect_dict(effect), text, reason=reason, payload=payload)
         if request.owner_code:
             owner_code = request.owner_code if self.settings.chat_approvals else ""
             notices.push(
@@ -202,6 +213,8 @@ class RouterControl:
                 expires_at=now + self.settings.approval_ttl,
                 owner_code=owner_code,
                 reason=reason,
+                payload=payload,
+                read=list(envelope.origin.taint) if envelope.origin is not None else [NO_ORIGIN],
             )
         hours = self.settings.approval_ttl / 3600
         return Decision(
@@ -236,6 +249,8 @@ class RouterControl:
             decision,
             reply,
             approval_id,
+            envelope.origin,
+            envelope.params if effect.writes else None,
         )
         self.append(entry)
         self._audited.add(envelope.id)
@@ -251,7 +266,8 @@ class RouterControl:
             decision = f"refused: {reply.error}"
         self.append(
             audit_entry(
-                envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, None
+                envelope.id, envelope.action, envelope.conversation, None, None, decision, reply, None,
+                envelope.origin,
             )
         )
 
@@ -421,6 +437,8 @@ class RouterControl:
                 state,
                 reply,
                 record.get("id"),
+                stored_origin(command),
+                stored_params(command),
             )
         )
         self._notify(settled, state, outcome)
@@ -501,12 +519,15 @@ def audit_entry(
     decision: str,
     reply: Reply,
     approval_id: Any,
+    origin: Origin | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One command's line in the audit log (the one-shot tool writes the same)."""
+    """One command's line in the audit log (the one-shot tool writes the same); `payload`: every
+    field a write sends its platform, not only the text."""
     entry: dict[str, Any] = {
         "command_id": command_id,
         "action": action,
-        "origin": origin_of(conversation),
+        "origin": origin_of(conversation, origin),
         "effect": effect,
         "decision": decision,
         "status": str(reply.status),
@@ -514,6 +535,8 @@ def audit_entry(
     }
     if text is not None:
         entry["text"] = text
+    if payload is not None:
+        entry["payload"] = payload
     if reply.error:
         entry["error"] = reply.error
     if approval_id:
@@ -521,6 +544,19 @@ def audit_entry(
     if reply.extra.get("dry_run"):
         entry["dry_run"] = True
     return entry
+
+
+def stored_origin(command: dict[str, Any]) -> Origin | None:
+    """The origin a held command was sent with (None when it had none, or it is unreadable)."""
+    try:
+        return Origin.from_dict(command["origin"]) if command.get("origin") is not None else None
+    except ValueError:
+        return None
+
+
+def stored_params(command: dict[str, Any]) -> dict[str, Any] | None:
+    params = command.get("params")
+    return params if isinstance(params, dict) else None
 
 
 def policy_decision(reply: Reply) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, Keys
+from protocol.origin import NO_ORIGIN
 
 DECISIONS = ("approve", "deny")
 PENDING = "pending"
@@ -69,7 +70,7 @@ class ApprovalStore:
 
     def request(
         self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None,
-        reason: str = "",
+        reason: str = "", payload: list[dict[str, str]] | None = None,
     ) -> ApprovalRequest:
         """Store the command for the owner. One command id makes one approval (a command handled
         again after a crash finds its request): then `owner_code` is empty and nothing is new."""
@@ -83,6 +84,11 @@ class ApprovalStore:
             "effect": effect,
             "text": text[:MAX_TEXT_CHARS],
             "reason": reason,  # why it waits, in words for the owner
+            # Every field the platform will receive (router.payload_preview), not only the text.
+            "payload": payload or [],
+            # Who asked and what outside text that turn had read (protocol.origin).
+            "origin": envelope.origin.summary() if envelope.origin is not None else None,
+            "read": list(envelope.origin.taint) if envelope.origin is not None else [NO_ORIGIN],
             "conversation": envelope.conversation,
             "requested_at": now,
             "expires_at": now + self.ttl,
@@ -176,6 +182,10 @@ def public_view(record: dict[str, Any], now: float | None = None) -> dict[str, A
         "kind": effect.get("kind"),
         "target": effect.get("target"),
         "text": record.get("text", ""),
+        "payload": record.get("payload") if isinstance(record.get("payload"), list) else [],
+        "read": record.get("read") if isinstance(record.get("read"), list) else [],
+        "origin": record.get("origin") if isinstance(record.get("origin"), dict) else None,
+        "reason": str(record.get("reason", "")),
         "conversation": record.get("conversation"),
         "requested_at": record.get("requested_at"),
         "expires_at": record.get("expires_at"),

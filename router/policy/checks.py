@@ -32,6 +32,7 @@ from router.bounds.guard import HardBounds
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
+from router.policy.whose_words import WhoseWords
 
 log = logging.getLogger("safeclaw.router.policy")
 
@@ -83,7 +84,13 @@ class Policy:
             RateRule(name, resolve("ROUTER_RATE_LIMITS", name), rule.limit, rule.window_seconds)
             for name, rule in settings.rate_limits.items()
         ]
-        self.checks: list[Check] = [self.kill_switch, self.approval, self.rate_limit]
+        self.whose_words = WhoseWords(settings.approve_tainted_writes)
+        if not settings.approve_tainted_writes:
+            log.warning(
+                "ROUTER_APPROVE_TAINTED_WRITES=false: a turn that read outside text (a page, a post, "
+                "notifications) publishes without the owner's approval"
+            )
+        self.checks: list[Check] = [self.kill_switch, self.origin_rules, self.approval, self.rate_limit]
         # A dry run counts in bounds of its own: a rehearsal behaves as the real run would (its
         # quotas, pacing, duplicates) but never spends or blocks the real ones.
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
@@ -176,14 +183,30 @@ class Policy:
             f"{envelope.action} ({effect.scope}) denied: the kill switch is on ({why})",
         )
 
+    def origin_rules(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        """What the turn's writer may not ask for (`router.whose_words`): a stranger's turn reads
+        public posts and replies to their own post, autonomy stays on its platform."""
+        why = self.whose_words.refusal(effect, envelope.origin)
+        if why is None:
+            return None
+        error, message = why
+        return Decision(Status.DENIED, error, f"{envelope.action} ({effect.scope}) refused: {message}")
+
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        if effect.scope in self.approval_scopes:
+        """Without the control plane (the one-shot tool): a command that would wait for the owner is
+        refused as waiting; `router.control_plane` replaces this check with one that stores it."""
+        reason = "it needs your approval" if effect.scope in self.approval_scopes else None
+        reason = reason or self.whose_words.hold_reason(effect, envelope)
+        if reason is not None:
             return Decision(
                 Status.PENDING_APPROVAL,
                 "approval_required",
-                f"{envelope.action} ({effect.scope}) needs approval by the router's owner; it was not run",
+                f"{envelope.action} ({effect.scope}) needs approval by the router's owner ({reason}); "
+                "it was not run",
             )
         return None
 

@@ -39,6 +39,9 @@ class Effect:
     kind: str
     text: str | None = None  # the words that will be published (post, reply), for content checks
     target: str | None = None  # the post replied to, liked or deleted
+    # A read of what anyone may read (public posts); any other read is of the owner's own account
+    # (notifications, direct messages, profile), which a stranger's turn never gets.
+    public: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

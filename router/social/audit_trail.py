@@ -71,7 +71,8 @@ class OneShotAudit:
         text = effect.text if effect is not None and effect.writes else None
         described = effect_dict(effect) if effect is not None else None
         entry = audit_entry(envelope.id, envelope.action, envelope.conversation, described, text, decision,
-                            reply, reply.extra.get("approval_id"))
+                            reply, reply.extra.get("approval_id"), envelope.origin,
+                            envelope.params if effect is not None and effect.writes else None)
         if reply.extra.get("reason"):
             entry["reason"] = reply.extra["reason"]
         return entry

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from protocol import CommandEnvelope, Reply, Status
+from protocol.origin import OWNER, Origin
 from router.bounds.embedded import StoreError
 from router.config.credentials import load_credentials, secret_values
 from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment
@@ -119,7 +120,11 @@ def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnve
     if COMMANDS[command] not in skills:
         raise CommandError("internal_error", f"this router has no {COMMANDS[command]} skill installed")
     params = {key: value for key, value in request.items() if key != "command"}
-    return CommandEnvelope.new(COMMANDS[command], params, "cli", ttl_seconds=CLI_TTL_SECONDS)
+    # Whoever runs the one-shot tool is its operator, with the router's own credentials at hand:
+    # the words are theirs (no outside text was read by a turn of this router's agent).
+    return CommandEnvelope.new(
+        COMMANDS[command], params, "cli", ttl_seconds=CLI_TTL_SECONDS, origin=Origin(OWNER, "cli")
+    )
 
 
 def answer_of(reply: Reply) -> dict[str, Any]:

@@ -23,7 +23,9 @@ from tests.support.fake_telegram import FakeTelegram
 
 @pytest.fixture
 def stack(redis_urls, tmp_path):
-    settings = settings_for(redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE")
+    settings = settings_for(
+        redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE", ROUTER_CHAT_APPROVALS="true"
+    )
     (tmp_path / "router").mkdir()
     client = RouterClient(redis_urls.agent_url, redis_urls.keys, 10)
     with WorkerThread(settings):

@@ -28,7 +28,7 @@ def client(redis_urls):
 def test_call_round_trip_ok(redis_urls, client, tmp_path):
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         observation = client().call("NOTE", {"text": "hi"}, "console")
-    assert observation == {"status": "ok", "result": {"written": True, "file": "notes.jsonl"}}
+    assert observation == {"status": "ok", "result": {"written": True, "file": "notes.jsonl"}, "outside_text": False}
 
 
 def test_a_repeated_intent_is_answered_from_the_first_without_acting_twice(redis_urls, client, tmp_path):
@@ -61,7 +61,7 @@ def test_timeout_is_unknown_and_late_reply_not_applied_to_later_turn(redis_urls,
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
         second = agent.call("PING", {}, "console")
         late = admin.blpop([redis_urls.keys.response(first_id)], timeout=10)
-    assert second == {"status": "ok", "result": {"pong": True, "router_id": "r1"}}
+    assert second == {"status": "ok", "result": {"pong": True, "router_id": "r1"}, "outside_text": False}
     assert json.loads(late[1])["status"] == "expired"  # the first command expired; never run
 
 

@@ -68,8 +68,10 @@ def assert_fenced_neutralised_flagged(prompt: str) -> None:
     [
         (
             {"ROUTER_REQUIRE_APPROVAL": "DELETE_POST"},
-            {"DELETE_POST": ("pending_approval", "approval_required"), "CREATE_POST": ("ok", None)},
-            [LEAK],
+            # The turn had read the notifications and the post's words are not the owner's: it waits too.
+            {"DELETE_POST": ("pending_approval", "approval_required"),
+             "CREATE_POST": ("pending_approval", "approval_required")},
+            [],
         ),
         (
             {"ROUTER_KILL_SWITCH": "true"},

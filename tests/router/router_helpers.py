@@ -14,6 +14,7 @@ from pathlib import Path
 import redis
 
 from protocol import CommandEnvelope
+from protocol.origin import OWNER, Origin
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
 from router.registry import Skill
@@ -23,6 +24,8 @@ from tests.support.router_test_skills import TEST_SKILLS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MY_SKILLS: dict[str, Skill] = {"PING": PING, "NOTE": NOTE, **TEST_SKILLS}
+# The owner typing at the console, having read nothing from outside: what most tests send.
+OWNER_TURN = Origin(OWNER, "console")
 
 
 def router_env(router_url: str, data_dir: Path, router_id: str = "r1", **extra: str) -> dict[str, str]:
@@ -104,8 +107,8 @@ def wait_until(predicate, what: str, deadline_seconds: float = 60.0, interval: f
 
 
 def push(admin: redis.Redis, keys, action: str, params: dict, ttl: float = 120,
-         conversation: str = "t") -> str:
-    envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=ttl)
+         conversation: str = "t", origin: Origin | None = OWNER_TURN) -> str:
+    envelope = CommandEnvelope.new(action, params, conversation, ttl_seconds=ttl, origin=origin)
     admin.lpush(keys.command_queue, envelope.to_json())
     return envelope.id
 

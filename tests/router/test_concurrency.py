@@ -5,7 +5,7 @@ import pytest
 
 from protocol import CommandEnvelope
 from router.registry import discover_skills
-from tests.router.router_helpers import WorkerThread, reply_of, settings_for
+from tests.router.router_helpers import OWNER_TURN, WorkerThread, reply_of, settings_for
 from tests.support.fake_moltbook import FakeMoltbook
 from tests.support.fake_x import ME_ID, FakeX
 
@@ -30,7 +30,7 @@ def fast_x():
 
 
 def push(admin, keys, action, params, ttl):
-    envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=ttl)
+    envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=ttl, origin=OWNER_TURN)
     admin.lpush(keys.command_queue, envelope.to_json())
     return envelope.id
 

@@ -35,6 +35,7 @@ def keys(redis_urls):
 
 
 def approval_settings(redis_urls, tmp_path, router_id="r1", **extra):
+    extra.setdefault("ROUTER_CHAT_APPROVALS", "true")
     return settings_for(redis_urls.router_url, tmp_path, router_id, ROUTER_REQUIRE_APPROVAL="NOTE", **extra)
 
 
@@ -226,10 +227,13 @@ def test_every_command_is_audited_chained_and_mirrored(redis_urls, admin, keys, 
         "refused: expired",
         "refused: malformed",
     ]
-    assert records[0]["origin"] == {"channel": "console", "conversation": "console"}
+    assert records[0]["origin"] == {
+        "channel": "console", "conversation": "console", "kind": "owner", "via": "console", "taint": []
+    }
     assert records[1]["effect"] == {"platform": "router", "kind": "post", "target": None}
     assert records[1]["text"] == "needs the owner" and records[1]["approval_id"]
-    assert records[2]["origin"] == "autonomy"
+    assert records[2]["origin"]["conversation"] == "autonomy"
+    assert records[3]["origin"]["kind"] == "unknown"  # sent without an origin
     stream = [json.loads(fields["line"]) for _id, fields in admin.xrange(keys.audit_stream)]
     assert stream == records
 
@@ -326,6 +330,27 @@ def test_with_chat_approvals_off_even_the_right_code_is_refused_and_the_control_
         approvals.decide(control, keys, approval_id, "approve", "dashboard")
         wait_until(lambda: note_lines(tmp_path), "the note the dashboard approved")
     assert len(note_lines(tmp_path)) == 1
+
+
+def test_by_default_the_agent_login_reads_no_code_and_cannot_approve_its_own_held_command(
+    redis_urls, admin, control, keys, tmp_path
+):
+    settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")
+    agent = redis.Redis.from_url(redis_urls.agent_url, decode_responses=True)
+    try:
+        with WorkerThread(settings):
+            approval_id = ask(admin, keys)
+            raw = agent.lmove(keys.owner_notices, keys.owner_notices_inflight, "RIGHT", "LEFT")
+            assert json.loads(raw)["owner_code"] == ""  # the whole notice, as the agent login reads it
+            with pytest.raises(redis.exceptions.NoPermissionError):
+                agent.get(keys.approval(approval_id))
+            params = {"approval_id": approval_id, "decision": "approve", "code": ""}
+            reply = reply_of(admin, keys, push(admin, keys, "APPROVAL_DECISION", params))
+            assert reply["status"] == "denied" and reply["error"] == "approval_refused"
+            assert note_lines(tmp_path) == []
+            assert [v["state"] for v in approvals.pending(control, keys)] == ["pending"]
+    finally:
+        agent.close()
 
 
 @pytest.mark.parametrize("value", ["maybe", "2", "enabled"])

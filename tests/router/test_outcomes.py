@@ -9,7 +9,7 @@ import pytest
 
 from protocol import CommandEnvelope, intent_key
 from router.registry import discover_skills
-from tests.router.router_helpers import WorkerThread, reply_of, settings_for
+from tests.router.router_helpers import OWNER_TURN, WorkerThread, reply_of, settings_for
 from tests.support.fake_mastodon import FakeMastodon
 from tests.support.fake_moltbook import FakeMoltbook
 from tests.support.fake_x import ME_ID, FakeX
@@ -47,7 +47,7 @@ def platform(request):
 
 
 def send(admin, keys, action, params, intent=""):
-    envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=60, intent=intent)
+    envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=60, intent=intent, origin=OWNER_TURN)
     admin.lpush(keys.command_queue, envelope.to_json())
     return reply_of(admin, keys, envelope.id)
 

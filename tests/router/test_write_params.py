@@ -13,6 +13,7 @@ from router.pipeline import Pipeline, Planned
 from router.policy.checks import Policy
 from router.redaction import Redactor
 from router.registry import discover_skills
+from tests.router.router_helpers import OWNER_TURN
 
 SKILLS = discover_skills()
 KEY = "moltbook_sk_" + "writeParamsKey98765"
@@ -66,7 +67,7 @@ def test_a_secret_in_any_param_of_a_write_is_refused_before_it_runs(skill_name):
     seen = set()
     for field, params in secret_variants(skill_name):
         seen.add(field)
-        envelope = CommandEnvelope.new(skill_name, params, "t", ttl_seconds=60)
+        envelope = CommandEnvelope.new(skill_name, params, "t", ttl_seconds=60, origin=OWNER_TURN)
         planned = refused.plan(envelope)
         assert isinstance(planned, Planned), (field, planned)
         reply = refused.check(planned, None)

@@ -32,4 +32,5 @@ SKILL = Skill(
     run=auth_test,
     effect=reads,
     effects=on_every_platform("read"),
+    others_words=False,  # the account's own data, or counts
 )

@@ -46,6 +46,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=fetch_post,
-    effect=lambda _params: Effect("bsky", "read"),
+    effect=lambda _params: Effect("bsky", "read", public=True),
     effects=scopes(["bsky"], ["read"]),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.policy.effects import Effect
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
@@ -13,7 +14,6 @@ from router.skills.social_common import (
     open_client,
     params_schema,
     platform_call,
-    reads,
 )
 
 SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
@@ -32,6 +32,7 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=get_post_metrics,
-    effect=reads,
+    effect=lambda params: Effect(params["platform"], "read", public=True),
     effects=on_every_platform("read"),
+    others_words=False,  # the account's own data, or counts
 )

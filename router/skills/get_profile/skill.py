@@ -34,4 +34,5 @@ SKILL = Skill(
     run=get_profile,
     effect=reads,
     effects=on_every_platform("read"),
+    others_words=False,  # the account's own data, or counts
 )

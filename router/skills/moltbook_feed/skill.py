@@ -40,6 +40,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=moltbook_feed,
-    effect=lambda _params: Effect("moltbook", "read"),
+    effect=lambda _params: Effect("moltbook", "read", public=True),
     effects=scopes(["moltbook"], ["read"]),
 )

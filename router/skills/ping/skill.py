@@ -18,6 +18,6 @@ SKILL = Skill(
     schema={"type": "object", "properties": {}, "additionalProperties": False},
     side_effect=False,
     run=ping,
-    effect=lambda _params: Effect(LOCAL_PLATFORM, "read"),
+    effect=lambda _params: Effect(LOCAL_PLATFORM, "read", public=True),
     effects=scopes([LOCAL_PLATFORM], ["read"]),
 )

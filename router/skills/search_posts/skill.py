@@ -39,6 +39,6 @@ SKILL = Skill(
     schema=SCHEMA,
     side_effect=False,
     run=search_posts,
-    effect=lambda _params: Effect("bsky", "read"),
+    effect=lambda _params: Effect("bsky", "read", public=True),
     effects=scopes(["bsky"], ["read"]),
 )

@@ -1,0 +1,128 @@
+"""Whose turn it is and what it has read: the origin the loop code (never the model) states for
+each router command (`protocol.origin`), and the taint a conversation carries.
+
+A turn is tainted from the moment its prompt shows text someone other than the owner wrote: a
+web page, a fetched or searched post, a feed, notifications, a mention, a forwarded message. The
+results of the owner's own writes (a post's URL, "liked") and the owner's own messages do not
+taint. What a turn read is kept with it in the conversation's history, so the taint lasts as long
+as that text can reach a prompt: until the turn leaves the history or the owner clears it
+(/clear). Fresh words the owner types are never tainted: a write whose every published field is
+already in the owner's own messages needs no approval (the router checks this).
+
+The origin travels in a context variable set around each router call, so wrappers in between
+(autonomy's gate, the cost meter) pass it on unchanged; a command sent without one counts as
+tainted at the router.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from agent.memory import one_line
+from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, bounded_words, clip
+
+# Local actions whose results hold no one else's words (the rest may: pages, summaries of them).
+OWN_LOCAL_ACTIONS = frozenset(
+    {"_MEMORY_WRITE", "_MEMORY_FORGET", "_RECORD_VIOLATION", "_NOTE_UNKNOWN", "_PROPOSE_RULE"}
+)
+# The local actions a turn someone else wrote may run: never the browser (memory refuses itself).
+OUTSIDE_TURN_LOCAL_ACTIONS = frozenset(
+    {"_LLM_SUMMARY", "_MEMORY_WRITE", "_MEMORY_FORGET", "_RECORD_VIOLATION", "_NOTE_UNKNOWN", "_PROPOSE_RULE"}
+)
+TARGET_PARAMS = ("url", "uri", "post_id", "query", "submolt", "content", "platform")  # what it read
+READ_KEY = "read"  # a history turn's list of the outside sources it read
+_VIA = re.compile(r"[^a-z0-9_-]")
+
+_current: ContextVar[Origin | None] = ContextVar("safeclaw_command_origin", default=None)
+
+
+@contextlib.contextmanager
+def command_origin(origin: Origin | None) -> Iterator[None]:
+    token = _current.set(origin)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current_origin() -> Origin | None:
+    return _current.get()
+
+
+def via_of(conversation: str) -> str:
+    """The path a conversation's messages come by: its name's first part (console, telegram…)."""
+    via = _VIA.sub("", conversation.split(":", 1)[0].lower())[:32]
+    return via if via and via[0].isalpha() else "other"
+
+
+def turn_source(
+    conversation: str, outside_author: str | None, autonomy_author: str = "", hold_autonomy: bool = False
+) -> Origin:
+    """Who wrote a turn, when the channel said no more than the conversation and the author."""
+    if outside_author is None:
+        return Origin(OWNER, via_of(conversation))
+    if conversation == "autonomy" or (autonomy_author and outside_author == autonomy_author):
+        return Origin(AUTONOMY, "autonomy", author=clip(outside_author, 300), platform="moltbook",
+                      hold_writes=hold_autonomy)
+    via = "mention" if via_of(conversation) in ("bluesky", "bsky") else "forward"
+    return Origin(STRANGER, via, author=clip(one_line(outside_author), 300))
+
+
+def result_label(result: dict[str, Any]) -> str:
+    params = result.get("params")
+    params = params if isinstance(params, dict) else {}
+    target = next((str(params[k])[:200] for k in TARGET_PARAMS if isinstance(params.get(k), str)), "")
+    return clip(f"{result.get('action')} {target}".strip(), 300)
+
+
+def others_words_in(result: Any) -> bool:
+    """Whether an action's result put someone else's words in front of the model: a router read
+    that says so (or says nothing: fail closed), a local action that is not the owner's own."""
+    if not isinstance(result, dict) or result.get("status") != "ok":
+        return False  # a refusal, an error or a held write: the router's words, no one else's
+    action = str(result.get("action", ""))
+    if action.startswith("_"):
+        return action not in OWN_LOCAL_ACTIONS
+    return result.get("outside_text") is not False
+
+
+def sources_read(steps: list[Any]) -> list[str]:
+    """The outside sources a turn's steps read, in order, each once."""
+    found: list[str] = []
+    for step in steps:
+        for result in step.get("results", []) if isinstance(step, dict) else []:
+            if others_words_in(result):
+                label = result_label(result)
+                if label not in found:
+                    found.append(label)
+    return found
+
+
+def conversation_taint(
+    artifact: dict[str, Any], conversation: str, history: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """What outside text the conversation's prompt can show: messages someone else wrote in its
+    history, what earlier turns read, and what the last artifact of this conversation holds."""
+    sources: list[str] = []
+    for turn in history or []:
+        if turn.get("outside_author"):
+            sources.append(f"a message from {one_line(str(turn['outside_author']))[:200]}")
+        read = turn.get(READ_KEY)
+        if isinstance(read, list):
+            sources += [clip(str(s), 300) for s in read]
+    if artifact.get("conversation") == conversation:
+        sources += sources_read(artifact.get("steps", []))
+    return list(dict.fromkeys(sources))
+
+
+def owner_messages(history: list[dict[str, Any]], current: str | None) -> tuple[str, ...]:
+    """The owner's own words a turn may publish without approval: the owner's messages in the
+    history (never a forward, never a notice) and the message being answered, if the owner's."""
+    said = [str(t.get("user", "")) for t in history if not t.get("outside_author") and not t.get("notice")]
+    if current is not None:
+        said.append(current)
+    return bounded_words(said)

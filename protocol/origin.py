@@ -1,0 +1,214 @@
+"""Whose words a command carries: its origin and its taint, in the command envelope.
+
+The agent's loop code (never the model) states, for each router command, who wrote the turn
+that asked for it and what outside text that turn had read before it; the router decides on
+that together with the command's effect (`router.policy.whose_words`).
+
+- `kind` is who wrote the turn: `owner` (the console, Telegram, a slash command, /explain, the
+  router's own one-shot tool), `stranger` (a Bluesky mention, a forwarded message) or
+  `autonomy` (a cycle on the owner's standing rules, fed by other people's posts).
+- `via` names the path for the audit log and the owner: console, telegram, dashboard, cli, mcp,
+  explain, mention, forward, autonomy.
+- A stranger's turn names that person (`author`), the platform and the post it answers
+  (`platform`, `post`) and what they wrote (`author_words`): the only post it may reply to, and
+  the only words besides the owner's that its reply may link to or mention.
+- `taint` lists the outside sources the turn had read before the command (a page, a fetched or
+  searched post, a feed, notifications, a message someone else wrote). Empty: none.
+- `owner_words` are the owner's own messages the turn's prompt shows: a tainted owner turn may
+  publish without approval only what these already say.
+- `hold_writes`: the owner asked for every public write of this path to be approved
+  (`channels.autonomy.approve_public_writes`).
+
+An envelope without an origin counts as an owner turn that read something unknown: tainted.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+OWNER = "owner"
+STRANGER = "stranger"
+AUTONOMY = "autonomy"
+KINDS = (OWNER, STRANGER, AUTONOMY)
+NO_ORIGIN = "no origin was sent with the command (counted as outside text)"
+
+MAX_SOURCES = 64
+MAX_SOURCE_CHARS = 300
+MAX_WORDS = 40
+MAX_WORD_CHARS = 8000
+MAX_LABEL_CHARS = 300
+_VIA = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+class OriginError(ValueError):
+    """An origin on the wire that is not one (wrong type, unknown kind, too long)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str
+    via: str
+    author: str = ""
+    platform: str = ""
+    post: str = ""
+    taint: tuple[str, ...] = ()
+    owner_words: tuple[str, ...] = ()
+    author_words: tuple[str, ...] = ()
+    hold_writes: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise OriginError(f"origin kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        if not isinstance(self.via, str) or not _VIA.fullmatch(self.via):
+            raise OriginError("origin via must be 1-32 lowercase letters, digits, '_' or '-'")
+        for name in ("author", "platform", "post"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or len(value) > MAX_LABEL_CHARS or _CONTROL.search(value):
+                raise OriginError(f"origin {name} must be a line of at most {MAX_LABEL_CHARS} characters")
+        _lines("taint", self.taint, MAX_SOURCES, MAX_SOURCE_CHARS)
+        _lines("owner_words", self.owner_words, MAX_WORDS, MAX_WORD_CHARS)
+        _lines("author_words", self.author_words, MAX_WORDS, MAX_WORD_CHARS)
+        if not isinstance(self.hold_writes, bool):
+            raise OriginError("origin hold_writes must be true or false")
+
+    @property
+    def tainted(self) -> bool:
+        return bool(self.taint) or self.kind != OWNER
+
+    def with_reading(self, sources: Iterable[str]) -> Origin:
+        """The same origin after the turn read more outside text."""
+        taint = tuple(dict.fromkeys([*self.taint, *(clip(s, MAX_SOURCE_CHARS) for s in sources)]))
+        return _replace(self, taint=taint[-MAX_SOURCES:])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "via": self.via, "author": self.author, "platform": self.platform,
+            "post": self.post, "taint": list(self.taint), "owner_words": list(self.owner_words),
+            "author_words": list(self.author_words), "hold_writes": self.hold_writes,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """What the audit log and the owner see: who, by which path, what the turn had read."""
+        shown: dict[str, Any] = {"kind": self.kind, "via": self.via, "taint": list(self.taint)}
+        if self.author:
+            shown["author"] = self.author
+        if self.post:
+            shown["post"] = self.post
+        return shown
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Origin:
+        if not isinstance(data, Mapping):
+            raise OriginError("origin must be a JSON object")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise OriginError(f"origin has unknown field(s): {', '.join(map(str, unknown))[:100]}")
+        try:
+            return cls(
+                kind=data["kind"],
+                via=data["via"],
+                author=data.get("author", ""),
+                platform=data.get("platform", ""),
+                post=data.get("post", ""),
+                taint=_tuple(data.get("taint", ())),
+                owner_words=_tuple(data.get("owner_words", ())),
+                author_words=_tuple(data.get("author_words", ())),
+                hold_writes=data.get("hold_writes", False),
+            )
+        except KeyError as exc:
+            raise OriginError(f"origin needs {exc.args[0]!r}") from None
+
+
+def owner(via: str, owner_words: Iterable[str] = (), taint: Iterable[str] = ()) -> Origin:
+    return Origin(OWNER, via, owner_words=bounded_words(owner_words), taint=tuple(taint))
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise OriginError("origin lists must be JSON lists of strings")
+    return tuple(value)
+
+
+def _lines(name: str, values: Any, most: int, chars: int) -> None:
+    if not isinstance(values, tuple) or len(values) > most:
+        raise OriginError(f"origin {name} must be a list of at most {most} strings")
+    if not all(isinstance(v, str) and len(v) <= chars for v in values):
+        raise OriginError(f"origin {name} must hold strings of at most {chars} characters")
+
+
+def _replace(origin: Origin, **changes: Any) -> Origin:
+    return Origin(**{**origin.__dict__, **changes})
+
+
+def clip(text: str, limit: int) -> str:
+    text = _CONTROL.sub(" ", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bounded_words(messages: Iterable[str]) -> tuple[str, ...]:
+    """The newest messages that fit the wire's bounds, oldest first."""
+    kept = [m[:MAX_WORD_CHARS] for m in messages if isinstance(m, str) and m.strip()]
+    return tuple(kept[-MAX_WORDS:])
+
+
+# -- did these words come from that person? --------------------------------------------------
+_WORD = re.compile(r"\w+")
+# A link or a handle: what a reply can send a reader to, or whom it can call in.
+_LINK = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL with a scheme, or www.
+    r"|(?<![\w@])@[\w.-]+(?:@[\w.-]+)?"  # @handle, @user@instance
+    r"|\b(?:[a-z0-9-]+\.)+(?:[a-z]{2,24})(?:/\S*)?",  # example.com, bsky.app/profile/x
+    re.IGNORECASE,
+)
+_TRAILING = ".,;:!?)]}'\"»”’"
+
+
+def fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(fold(text))
+
+
+def links_and_handles(text: str) -> list[str]:
+    """Every URL, domain and @handle in the text, folded, without trailing punctuation."""
+    found = []
+    for match in _LINK.finditer(fold(text)):
+        value = match.group(0).rstrip(_TRAILING)
+        if value and value not in found:
+            found.append(value)
+    return found
+
+
+def said_by(value: str, messages: Iterable[str]) -> bool:
+    """True when `value` is already in one of the messages: its words, in order and next to each
+    other, and each of its links and handles as written. Empty words say nothing: False."""
+    wanted = words_of(value)
+    if not wanted:
+        return False
+    links = links_and_handles(value)
+    for message in messages:
+        words = words_of(message)
+        if _contains(words, wanted) and all(link in fold(message) for link in links):
+            return True
+    return False
+
+
+def _contains(words: list[str], wanted: list[str]) -> bool:
+    size = len(wanted)
+    first = wanted[0]
+    return any(words[i : i + size] == wanted for i, word in enumerate(words) if word == first)
+
+
+def foreign_links(text: str, messages: Iterable[str]) -> list[str]:
+    """The links and handles of `text` that none of the messages holds."""
+    folded = [fold(m) for m in messages]
+    return [link for link in links_and_handles(text) if not any(link in m for m in folded)]
+

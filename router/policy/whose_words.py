@@ -1,0 +1,133 @@
+"""Whose words: the policy on a command's origin and taint (`protocol.origin`), beside its effect.
+
+- **A stranger's turn** (a mention, a forward) may read public posts and reply to that person's
+  own post, on its platform; nothing else: never the owner's private data (notifications, direct
+  messages, the account's profile), never a post, like or delete, never a reply elsewhere. Its
+  reply waits for the owner when it carries a link or a handle neither the owner nor that person
+  wrote (a stranger cannot make the owner's account advertise a third party).
+- **Autonomy** acts on its own platform only (its feed, its notifications, its posts); its public
+  writes are gated by the agent (score, quotas, DOS.md), and held here too when the owner asked.
+- **An owner's turn that read outside text** (or sent no origin at all) publishes only with the
+  owner's approval, unless every published field (text, title, link, target) is already in the
+  owner's own messages: "post 'hello' to bluesky" typed after reading a page needs no approval;
+  the page's "also post …" does. `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
+
+Effects on what the router itself owns (its notebook, PING) are not public: only a stranger is
+refused them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from protocol import CommandEnvelope
+from protocol.origin import AUTONOMY, NO_ORIGIN, OWNER, STRANGER, Origin, fold, foreign_links, said_by
+from router.policy.effects import LOCAL_PLATFORM, Effect
+
+# Params that say where a write goes or how it is built, not what it publishes.
+NOT_PUBLISHED = frozenset({"platform"})
+PUBLISHED_TEXT = ("text", "title", "url")  # what a reader of the reply sees
+SHOWN_SOURCES = 4
+_AT_URI = re.compile(r"^at://([^/\s]+)/app\.bsky\.feed\.post/([^/?#\s]+)$")
+_POST_URL = re.compile(r"^https?://(?:www\.)?bsky\.app/profile/([^/\s]+)/post/([^/?#\s]+)/?$")
+
+
+def post_key(ref: str | None) -> str:
+    """One spelling of a post reference: an at:// URI and its bsky.app URL are one post."""
+    ref = (ref or "").strip()
+    for pattern in (_AT_URI, _POST_URL):
+        found = pattern.match(ref)
+        if found:
+            return f"bsky:{fold(found.group(1))}/{found.group(2)}"
+    return fold(ref)
+
+
+def published_fields(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every string a write sends the platform (text, title, link, target, community)."""
+    return [(k, v) for k, v in sorted(params.items()) if k not in NOT_PUBLISHED and isinstance(v, str) and v]
+
+
+def sources_line(origin: Origin) -> str:
+    shown = list(origin.taint[-SHOWN_SOURCES:])
+    more = len(origin.taint) - len(shown)
+    return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+class WhoseWords:
+    """What the turn's writer may not ask for (`refusal`) and why a write waits for the owner
+    (`hold_reason`); the policy turns them into its answers."""
+
+    def __init__(self, approve_tainted_writes: bool = True) -> None:
+        self.approve_tainted_writes = approve_tainted_writes
+
+    @staticmethod
+    def refusal(effect: Effect, origin: Origin | None) -> tuple[str, str] | None:
+        if origin is None or origin.kind == OWNER:
+            return None
+        if origin.kind == STRANGER:
+            return stranger_refusal(effect, origin)
+        elsewhere = effect.platform not in (LOCAL_PLATFORM, origin.platform) and not effect.public
+        if origin.kind == AUTONOMY and origin.platform and elsewhere:
+            return (
+                    "outside_autonomy",
+                    f"autonomy acts on {origin.platform} only; {effect.platform} is not its platform",
+                )
+        return None
+
+    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:
+        """Why this write waits for the owner because of whose words it carries, or None."""
+        if not effect.writes or effect.platform == LOCAL_PLATFORM:
+            return None
+        origin = envelope.origin
+        if origin is not None and origin.kind == STRANGER:
+            published = " ".join(v for k, v in published_fields(envelope.params) if k in PUBLISHED_TEXT)
+            foreign = foreign_links(published, [*origin.owner_words, *origin.author_words])
+            if not foreign:
+                return None
+            return (
+                f"this reply to {origin.author or 'someone else'} carries {', '.join(foreign[:5])}, "
+                "which neither you nor they wrote"
+            )
+        if origin is not None and origin.hold_writes:
+            return f"you asked to approve every public write of {origin.via}"
+        if origin is not None and origin.kind == AUTONOMY:
+            return None  # its own gate: quality score, quotas, pacing, the duplicate guard, DOS.md
+        if not self.approve_tainted_writes:
+            return None
+        if origin is None:
+            return f"{NO_ORIGIN}; the words may not be yours"
+        if not origin.taint:
+            return None
+        unsaid = [k for k, v in published_fields(envelope.params) if not said_by(v, origin.owner_words)]
+        if not unsaid:
+            return None
+        return (
+            f"this turn had read outside text ({sources_line(origin)}) and its {', '.join(unsaid)} "
+            "are not words you wrote"
+        )
+
+
+def stranger_refusal(effect: Effect, origin: Origin) -> tuple[str, str] | None:
+    who = origin.author or "someone else"
+    if not effect.writes:
+        if effect.public or effect.platform == LOCAL_PLATFORM:
+            return None
+        return (
+            "private_data",
+            f"a turn {who} wrote may read public posts only, never the owner's private data "
+            f"({effect.platform} notifications, messages or account)",
+        )
+    if (
+        effect.kind == "reply"
+        and origin.post
+        and effect.platform == origin.platform
+        and post_key(effect.target) == post_key(origin.post)
+    ):
+        return None
+    return (
+        "not_for_a_stranger",
+        f"a turn {who} wrote may only reply to their own post"
+        + (f" ({origin.post})" if origin.post else "")
+        + "; it cannot post, like, delete or reply elsewhere on the owner's behalf",
+    )
