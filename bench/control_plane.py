@@ -2,8 +2,9 @@
 
 - audit log: lines appended per second and each append's latency with the group commit (fsync
   every 100 ms), with an fsync per line and with none; lines verified per second (`router.audit.log`);
-- dashboard: latency of GET /api/status and /api/activity?limit=50 on the real dashboard
-  process (uvicorn), with 1,000 audit lines in the stream;
+- dashboard (bench/dashboard_load.py): GET /api/status, /api/approvals and /api/activity p50
+  with 1, 100 and 1,000 pending approvals and audit lines, the Redis commands per request, and
+  the dashboard's CPU with no live stream and with 10 idle ones;
 - kill switch: time from the owner's flip to the first command a real router denies.
 
 Starts its own redis-server (ACL users) and processes. Prints the figures and writes
@@ -26,17 +27,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import redis
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench import dashboard_load  # noqa: E402
 from protocol import CommandEnvelope, Keys  # noqa: E402
-from router.audit.log import DEFAULT_SYNC_SECONDS, AuditLog, canonical, verify_directory  # noqa: E402
+from router.audit.log import DEFAULT_SYNC_SECONDS, AuditLog, verify_directory  # noqa: E402
 from router.policy import kill_switch  # noqa: E402
-from scripts.stack_dashboard import DashboardPlan, wait_until_serving  # noqa: E402
-from scripts.stack_redis import free_port  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results" / "control_plane.json"
@@ -102,51 +101,6 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def dashboard_figures(server: RedisServer, requests: int, folder: Path) -> dict[str, Any]:
-    admin = server.admin_client()
-    keys = Keys()
-    for i in range(1000):
-        admin.xadd(keys.audit_stream, {"line": canonical({"seq": i, "status": "ok", "action": "PING"})})
-    port = free_port()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "REDIS_URL": server.control_url,
-        "DASHBOARD_TOKEN": TOKEN,
-        "DASHBOARD_PORT": str(port),
-        "SAFECLAW_LOG_DIR": str(folder),
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO_ROOT / "dashboard" / "start_dashboard.py"),
-            "--env-file",
-            "/nonexistent.env",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        started = time.perf_counter()
-        assert wait_until_serving(DashboardPlan(env, "127.0.0.1", port, None), lambda: process.poll() is None)
-        start_s = time.perf_counter() - started
-        figures: dict[str, Any] = {"start_s": round(start_s, 2)}
-        with httpx.Client(
-            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"}
-        ) as c:
-            for path in ("/api/status", "/api/activity?limit=50"):
-                samples = []
-                for _ in range(requests):
-                    begin = time.perf_counter()
-                    assert c.get(path).status_code == 200
-                    samples.append(time.perf_counter() - begin)
-                figures[path] = percentiles(samples)
-        return figures
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
 def kill_switch_figures(server: RedisServer, folder: Path, flips: int = 20) -> dict[str, Any]:
     keys = Keys()
     env = {
@@ -187,7 +141,7 @@ def kill_switch_figures(server: RedisServer, folder: Path, flips: int = 20) -> d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=20000)
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--requests", type=int, default=200)
     args = parser.parse_args()
     results: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
@@ -197,7 +151,7 @@ def main() -> int:
     server.start()
     try:
         with tempfile.TemporaryDirectory() as folder:
-            results["dashboard"] = dashboard_figures(server, args.requests, Path(folder))
+            results["dashboard"] = dashboard_load.figures(server, TOKEN, args.requests, Path(folder))
             results["kill_switch"] = kill_switch_figures(server, Path(folder))
     finally:
         server.cleanup()

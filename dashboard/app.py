@@ -39,6 +39,7 @@ STATIC = DASHBOARD_DIR / "static"
 STATIC_NAME = re.compile(r"[a-z][a-z0-9_-]{0,40}\.(?:html|js|css)")
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 STREAM_KEEPALIVE_SECONDS = 15.0
+STATUS_EVERY_SECONDS = 5.0
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -230,11 +231,29 @@ class Dashboard(OwnerActions):
             self.hub.unsubscribe(queue)
 
     def look(self, last_sent: dict[str, str]) -> list[str]:
-        """The live stream's tick: new audit lines, and status and approvals when they changed."""
-        self.mirror.sync()  # a page's own request may have taken the new lines in first
+        """The live stream's tick. One round trip asks what moved (the newest audit id, the kill
+        switch, the approvals waiting); new lines are read only when there are some, and the band
+        and the approvals when something moved or every STATUS_EVERY_SECONDS (a router that stops
+        beating changes nothing in Redis)."""
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.xrevrange(self.keys.audit_stream, count=1)
+        pipe.get(self.keys.kill_switch)
+        pipe.zcard(self.keys.approvals_pending)
+        newest_line, kill, waiting = pipe.execute()
+        found: list[str] = []
+        newest_id = str(newest_line[0][0]) if newest_line else "0-0"
+        if newest_id != last_sent.get("stream_id"):
+            last_sent["stream_id"] = newest_id
+            self.mirror.sync()  # a page's own request may have taken the new lines in first
         newest, items = self.mirror.after(last_sent.get("activity_id"))
         last_sent["activity_id"] = newest
-        found = [event("activity", item) for item in items]
+        found += [event("activity", item) for item in items]
+        moved = json.dumps([kill, waiting, newest_id])
+        due = time.monotonic() >= float(last_sent.get("status_due", "0"))
+        if moved == last_sent.get("moved") and not due:
+            return found
+        last_sent["moved"] = moved
+        last_sent["status_due"] = str(time.monotonic() + STATUS_EVERY_SECONDS)
         status = self._status()
         found += self._changed(last_sent, "status", {k: v for k, v in status.items() if k != "ts"}, status)
         if status.get("pending_approvals") is not None:
