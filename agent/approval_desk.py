@@ -27,6 +27,7 @@ from protocol import Keys
 log = logging.getLogger("safeclaw.agent.approvals")
 APPROVAL_DECISION = "APPROVAL_DECISION"
 MAX_TAKEN = 50
+HELD_DAYS = 8  # how long a held command's entry is kept here at most (the router's own ttl is shorter)
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class ApprovalDesk:
             return
         pending = self._load()
         if data.get("type") == "approval_requested":
-            pending[ident] = {
+            pending[ident] = {**pending.get(ident, {}),
                 "code": str(data.get("owner_code") or ""),
                 "expires_at": data.get("expires_at", 0),
                 "summary": notice_text({**data, "type": "summary"}).split("\n")[0],
@@ -171,20 +172,52 @@ class ApprovalDesk:
             return
         self._save(pending)
 
+    def note_held(self, observation: dict[str, Any], action: str, params: dict[str, Any]) -> None:
+        """A command the router just held (its reply said so): known here at once, before its
+        notice (and the code a decision needs) arrives a moment later."""
+        ident = str(observation.get("approval_id") or "")
+        if observation.get("status") != "pending_approval" or not ident:
+            return
+        try:
+            pending = self._load()
+            if ident not in pending:
+                pending[ident] = {"code": "", "expires_at": time.time() + HELD_DAYS * 24 * 3600,
+                                  "action": action, "platform": params.get("platform"),
+                                  "text": str(params.get("text") or "")[:200]}
+                self._save(pending)
+        except redis.RedisError as exc:  # the notice brings it all the same
+            log.warning("could not note held approval %s: %s", ident, type(exc).__name__)
+
+    def waiting(self) -> list[str]:
+        """The ids the router holds for the owner's decision: its own list (the one `./safeclaw
+        approvals` and the dashboard read) is the only word on what waits."""
+        return [str(ident) for ident in self.conn.zrange(self.keys.approvals_pending, 0, -1)]
+
     def pending_lines(self) -> list[str]:
-        pending = self._load()
-        if not pending:
+        waiting = self.waiting()
+        if not waiting:
             return ["No approval is waiting for you."]
-        return [
-            f"{ident}: {p.get('action')} on {p.get('platform')}: {p.get('text', '')}"
-            for ident, p in pending.items()
-        ]
+        known = self._load()
+        lines = []
+        for ident in waiting:
+            entry = known.get(ident)
+            if entry is None:
+                lines.append(f"{ident}: waiting for your decision (its details: ./safeclaw approvals or "
+                             "the dashboard)")
+                continue
+            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"))
+            text = escaped(str(entry.get("text") or ""))
+            lines.append(f"{ident}: {what}" + (f": {text}" if text else ""))
+        return lines
 
     def decide(self, approval_id: str, decision: str, conversation: str) -> str:
         """Relay the owner's decision; returns the line to answer them with."""
         entry = self._load().get(approval_id.strip())
-        if entry is None:
+        if entry is None or approval_id.strip() not in self.waiting():
             return f"No approval {approval_id!r} is waiting here (see /approvals)."
+        if not entry.get("code") and entry.get("summary") is None:  # its notice is on its way
+            return (f"{approval_id.strip()} is waiting, and its notice has not reached me yet: try again "
+                    f"in a moment, or decide with ./safeclaw {decision} {approval_id.strip()}.")
         if not entry.get("code"):
             return (
                 f"The router takes no decisions from a chat: decide {approval_id.strip()} on the dashboard "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -42,6 +43,8 @@ class RouterClient:
         self.timeout = timeout
         self.outbox = outbox  # commands recorded before sending, so a restart learns their outcome
         self.in_flight: set[str] = set()  # ids a call is waiting on now
+        # Told of each command the router holds for the owner's approval (the approval desk).
+        self.on_held: Callable[[Observation, str, dict[str, Any]], None] | None = None
         self.conn = redis.Redis.from_url(
             redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=timeout + 5,
             retry=Retry(NoBackoff(), 0),
@@ -71,6 +74,8 @@ class RouterClient:
         if self.outbox is not None and result.get("status") != "unknown":
             with contextlib.suppress(NotSavedError):  # kept in memory; the collector finds no reply
                 self.outbox.remove(envelope.id)
+        if result.get("status") == "pending_approval" and self.on_held is not None:
+            self.on_held(result, action, params)
         return result
 
     def _send_and_wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:

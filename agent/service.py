@@ -293,7 +293,10 @@ def build_desk(settings: AgentSettings, loop: AgentLoop) -> Any:
         return None
     from agent.approval_desk import ApprovalDesk
 
-    return ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
+    desk = ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
+    if isinstance(loop.router, RouterClient):
+        loop.router.on_held = desk.note_held  # /approvals knows a held command at once
+    return desk
 
 
 def enabled_channels(settings: AgentSettings) -> list[str]:

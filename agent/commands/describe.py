@@ -63,6 +63,7 @@ def the_thing(action: str, platform: Any, reply: bool = False) -> str:
         return f"your like on {where}"
     if action == "DELETE_POST":
         return f"the deletion of your post on {where}"
+    platform = None if platform == "router" else platform  # the router's own notebook: no platform
     return f"your request to {asking(action, platform=platform)}"
 
 

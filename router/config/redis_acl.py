@@ -64,6 +64,8 @@ def agent_user(keys: Keys, password: str) -> str:
             [f"~{keys.response_prefix}*", "+blpop", "+lpop", "+del", "+llen"],
             [f"~{keys.agent_prefix}*", "+set", "+get", "+expire", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
+            # Which approvals wait (ids and expiry only): /approvals and `./safeclaw approvals` agree.
+            [f"%R~{keys.approvals_pending}", "+zrange"],
             # Owner notices: take one into its in-flight list, deliver it, then drop it.
             [f"~{keys.owner_notices}", f"~{keys.owner_notices_inflight}", "+lmove", "+llen"],
             [f"~{keys.owner_notices_inflight}", "+lrange", "+lrem", "+llen"],

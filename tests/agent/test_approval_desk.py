@@ -54,7 +54,7 @@ def test_owner_approves_with_a_slash_command_and_it_runs_once(stack, workspace):
     wait_until(lambda: note_lines(data), "the approved note")
     [settled] = wait_until(desk.take, "the outcome notice")
     assert settled.data["state"] == "approved"
-    assert notice_text(settled.data).startswith("Approved: your request to note on router is out")
+    assert notice_text(settled.data).startswith("Approved: your request to note is out")
     assert "No approval" in commands.handle("console", "/approvals")
     assert "No approval" in commands.handle("console", f"/approve {approval_id}")
     assert len(note_lines(data)) == 1
@@ -178,3 +178,28 @@ def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent
         assert refused["status"] == "denied" and "ROUTER_CHAT_APPROVALS" in refused["message"]
     client.close()
     assert note_lines(tmp_path / "router") == []
+
+
+def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, workspace, redis_urls):
+    """Issue 21, item 8: right after a post was held, /approvals said "No approval is waiting for
+    you." while `./safeclaw approvals` listed it (the console knew only what notices had brought)."""
+    from router.policy import approvals
+    from scripts.control_cli import list_approvals
+
+    client, desk, _ = stack
+    client.on_held = desk.note_held
+    loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
+    commands = CommandDispatcher(loop, None, desk)
+    approval_id = held(client, "console")  # no notice taken yet: the desk knows from the reply
+    listed = commands.handle("console", "/approvals")
+    assert listed.startswith(f"{approval_id}: your request to note: a held note"), listed
+    control = redis_urls.admin_client()
+    try:
+        assert [view["id"] for view in approvals.pending(control, redis_urls.keys)] == [approval_id]
+        assert approval_id in "\n".join(list_approvals(control, redis_urls.keys))
+        # Decided elsewhere (the dashboard, the command line): the console says so at once too.
+        approvals.decide(control, redis_urls.keys, approval_id, "deny", "owner (test)")
+        wait_until(lambda: not approvals.pending(control, redis_urls.keys), "the router settles it")
+    finally:
+        control.close()
+    assert commands.handle("console", "/approvals") == "No approval is waiting for you."

@@ -50,8 +50,8 @@ def test_notices_reach_the_conversation_that_asked(redis_urls, workspace, tmp_pa
         await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(scenario())
-    assert console.sent == [("console", "Denied: CREATE_POST on bsky was not run (denied by dashboard).")]
+    assert console.sent == [("console", "Denied: your Bluesky post was not run (denied by dashboard).")]
     admin = redis_urls.admin_client()
     assert admin.llen(keys.owner_notices) == 0 and admin.llen(keys.owner_notices_inflight) == 0
     alerts = (workspace.root / "logs" / "owner_alerts.jsonl").read_text()
-    assert "Denied: CREATE_POST" in alerts
+    assert "Denied: your Bluesky post" in alerts

@@ -45,8 +45,12 @@ AGENT_ALLOWED = [
     ("get router heartbeat", lambda c: c.get(HB)),
     ("scan router heartbeats", lambda c: c.scan(0, match=KEYS.router_heartbeat("*"))),
     ("ping", lambda c: c.ping()),
+    ("zrange the approvals waiting", lambda c: c.zrange(KEYS.approvals_pending, 0, -1)),
 ]
 AGENT_REFUSED = [
+    ("zadd the approvals waiting", lambda c: c.zadd(KEYS.approvals_pending, {"a1": 1.0})),
+    ("zrem the approvals waiting", lambda c: c.zrem(KEYS.approvals_pending, "a1")),
+    ("get an approval record (its code digest)", lambda c: c.get(KEYS.approval("a" * 32))),
     ("blmove queue", lambda c: c.blmove(QUEUE, PROC, 0.01)),
     ("lrange queue", lambda c: c.lrange(QUEUE, 0, -1)),
     ("rpop queue", lambda c: c.rpop(QUEUE)),
