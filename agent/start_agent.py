@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +17,19 @@ if sys.path and Path(sys.path[0]).resolve() == REPO_ROOT / "agent":
     sys.path.pop(0)
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+
+def use_the_installed_python() -> None:
+    """Started by a Python without SafeClaw's packages (`python3 agent/start_agent.py` on a fresh
+    machine), run again with the one `./safeclaw install` made: a command works as the README writes it."""
+    installed = REPO_ROOT / ".venv" / "bin" / "python"
+    if (importlib.util.find_spec("redis") is None and installed.exists()
+            and not os.environ.get("SAFECLAW_INSTALLED_PYTHON")):
+        os.environ["SAFECLAW_INSTALLED_PYTHON"] = str(installed)  # once: never a loop
+        os.execv(installed, [str(installed), *sys.argv])
+
+
+use_the_installed_python()
 
 from dotenv import load_dotenv  # noqa: E402
 

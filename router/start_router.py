@@ -7,6 +7,8 @@ until SIGTERM or Ctrl-C, after which it finishes the command in hand and exits 0
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +19,19 @@ REPO_ROOT = ROUTER_DIR.parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROUTER_DIR]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+
+def use_the_installed_python() -> None:
+    """Started by a Python without SafeClaw's packages (`python3 router/start_router.py` on a fresh
+    machine), run again with the one `./safeclaw install` made: a command works as the README writes it."""
+    installed = REPO_ROOT / ".venv" / "bin" / "python"
+    if (importlib.util.find_spec("redis") is None and installed.exists()
+            and not os.environ.get("SAFECLAW_INSTALLED_PYTHON")):
+        os.environ["SAFECLAW_INSTALLED_PYTHON"] = str(installed)  # once: never a loop
+        os.execv(installed, [str(installed), *sys.argv])
+
+
+use_the_installed_python()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402

@@ -69,6 +69,10 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    if {"-h", "--help"} & set(argv):
+        print("usage: ./safeclaw compose-init [FOLDER]: write the Redis users, passwords and the "
+              "dashboard token docker compose needs (in FOLDER, the repository by default)")
+        return 0
     root = Path(argv[0]) if argv else REPO_ROOT
     files = init(root)
     print(f"Redis users for docker compose are ready in {files[0].parent} "

@@ -122,6 +122,9 @@ def run(
 ) -> int:
     environ = os.environ if environ is None else environ
     command, args = argv[0], argv[1:]
+    if {"-h", "--help"} & set(args):
+        print(__doc__.split("\n\n")[1])
+        return 0
     try:
         if command == "audit":
             if args != ["verify"]:
