@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from dashboard import activity, approvals_view, charts, readers, state, workspace_reads
+from dashboard import activity, approvals_view, audit_files, charts, readers, state, workspace_reads
 from dashboard.audit_mirror import AuditMirror
 from dashboard.guard import RequestGuard
 from dashboard.live import LiveHub, event
@@ -147,10 +147,7 @@ class Dashboard(OwnerActions):
         return readers.stats(self.conn, self.keys, self.router_keys.get(self.conn), time.time())
 
     def _activity(self, query: dict[str, str], before: str | None, limit: int) -> dict[str, Any]:
-        self.mirror.sync()
-        words = query.get("q", "").lower().split()[:10]
-        items, older, ran_out = self.mirror.page(query, words, before, limit)
-        return {"activity": items, "older": older, "end": ran_out and older is None}
+        return audit_files.activity_page(self.mirror, self.settings.audit_dir, query, before, limit)
 
     def _charts(self) -> dict[str, Any]:
         now = time.time()
@@ -184,7 +181,7 @@ class Dashboard(OwnerActions):
         if not raw.isdigit() or not 1 <= int(raw) <= 1000:
             raise ApiError(400, "limit must be a whole number from 1 to 1000")
         before = params.get("before") or None
-        if before is not None and not STREAM_ID.fullmatch(before):
+        if before is not None and not (STREAM_ID.fullmatch(before) or audit_files.parse_cursor(before)):
             raise ApiError(400, "before must be an activity id from an earlier page")
         query = {name: params.get(name, "")[:100] for name in (*activity.FILTERS, "q")}
         return self.json(await self.run(self._activity, query, before, int(raw)))

@@ -5,6 +5,7 @@ import { api, el, link, when, showError } from "./dom.js";
 
 const PAGE = 50;
 let older = null;
+let filesReadable = false;
 
 export function activityItem(a) {
   const decision = a.decision ? "policy: " + a.decision + (a.error && !a.decision.startsWith("refused") ? ` (${a.error})` : "") : "";
@@ -20,7 +21,8 @@ export function activityItem(a) {
 function summarise() {
   const shown = document.querySelectorAll("#activity li.record").length;
   document.getElementById("activity-summary").textContent =
-    `${shown} line(s) shown${filtered() ? " matching the filters" : ""}` + (older ? "; older ones below" : "; that is all");
+    `${shown} line(s) shown${filtered() ? " matching the filters" : ""}` + (older ? "; older ones below"
+      : filesReadable ? "; that is the whole audit log" : "; that is all the dashboard holds (the routers' audit files keep every line: ./safeclaw audit verify)");
 }
 
 function filters() {
@@ -39,6 +41,7 @@ export async function loadActivity(more) {
     const page = await api("/api/activity?" + params.toString());
     renderActivity(page.activity, more ? "append" : "replace");
     older = page.older;
+    filesReadable = page.files === true;
     const button = document.getElementById("activity-older");
     button.hidden = !older;
     summarise();

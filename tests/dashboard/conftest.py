@@ -71,6 +71,7 @@ def dashboard(redis_urls, tmp_path):
         "DASHBOARD_PORT": str(port),
         "SAFECLAW_LOG_DIR": str(tmp_path / "logs"),
         "SAFECLAW_WORKSPACE": str(tmp_path / "workspace"),
+        "DASHBOARD_AUDIT_DIR": str(tmp_path / "audit"),
     }
     log = (tmp_path / "dashboard.stderr").open("wb")
     process = subprocess.Popen(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 import pytest
@@ -26,6 +27,7 @@ def settings(redis_urls, tmp_path):
             "REDIS_URL": redis_urls.control_url,
             "DASHBOARD_TOKEN": TOKEN,
             "DASHBOARD_GOVERNANCE_DIR": str(tmp_path / "gov"),
+            "DASHBOARD_AUDIT_DIR": str(tmp_path / "audit"),
         }
     )
 
@@ -107,6 +109,21 @@ def test_no_cookie_no_cors_and_security_headers(api):
         "/api/kill", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
     )
     assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_the_page_has_no_inline_script_or_style_and_the_policy_allows_none(anon):
+    from dashboard.settings import DASHBOARD_DIR
+
+    policy = anon.get("/").headers["content-security-policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
+    assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+    assert "unsafe" not in policy and "data:" not in directives["script-src"]
+    for path in (DASHBOARD_DIR / "static").iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"<script(?![^>]*\bsrc=)", text), f"inline script in {path.name}"
+        assert not re.search(r"<style|\sstyle=|\son[a-z]+=", text), f"inline style or handler in {path.name}"
+        assert "innerHTML" not in text and "insertAdjacentHTML" not in text and "eval(" not in text
+        assert anon.get(f"/static/{path.name}").headers["content-security-policy"] == policy
 
 
 def parts(body) -> dict[str, dict]:
@@ -274,6 +291,38 @@ def test_activity_reads_in_words_with_filters_and_paging(api, redis_urls):
     assert {a["origin_words"] for a in by_telegram} == {"from Telegram (chat 1)"}
     found = api.get("/api/activity", params={"q": "HELLO world", "limit": 1000}).json()["activity"]
     assert len(found) == 30 and all(a["text"] == "hello world" for a in found)
+
+
+def test_paging_goes_on_past_the_stream_into_the_routers_audit_files(api, redis_urls, tmp_path):
+    """The stream holds the last lines; the routers' files hold every line (rotated ones too)."""
+    from router.audit.log import AuditLog
+
+    now = time.time()
+    for router_id, offset in (("r1", 0.0), ("r2", 0.5)):
+        log = AuditLog(tmp_path / "audit", router_id, max_bytes=4000, sync_seconds=None)
+        for i in range(40):
+            record = json.loads(audit_line("post", "ok", f"{router_id} old {i}", "bsky"))
+            log.append({**record, "router": router_id, "ts": now - 10_000 + i * 10 + offset})
+        log.close()
+    assert len(list((tmp_path / "audit").glob("r1.*.jsonl"))) >= 2  # rotated: a chain of files
+    admin = redis_urls.admin_client()
+    for i in range(30):
+        admin.xadd(KEYS.audit_stream, {"line": audit_line("like", "ok", f"new {i}", "x")})
+    seen, cursor = [], None
+    while True:
+        params = {"limit": 25, **({"before": cursor} if cursor else {})}
+        page = api.get("/api/activity", params=params).json()
+        assert page["files"] is True
+        seen += page["activity"]
+        cursor = page["older"]
+        if cursor is None:
+            break
+    texts = [a["text"] for a in seen]
+    assert len(texts) == 110 and len(set(texts)) == 110
+    assert texts[:30] == [f"new {i}" for i in reversed(range(30))]
+    assert texts[30:32] == ["r2 old 39", "r1 old 39"] and texts[-1] == "r1 old 0"  # merged by time
+    found = api.get("/api/activity", params={"q": "r2 old 7", "before": "t" + repr(now)}).json()["activity"]
+    assert [a["text"] for a in found] == ["r2 old 37", "r2 old 27", "r2 old 17", "r2 old 7"]
 
 
 def test_dry_run_lines_are_marked(api, redis_urls):

@@ -310,3 +310,21 @@ def test_an_approval_shows_every_field_the_reply_it_answers_and_what_the_turn_ha
     browser.execute_script(f"document.querySelector('{card}').scrollIntoView()")
     both_widths(browser, "cockpit-8-full-payload")
     no_serious_findings(browser)
+
+
+def test_the_content_security_policy_stops_an_inline_script_in_the_page(redis_urls, dashboard, browser):
+    """Were markup ever to get in, the browser itself refuses to run an inline script or handler."""
+    browser.get(dashboard + f"#token={TOKEN}")
+    until(browser, "document.getElementById('band').dataset.level !== 'unknown'", "the band")
+    browser.execute_script(
+        "window.__violations = [];"
+        "document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective));"
+        "const s = document.createElement('script'); s.textContent = 'window.__ran = 1'; document.body.append(s);"
+        "const i = document.createElement('img'); i.setAttribute('onerror', 'window.__ran = 2'); i.src = 'data:,'; document.body.append(i);"
+    )
+    until(
+        browser,
+        "window.__violations.filter((v) => v.startsWith('script-src')).length >= 2",
+        "the policy to report the script and the handler",
+    )
+    assert browser.execute_script("return window.__ran") is None
