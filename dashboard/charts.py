@@ -218,6 +218,9 @@ def cost_per_day(days: dict[str, float], budget: float | None, now: float) -> st
             **{"text-anchor": "end", "class": "value budget-label"},
         )
     _text(svg, left, 236, f"Total over 30 days: ${total:.2f}", **{"class": "legend"})
+    if not total:
+        words = "No LLM cost recorded in the last 30 days"
+        _text(svg, width / 2, (top + bottom) / 2, words, **{"text-anchor": "middle", "class": "empty"})
     return _render(svg)
 
 

@@ -135,7 +135,8 @@ def status(raw: dict[str, Any] | None, now: float, redis_error: str = "") -> dic
         level, headline = "setup", setup["words"]
     else:
         level = ("green", "amber", "red")[worst]
-        headline = ("All is well", "Something needs a look", "Something is wrong")[worst]
+        named = ", ".join(p["title"] for p in parts if SEVERITY.get(p["state"], 1) == worst)
+        headline = ("All is well", f"Needs a look: {named}", f"Something is wrong: {named}")[worst]
     return {
         "level": level,
         "headline": headline,

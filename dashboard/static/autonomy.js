@@ -14,6 +14,6 @@ export async function loadAutonomy() {
   document.getElementById("autonomy").replaceChildren(...facts);
   const cycles = a.cycles.map((c) => el("li", { "data-outcome": c.outcome },
     el("strong", {}, `Cycle ${c.cycle ?? "?"} · ${when(c.ts)}: `), c.words, ` (${c.details})`,
-    c.detail ? el("span", { class: "meta" }, " " + c.detail) : null));
+    c.detail ? el("span", { class: "meta" }, " — " + c.detail) : null));
   document.getElementById("cycles").replaceChildren(...(cycles.length ? cycles : [el("li", { class: "empty" }, "No cycle yet.")]));
 }

@@ -7,16 +7,16 @@ import { renderApprovals } from "./approvals.js";
 import { liveActivity, loadActivity, setupActivity } from "./activity.js";
 import { loadCharts } from "./charts.js";
 import { loadAutonomy } from "./autonomy.js";
-import { renderCost, renderGovernance, renderStats, setupRuleForm } from "./panels.js";
+import { renderCost, renderGovernance, setupRuleForm } from "./panels.js";
 
 async function refreshStatus() { renderStatus(await api("/api/status")); }
 async function refreshApprovals() { renderApprovals(await api("/api/approvals"), refreshApprovals); }
 
 async function loadAll() {
-  const [status, approvals, stats, cost, governance] = await Promise.all([
-    api("/api/status"), api("/api/approvals"), api("/api/stats"), api("/api/cost"), api("/api/governance")]);
+  const [status, approvals, cost, governance] = await Promise.all([
+    api("/api/status"), api("/api/approvals"), api("/api/cost"), api("/api/governance")]);
   renderStatus(status); renderApprovals(approvals, refreshApprovals);
-  renderStats(stats); renderCost(cost); renderGovernance(governance);
+  renderCost(cost); renderGovernance(governance);
   await Promise.all([loadActivity(false), loadCharts(), loadAutonomy()]);
 }
 
@@ -26,7 +26,7 @@ function refreshSoon() {
   if (refreshTimer) return;
   refreshTimer = setTimeout(() => {
     refreshTimer = null;
-    Promise.all([api("/api/stats").then(renderStats), loadCharts(), loadAutonomy()]).catch(() => {});
+    Promise.all([api("/api/cost").then(renderCost), loadCharts(), loadAutonomy()]).catch(() => {});
   }, 3000);
 }
 

@@ -1,18 +1,6 @@
-// Quotas per platform, LLM cost, and the governance files with the rule form.
+// LLM cost and the governance files with the rule form.
 "use strict";
 import { api, el, money, showError } from "./dom.js";
-import { platformName } from "./approvals.js";
-
-const KIND_WORDS = { post: "posts", reply: "replies", like: "likes", delete: "deletes" };
-
-export function renderStats(s) {
-  const box = document.getElementById("stats");
-  const platforms = Object.entries(s.platforms || {});
-  if (!platforms.length) { box.replaceChildren(el("p", { class: "hint" }, "No router reports quotas yet.")); return; }
-  box.replaceChildren(...platforms.map(([p, kinds]) => el("p", { "data-platform": p },
-    el("strong", {}, platformName(p) + ": "),
-    Object.entries(kinds).map(([k, v]) => `${v.used} of ${v.limit} ${KIND_WORDS[k] || k}`).join(", "))));
-}
 
 export function renderCost(c) {
   const box = document.getElementById("cost");

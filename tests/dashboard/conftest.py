@@ -72,6 +72,7 @@ def dashboard(redis_urls, tmp_path):
         "SAFECLAW_LOG_DIR": str(tmp_path / "logs"),
         "SAFECLAW_WORKSPACE": str(tmp_path / "workspace"),
         "DASHBOARD_AUDIT_DIR": str(tmp_path / "audit"),
+        "SAFECLAW_CONFIG": str(tmp_path / "config.json"),
     }
     log = (tmp_path / "dashboard.stderr").open("wb")
     process = subprocess.Popen(

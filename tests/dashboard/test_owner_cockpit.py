@@ -328,3 +328,63 @@ def test_the_content_security_policy_stops_an_inline_script_in_the_page(redis_ur
         "the policy to report the script and the handler",
     )
     assert browser.execute_script("return window.__ran") is None
+
+
+def test_the_autonomy_panel_says_on_last_next_paused_and_lists_the_cycles(
+    redis_urls, dashboard, browser, tmp_path
+):
+    now = time.time()
+    workspace = tmp_path / "workspace"
+    (workspace / "autonomy").mkdir(parents=True)
+    (workspace / "logs").mkdir()
+    (tmp_path / "config.json").write_text(
+        json.dumps({"channels": {"autonomy": {"enabled": True, "cycle_interval": 900}}})
+    )
+    pause = {"reason": "quota_exceeded", "since": now - 60, "until": now + 3600, "detail": "moltbook posts"}
+    (workspace / "autonomy" / "state.json").write_text(
+        json.dumps({"cycle_count": 12, "last_cycle_at": now - 60, "pause": pause})
+    )
+    cycles = [
+        {
+            "ts": now - 1860,
+            "cycle": 10,
+            "outcome": "acted",
+            "new_items": 3,
+            "public": [{"action": "x"}],
+            "usd": 0.012,
+        },
+        {"ts": now - 960, "cycle": 11, "outcome": "rested", "new_items": 0},
+        {"ts": now - 60, "cycle": 12, "outcome": "paused:quota_exceeded", "detail": "moltbook posts"},
+    ]
+    (workspace / "logs" / "activity.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cycles))
+    redis_urls.admin_client().set(
+        KEYS.agent_autonomy,
+        json.dumps(
+            {
+                "timestamp": now,
+                "current_action": "idle",
+                "action_started_at": now,
+                "cycle_count": 12,
+                "last_cycle_at": now - 60,
+                "cycle_interval": 900,
+                "pid": 1,
+                "paused": "quota_exceeded",
+            }
+        ),
+    )
+    browser.set_window_size(*DESKTOP)
+    browser.get(dashboard + f"#token={TOKEN}")
+    until(browser, "document.querySelectorAll('#cycles li[data-outcome]').length === 3", "the last cycles")
+    facts = text_of(browser, "#autonomy")
+    assert "Enabledyes" in facts and "#12 at" in facts and "paused: today's quota is used up" in facts
+    assert "Pausedtoday's quota is used up, until" in facts and "(moltbook posts)" in facts
+    first = text_of(browser, "#cycles li")
+    assert first.startswith("Cycle 12") and "paused: today's quota is used up" in first
+    assert "3 new item(s) read, 1 public action(s), $0.0120" in text_of(browser, "#cycles li:last-child")
+    assert (
+        browser.execute_script("return document.querySelector('[data-part=\"autonomy\"]').dataset.state")
+        == "warn"
+    )
+    browser.execute_script("document.getElementById('autonomy-section').scrollIntoView()")
+    both_widths(browser, "cockpit-9-autonomy")
+    no_serious_findings(browser)
