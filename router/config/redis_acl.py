@@ -1,6 +1,6 @@
 """Generate the Redis 7 ACL file for SafeClaw from `protocol.Keys`.
 
-Three users, each allowed only what its side needs (ACL selectors tie each command to the keys
+Four users, each allowed only what its side needs (ACL selectors tie each command to the keys
 it may touch), and the `default` user switched off:
 
 - `agent`: LPUSH/LLEN the command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
@@ -13,6 +13,9 @@ it may touch), and the `default` user switched off:
   the queue depth, the audit stream, pending approvals and the agent's cost; writes only approval
   decisions (first one wins), the live kill switch and rule injections. It can push no command and
   read no idempotency record, reply or dead letter.
+- `mcp` (the MCP server, `python -m router.mcp`): LPUSH the command queue, as the agent does, and
+  BLPOP/LPOP/DEL only the replies to its own commands (ids starting `mcp-`: never the agent's);
+  GET/SCAN the routers' heartbeats. It holds no platform credential and reads nothing else.
 
 The agent can neither decide an approval nor touch the kill switch: an owner's decision typed in
 a chat reaches the router as an `APPROVAL_DECISION` command that must carry the one-time code the
@@ -123,6 +126,22 @@ def control_user(keys: Keys, password: str) -> str:
     )
 
 
+MCP_COMMAND_PREFIX = "mcp-"  # the MCP server's command ids; its login reads only their replies
+
+
+def mcp_user(keys: Keys, password: str) -> str:
+    return _user(
+        "mcp",
+        password,
+        list(CONNECTION_COMMANDS),
+        [
+            [f"%W~{keys.command_queue}", "+lpush"],
+            [f"~{keys.response(MCP_COMMAND_PREFIX)}*", "+blpop", "+lpop", "+del"],
+            [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
+        ],
+    )
+
+
 def admin_user(password: str) -> str:
     """An all-powerful user, for tests and operators only; never give it to agent or router."""
     return f"user admin on {password_hash(password)} ~* &* +@all"
@@ -130,7 +149,7 @@ def admin_user(password: str) -> str:
 
 def render_acl(
     keys: Keys, agent_password: str, router_password: str, admin_password: str | None = None,
-    control_password: str | None = None,
+    control_password: str | None = None, mcp_password: str | None = None,
 ) -> str:
     lines = [
         "user default off resetkeys resetchannels -@all",
@@ -139,6 +158,8 @@ def render_acl(
     ]
     if control_password is not None:
         lines.append(control_user(keys, control_password))
+    if mcp_password is not None:
+        lines.append(mcp_user(keys, mcp_password))
     if admin_password is not None:
         lines.append(admin_user(admin_password))
     return "\n".join(lines) + "\n"
@@ -161,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-password-file", type=Path, required=True)
     parser.add_argument("--router-password-file", type=Path, required=True)
     parser.add_argument("--control-password-file", type=Path, help="the dashboard's user (control plane)")
+    parser.add_argument("--mcp-password-file", type=Path, help="the MCP server's user (python -m router.mcp)")
     parser.add_argument("--admin-password-file", type=Path, help="optional operator user with every right")
     parser.add_argument("--command-queue", default=Keys.command_queue)
     parser.add_argument("--response-prefix", default=Keys.response_prefix)
@@ -169,13 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     keys = Keys(command_queue=args.command_queue, response_prefix=args.response_prefix)
     admin = _read_password(args.admin_password_file) if args.admin_password_file else None
     control = _read_password(args.control_password_file) if args.control_password_file else None
+    mcp = _read_password(args.mcp_password_file) if args.mcp_password_file else None
     text = render_acl(
         keys, _read_password(args.agent_password_file), _read_password(args.router_password_file), admin,
-        control,
+        control, mcp,
     )
     args.out.write_text(text, encoding="utf-8")
     args.out.chmod(0o600)
-    users = ["agent", "router", *(["control"] if control else []), *(["admin"] if admin else [])]
+    users = ["agent", "router", *(["control"] if control else []), *(["mcp"] if mcp else []),
+             *(["admin"] if admin else [])]
     print(f"wrote {args.out} (users: {', '.join(users)}; default off)")
     return 0
 

@@ -2,6 +2,7 @@
 with the router's credentials, print exactly one JSON object, exit 0 on success and 1 on error.
 
     echo '{"command": "auth_test", "platform": "bsky"}' | python -m router.social
+    echo '{"action": "GET_PROFILE", "params": {"platform": "bsky"}}' | python -m router.social
 
 Answers are `{"success": true, ...result}` or `{"success": false, "error": TYPE, "message": ...}`
 with TYPE always one of the seed's nine error types (`SEED_ERRORS`); where the router's own kind
@@ -48,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "get_post_metrics": "GET_POST_METRICS",
     "delete_post": "DELETE_POST",
 }
+VIAS = ("cli", "mcp")  # who asked, for the audit log: a person at a shell, or an MCP client
 SEED_ERRORS = frozenset({
     "auth_failed", "no_credentials", "unknown_command", "unknown_platform", "invalid_json",
     "empty_input", "rate_limited", "request_failed", "internal_error",
@@ -109,6 +111,8 @@ def parse_request(raw: str | None) -> dict[str, Any]:
 
 def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnvelope:
     """The router command a CLI command maps onto (its params are checked by the pipeline)."""
+    if "action" in request:
+        return resolve_action(request, skills)
     command = request.get("command")
     if not isinstance(command, str) or command not in COMMANDS:
         known = ", ".join(COMMANDS)
@@ -125,6 +129,22 @@ def resolve(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnve
     return CommandEnvelope.new(
         COMMANDS[command], params, "cli", ttl_seconds=CLI_TTL_SECONDS, origin=Origin(OWNER, "cli")
     )
+
+
+def resolve_action(request: dict[str, Any], skills: Mapping[str, Skill]) -> CommandEnvelope:
+    """`{"action": NAME, "params": {...}, "via": "mcp"}`: any router action by its own name and
+    params (the MCP server without Redis sends these); `via` is cli (default) or mcp."""
+    action, params, via = request.get("action"), request.get("params", {}), request.get("via", "cli")
+    if set(request) - {"action", "params", "via"}:
+        raise CommandError("invalid_json", "an action request has only action, params and via")
+    if not isinstance(action, str) or action not in skills:
+        known = ", ".join(sorted(skills))
+        raise CommandError("unknown_command", f"unknown action {str(action)[:40]!r}; known: {known}")
+    if not isinstance(params, dict):
+        raise CommandError("invalid_json", "params must be a JSON object")
+    if via not in VIAS:
+        raise CommandError("invalid_json", f"via must be one of {', '.join(VIAS)}")
+    return CommandEnvelope.new(action, params, via, ttl_seconds=CLI_TTL_SECONDS)
 
 
 def answer_of(reply: Reply) -> dict[str, Any]:

@@ -42,6 +42,7 @@ class RedisServer:
         self.router_password = secrets.token_urlsafe(18)
         self.admin_password = secrets.token_urlsafe(18)
         self.control_password = secrets.token_urlsafe(18)
+        self.mcp_password = secrets.token_urlsafe(18)
         self.process: subprocess.Popen[bytes] | None = None
         self._write_config()
 
@@ -58,6 +59,10 @@ class RedisServer:
         return f"redis://control:{self.control_password}@127.0.0.1:{self.port}/0"
 
     @property
+    def mcp_url(self) -> str:
+        return f"redis://mcp:{self.mcp_password}@127.0.0.1:{self.port}/0"
+
+    @property
     def admin_url(self) -> str:
         return f"redis://admin:{self.admin_password}@127.0.0.1:{self.port}/0"
 
@@ -66,7 +71,7 @@ class RedisServer:
 
     def _write_config(self) -> None:
         acl = render_acl(self.keys, self.agent_password, self.router_password, self.admin_password,
-                         self.control_password)
+                         self.control_password, self.mcp_password)
         (self.dir / "users.acl").write_text(acl, encoding="utf-8")
         lines = [
             f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "aclfile users.acl",
@@ -137,6 +142,10 @@ class RedisUrls:
     @property
     def control_url(self) -> str:
         return self.server.control_url
+
+    @property
+    def mcp_url(self) -> str:
+        return self.server.mcp_url
 
     def admin_client(self) -> redis.Redis:
         return self.server.admin_client()
