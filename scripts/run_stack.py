@@ -2,7 +2,7 @@
 """Run the whole SafeClaw stack: a private Redis (unless REDIS_URL is given), the router, the
 dashboard, and the agent with the console in the foreground. `./safeclaw` installs what is
 missing, then runs this. `./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit`
-are the owner's control commands (scripts/control_cli.py).
+are the owner's control commands (scripts/control_cli.py); `./safeclaw mcp` runs the MCP server.
 
 Ctrl-C or end of input stops them all, each by its own process id: SIGTERM, a bounded wait,
 then SIGKILL. Messages of this script go to stderr; stdout belongs to the agent's console.
@@ -153,7 +153,9 @@ def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: d
     private.start(die_with_parent)
     assert private.process is not None
     stack.record("redis", private.process)
-    say(f"private Redis on 127.0.0.1:{private.port} (users agent, router and control; data in {private.dir})")
+    users = "agent, router, control, mcp"
+    say(f"private Redis on 127.0.0.1:{private.port} (users {users}; data in {private.dir})")
+    write_runtime_env(args.run_dir / "mcp.env", {"REDIS_URL": private.url("mcp")})  # for ./safeclaw mcp
     return private.url("agent"), private.url("router"), private.url("control")
 
 
@@ -300,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in CONTROL_COMMANDS:
         return control(argv)
+    if argv and argv[0] == "mcp":
+        return mcp(argv[1:])
     args = parse_args(argv)
     try:
         return health(args) if args.command in ("status", "doctor") else run(args)
@@ -312,6 +316,20 @@ def control(argv: list[str]) -> int:
     """`./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit verify`."""
     run_dir = Path(os.environ.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run")
     return run_control(argv, run_dir, REPO_ROOT / "dashboard" / ".env", REPO_ROOT / "router" / ".env")
+
+
+def mcp(argv: list[str], environ: dict[str, str] | None = None) -> int:
+    """`./safeclaw mcp [--read-only]`: the MCP server (`python -m router.mcp`) on stdio. It reaches the
+    router with REDIS_URL (the `mcp` user) if given, else the running stack's (`<run dir>/mcp.env`),
+    else it runs each call through the one-shot tool. stdout is the protocol's: nothing else is printed."""
+    env = dict(os.environ if environ is None else environ)
+    run_dir = Path(env.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run")
+    if not env.get("REDIS_URL"):
+        stack_url = read_env_file(run_dir / "mcp.env").get("REDIS_URL")
+        if stack_url:
+            env["REDIS_URL"] = stack_url
+    command = [sys.executable, "-m", "router.mcp", *argv]
+    return subprocess.call(command, cwd=REPO_ROOT, env=env)
 
 
 if __name__ == "__main__":

@@ -72,16 +72,18 @@ class PrivateRedis:
         self.agent_password = read_or_create_secret(self.dir / "agent.password")
         self.router_password = read_or_create_secret(self.dir / "router.password")
         self.control_password = read_or_create_secret(self.dir / "control.password")
+        self.mcp_password = read_or_create_secret(self.dir / "mcp.password")
 
     def url(self, user: str) -> str:
         passwords = {"agent": self.agent_password, "router": self.router_password,
-                     "control": self.control_password}
+                     "control": self.control_password, "mcp": self.mcp_password}
         return f"redis://{user}:{passwords[user]}@127.0.0.1:{self.port}/0"
 
     def write_config(self) -> Path:
         acl = self.dir / "users.acl"
         acl.write_text(render_acl(self.keys, self.agent_password, self.router_password,
-                                  control_password=self.control_password), encoding="utf-8")
+                                  control_password=self.control_password, mcp_password=self.mcp_password),
+                       encoding="utf-8")
         acl.chmod(0o600)
         lines = [
             f"port {self.port}", "bind 127.0.0.1", "protected-mode yes", f'dir "{self.dir}"',

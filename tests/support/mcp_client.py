@@ -23,9 +23,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class McpSession:
-    def __init__(self, env: dict[str, str], args: tuple[str, ...] = (), stderr_path: Path | None = None) -> None:
+    def __init__(self, env: dict[str, str], args: tuple[str, ...] = (), stderr_path: Path | None = None,
+                 command: tuple[str, ...] = ("-m", "router.mcp")) -> None:
         self.params = StdioServerParameters(
-            command=sys.executable, args=["-m", "router.mcp", *args], cwd=REPO_ROOT,
+            command=sys.executable, args=[*command, *args], cwd=REPO_ROOT,
             env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO_ROOT), **env},
         )
         self.stderr_path = stderr_path

@@ -32,7 +32,8 @@ def stack(redis_urls, admin, mastodon, tmp_path):
     """Start a router (extra settings as keyword arguments) and an MCP session on it."""
     started: list = []
 
-    def start(*args: str, **router_settings: str) -> McpSession:
+    def start(*args: str, command: tuple[str, ...] = ("-m", "router.mcp"), mcp_env: dict[str, str] | None = None,
+              **router_settings: str) -> McpSession:
         env = router_env(redis_urls.router_url, tmp_path / "router", MASTODON_INSTANCE=mastodon.url,
                          MASTODON_TOKEN=PLANTED, **router_settings)
         (tmp_path / "router").mkdir(exist_ok=True)
@@ -44,7 +45,8 @@ def stack(redis_urls, admin, mastodon, tmp_path):
             return admin.exists(redis_urls.keys.router_heartbeat("r1"))
 
         wait_until(beating, "the router to start")
-        session = McpSession({"REDIS_URL": redis_urls.mcp_url}, args, stderr_path=tmp_path / "mcp.stderr")
+        env = {"REDIS_URL": redis_urls.mcp_url} if mcp_env is None else mcp_env
+        session = McpSession(env, args, stderr_path=tmp_path / "mcp.stderr", command=command)
         started.append(session.__enter__())
         return session
 
@@ -99,7 +101,7 @@ def test_a_retried_call_posts_exactly_once(stack, mastodon):
     session = stack()
     arguments = {"platform": "mastodon", "text": "said once, however often the client asks"}
     mastodon.fail_mode, mastodon.delay = "slow", 4.0
-    with pytest.raises(Exception):  # the client gives up waiting; the post is under way
+    with pytest.raises(MCPError, match="[Tt]imed out|timeout"):  # the client gives up; the post is under way
         session.run(session.session.call_tool("CREATE_POST", arguments, read_timeout_seconds=1.0))
     retries = [session.call_tool("CREATE_POST", arguments)]  # the client's retry, same arguments
     mastodon.fail_mode = None
@@ -181,3 +183,12 @@ def test_a_malformed_call_gets_a_clear_error_and_the_server_keeps_serving(stack)
         session.run(session.session.send_request(types.CallToolRequest.model_construct(params=params),
                                                  types.CallToolResult))
     assert session.call_tool("PING", {}).is_error is False  # still serving
+
+
+def test_safeclaw_mcp_reaches_the_running_stacks_router(stack, mastodon, redis_urls, tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "mcp.env").write_text(f"REDIS_URL={redis_urls.mcp_url}\n")  # as ./safeclaw writes it
+    session = stack(command=("scripts/run_stack.py", "mcp"), mcp_env={"SAFECLAW_RUN_DIR": str(run_dir)})
+    result = session.call_tool("GET_PROFILE", {"platform": "mastodon"})
+    assert result.is_error is False and "safeclaw" in json.dumps(result.structured_content["result"]), text_of(result)
