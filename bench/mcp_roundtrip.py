@@ -53,13 +53,19 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def start_router(server: RedisServer, data_dir: Path, mastodon: FakeMastodon) -> subprocess.Popen[bytes]:
     env = {
-        "PATH": os.environ.get("PATH", ""), "REDIS_URL": server.router_url, "ROUTER_ID": "bench",
-        "ROUTER_DATA_DIR": str(data_dir), "ROUTER_LOG_FILE": str(data_dir / "router.log"),
-        "MASTODON_INSTANCE": mastodon.url, "MASTODON_TOKEN": TOKEN,
+        "PATH": os.environ.get("PATH", ""),
+        "REDIS_URL": server.router_url,
+        "ROUTER_ID": "bench",
+        "ROUTER_DATA_DIR": str(data_dir),
+        "ROUTER_LOG_FILE": str(data_dir / "router.log"),
+        "MASTODON_INSTANCE": mastodon.url,
+        "MASTODON_TOKEN": TOKEN,
     }
     return subprocess.Popen(
         [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -106,7 +112,11 @@ def main() -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="safeclaw-bench-mcp-"))
     router: subprocess.Popen[bytes] | None = None
     results: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
         "load_average": os.getloadavg(),
     }
     try:
@@ -120,9 +130,11 @@ def main() -> int:
             for action in SKILLS:
                 results[action] = measure(client, mcp, action, args.calls)
                 line = results[action]
-                print(f"{action}: direct p50 {line['direct']['p50_ms']} ms, MCP p50 {line['mcp']['p50_ms']} ms "
-                      f"(ratio {line['p50_ratio']}, +{line['mcp_overhead_p50_ms']} ms); p99 "
-                      f"{line['direct']['p99_ms']} / {line['mcp']['p99_ms']} ms")
+                print(
+                    f"{action}: direct p50 {line['direct']['p50_ms']} ms, MCP p50 {line['mcp']['p50_ms']} ms "
+                    f"(ratio {line['p50_ratio']}, +{line['mcp_overhead_p50_ms']} ms); p99 "
+                    f"{line['direct']['p99_ms']} / {line['mcp']['p99_ms']} ms"
+                )
         client.close()
     finally:
         if router is not None:

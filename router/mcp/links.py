@@ -5,9 +5,10 @@ trouble: a command that was sent and not answered is `unknown` (it may still hap
 could not be sent is `error`.
 
 `QueueLink` sends each call as a command on the queue, as the agent does, with an `mcp-` id (its
-Redis login reads only those replies), the conversation `mcp`, and for a write an intent bound to
+Redis login reads only those replies), the conversation and origin `mcp`. A write's id is bound to
 this server's session and the call's arguments: a call repeated with the same arguments (a client
-retrying after a timeout) is answered from the first one's record, never run twice.
+retrying after a timeout) is the same command to the router, so it is answered from the first
+one's record, or held under the same approval, never run twice.
 
 `OneShotLink` runs `python -m router.social` per call, in a child process that reads the router's
 credentials itself; the server's own process never holds one.
@@ -18,9 +19,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,9 +34,10 @@ from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, intent_key
 from router.config.redis_acl import MCP_COMMAND_PREFIX
+from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CONVERSATION = "mcp"
+CONVERSATION = MCP_VIA
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
@@ -51,7 +56,7 @@ class QueueLink:
         self.command_queue = command_queue
         self.response_prefix = response_prefix
         self.timeout = timeout
-        self.session = uuid.uuid4().hex  # a write's intent holds within one server's life
+        self.session = uuid.uuid4().hex  # a write's id holds within one server's life
         self.conn = redis.Redis.from_url(
             redis_url,
             decode_responses=True,
@@ -60,38 +65,72 @@ class QueueLink:
             retry=Retry(NoBackoff(), 0),
             max_connections=64,
         )
+        self._in_flight: dict[str, Future[Reply]] = {}
+        self._lock = threading.Lock()
 
     def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
-        intent = intent_key(f"{CONVERSATION}:{self.session}", action, params) if side_effect else ""
+        """A write's command id is its intent: the same call again (a client's retry) is the same
+        command to the router, answered from its record or held under the same approval, never
+        run twice; while it is in flight here, the repeat waits for its answer."""
+        if not side_effect:
+            return self._send_and_wait(new_command_id(), action, params, "")
+        intent = intent_key(f"{CONVERSATION}:{self.session}", action, params)
+        command_id = f"{MCP_COMMAND_PREFIX}{intent}"
+        with self._lock:
+            first = self._in_flight.get(command_id)
+            if first is None:
+                mine: Future[Reply] = Future()
+                self._in_flight[command_id] = mine
+        if first is not None:
+            try:
+                return first.result(timeout=self.timeout + 5)
+            except FutureTimeout:
+                return Reply(
+                    command_id,
+                    Status.UNKNOWN,
+                    f"{action} is still under way; it may yet happen",
+                    error="no_answer",
+                )
+        try:
+            reply = self._send_and_wait(command_id, action, params, intent)
+            mine.set_result(reply)
+            return reply
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                self._in_flight.pop(command_id, None)
+
+    def _send_and_wait(self, command_id: str, action: str, params: dict[str, Any], intent: str) -> Reply:
         now = time.time()
         envelope = CommandEnvelope(
-            id=new_command_id(),
+            id=command_id,
             action=action,
             params=params,
             conversation=CONVERSATION,
             created_at=now,
             expires_at=now + self.timeout,
             intent=intent,
+            origin=MCP_ORIGIN,
         )
-        key = f"{self.response_prefix}{envelope.id}"
         try:
             self.conn.lpush(self.command_queue, envelope.to_json())
         except REDIS_DOWN as exc:
             return Reply(
-                envelope.id,
+                command_id,
                 Status.ERROR,
                 f"{action} was not sent: Redis is unreachable ({type(exc).__name__})",
                 error="router_unreachable",
             )
-        except (
-            redis.ResponseError
-        ) as exc:  # NOPERM: the login is not the `mcp` user, or the queue's name differs
+        except redis.ResponseError as exc:  # NOPERM: not the `mcp` user, or another queue name
             return Reply(
-                envelope.id,
+                command_id,
                 Status.ERROR,
                 f"{action} was not sent: Redis refused it ({exc})",
                 error="redis_refused",
             )
+        key = f"{self.response_prefix}{command_id}"
         deadline = time.monotonic() + self.timeout
         while (left := deadline - time.monotonic()) > 0:
             try:
@@ -101,7 +140,7 @@ class QueueLink:
                 continue
             except redis.ResponseError as exc:
                 return Reply(
-                    envelope.id,
+                    command_id,
                     Status.UNKNOWN,
                     f"{action} was sent but its reply could not be read "
                     f"({exc}); it may or may not have happened",
@@ -111,10 +150,10 @@ class QueueLink:
                 break
             return self._reply(envelope, str(popped[1]))
         return Reply(
-            envelope.id,
+            command_id,
             Status.UNKNOWN,
-            f"no answer from the router within {self.timeout:g}s; {action} "
-            "may still happen (is the router running?)",
+            f"no answer from the router within {self.timeout:g}s; "
+            f"{action} may still happen (is the router running?)",
             error="no_answer",
         )
 

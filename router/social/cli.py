@@ -32,6 +32,7 @@ from router.bounds.embedded import StoreError
 from router.config.credentials import load_credentials, secret_values
 from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment
 from router.errors import ConfigError
+from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 from router.platforms import PLATFORM_CLASSES
 from router.queue.redis_io import REDIS_DOWN
 from router.redaction import RedactingFilter, Redactor
@@ -49,7 +50,7 @@ COMMANDS: dict[str, str] = {
     "get_post_metrics": "GET_POST_METRICS",
     "delete_post": "DELETE_POST",
 }
-VIAS = ("cli", "mcp")  # who asked, for the audit log: a person at a shell, or an MCP client
+VIAS = ("cli", MCP_VIA)  # who asked, for the audit log: a person at a shell, or an MCP client
 SEED_ERRORS = frozenset({
     "auth_failed", "no_credentials", "unknown_command", "unknown_platform", "invalid_json",
     "empty_input", "rate_limited", "request_failed", "internal_error",
@@ -144,7 +145,8 @@ def resolve_action(request: dict[str, Any], skills: Mapping[str, Skill]) -> Comm
         raise CommandError("invalid_json", "params must be a JSON object")
     if via not in VIAS:
         raise CommandError("invalid_json", f"via must be one of {', '.join(VIAS)}")
-    return CommandEnvelope.new(action, params, via, ttl_seconds=CLI_TTL_SECONDS)
+    origin = MCP_ORIGIN if via == MCP_VIA else Origin(OWNER, "cli")
+    return CommandEnvelope.new(action, params, via, ttl_seconds=CLI_TTL_SECONDS, origin=origin)
 
 
 def answer_of(reply: Reply) -> dict[str, Any]:

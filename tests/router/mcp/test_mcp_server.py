@@ -34,6 +34,9 @@ def stack(redis_urls, admin, mastodon, tmp_path):
 
     def start(*args: str, command: tuple[str, ...] = ("-m", "router.mcp"), mcp_env: dict[str, str] | None = None,
               **router_settings: str) -> McpSession:
+        # An MCP client's words may be anyone's: its public writes wait for the owner unless the
+        # router is told otherwise; most tests here are about what comes after that.
+        router_settings.setdefault("ROUTER_APPROVE_TAINTED_WRITES", "false")
         env = router_env(redis_urls.router_url, tmp_path / "router", MASTODON_INSTANCE=mastodon.url,
                          MASTODON_TOKEN=PLANTED, **router_settings)
         (tmp_path / "router").mkdir(exist_ok=True)
@@ -94,7 +97,7 @@ def test_a_post_goes_out_once_and_the_result_is_marked_untrusted(stack, mastodon
     assert result.meta == {"safeclaw/untrusted": True} and "UNTRUSTED_DATA" in text_of(result)
     assert [s["text"] for s in mastodon.statuses.values()] == ["hello from an MCP client"]
     audit = [json.loads(line) for line in (tmp_path / "router" / "audit" / "r1.jsonl").read_text().splitlines()]
-    assert [(a["action"], a["origin"]["channel"]) for a in audit if a.get("action")] == [("CREATE_POST", "mcp")]
+    assert [(a["action"], a["origin"]["via"]) for a in audit if a.get("action")] == [("CREATE_POST", "mcp")]
 
 
 def test_a_retried_call_posts_exactly_once(stack, mastodon):
@@ -103,18 +106,13 @@ def test_a_retried_call_posts_exactly_once(stack, mastodon):
     mastodon.fail_mode, mastodon.delay = "slow", 4.0
     with pytest.raises(MCPError, match="[Tt]imed out|timeout"):  # the client gives up; the post is under way
         session.run(session.session.call_tool("CREATE_POST", arguments, read_timeout_seconds=1.0))
-    retries = [session.call_tool("CREATE_POST", arguments)]  # the client's retry, same arguments
+    retry = session.call_tool("CREATE_POST", arguments)  # the client's retry: it waits for the first
     mastodon.fail_mode = None
-
-    def answered_from_the_first():
-        retries.append(session.call_tool("CREATE_POST", arguments))
-        return retries[-1].structured_content["status"] == "ok"
-
-    wait_until(answered_from_the_first, "the first call's answer", interval=0.5)
+    later = session.call_tool("CREATE_POST", arguments)  # and once more, after it finished
     assert len(mastodon.posts()) == 1 and len(mastodon.statuses) == 1
-    first = retries[-1].structured_content
-    assert first["repeat_of"] and first["result"]["id"] in mastodon.statuses
-    assert {r.structured_content.get("error") for r in retries[:-1]} <= {"repeat_in_progress", None}
+    for result in (retry, later):
+        assert result.is_error is False, text_of(result)
+        assert result.structured_content["result"]["id"] in mastodon.statuses
 
 
 def test_concurrent_identical_calls_post_once(stack, mastodon):
@@ -141,6 +139,24 @@ def test_a_held_post_waits_for_the_owners_approval(stack, mastodon, redis_urls):
     decide(control, redis_urls.keys, approval, "approve", "the owner")
     wait_until(lambda: len(mastodon.statuses) == 1, "the approved post")
     assert [s["text"] for s in mastodon.statuses.values()] == ["may I post this?"]
+
+
+def test_by_default_an_mcp_clients_post_waits_for_the_owner_once_however_often_asked(stack, mastodon, redis_urls,
+                                                                                    tmp_path):
+    session = stack(ROUTER_APPROVE_TAINTED_WRITES="true")
+    arguments = {"platform": "mastodon", "text": "words an MCP client chose"}
+    first, again = (session.call_tool("CREATE_POST", arguments) for _ in range(2))
+    assert first.structured_content["status"] == "pending_approval", text_of(first)
+    assert "MCP client" in first.structured_content["reason"]
+    assert again.structured_content["approval_id"] == first.structured_content["approval_id"]
+    assert session.call_tool("GET_PROFILE", {"platform": "mastodon"}).is_error is False  # reads go on
+    decide(redis_urls.server.admin_client(), redis_urls.keys, first.structured_content["approval_id"], "approve",
+           "the owner")
+    wait_until(lambda: len(mastodon.statuses) == 1, "the approved post")
+    audit = [json.loads(line) for line in (tmp_path / "router" / "audit" / "r1.jsonl").read_text().splitlines()]
+    origins = {json.dumps(a["origin"], sort_keys=True) for a in audit if a.get("action") == "CREATE_POST"}
+    assert all('"via": "mcp"' in origin for origin in origins)
+    assert len(mastodon.statuses) == 1
 
 
 def test_the_kill_switch_denies(stack, mastodon, admin, redis_urls):

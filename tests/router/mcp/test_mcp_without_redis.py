@@ -28,7 +28,8 @@ def mastodon():
 
 def test_calls_run_the_one_shot_pipeline_with_the_embedded_bounds(tmp_path, mastodon):
     env_file = tmp_path / "router.env"
-    env_file.write_text(f"MASTODON_INSTANCE={mastodon.url}\nMASTODON_TOKEN={TOKEN}\nROUTER_QUOTAS=mastodon:post=2\n")
+    env_file.write_text(f"MASTODON_INSTANCE={mastodon.url}\nMASTODON_TOKEN={TOKEN}\nROUTER_QUOTAS=mastodon:post=2\n"
+                        "ROUTER_APPROVE_TAINTED_WRITES=false\n")
     env = {"ROUTER_ENV_FILE": str(env_file), "ROUTER_DATA_DIR": str(tmp_path / "data")}
     with McpSession(env, stderr_path=tmp_path / "mcp.stderr") as session:
         posted = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "from an MCP client, no Redis"})
@@ -48,7 +49,7 @@ def test_calls_run_the_one_shot_pipeline_with_the_embedded_bounds(tmp_path, mast
     audit = tmp_path / "data" / "audit"
     assert verify_directory(audit).ok
     lines = [json.loads(line) for line in (audit / "oneshot.jsonl").read_text().splitlines()]
-    assert {line["origin"]["channel"] for line in lines} == {"mcp"}
+    assert {line["origin"]["via"] for line in lines} == {"mcp"}
 
 
 def test_the_server_refuses_to_start_holding_a_platform_credential(tmp_path):
@@ -57,3 +58,13 @@ def test_the_server_refuses_to_start_holding_a_platform_credential(tmp_path):
                           cwd=REPO_ROOT, env=env, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert "MASTODON_TOKEN" in done.stderr and TOKEN not in done.stderr
+
+
+def test_by_default_a_write_is_refused_as_it_would_wait_for_approval(tmp_path, mastodon):
+    env_file = tmp_path / "router.env"
+    env_file.write_text(f"MASTODON_INSTANCE={mastodon.url}\nMASTODON_TOKEN={TOKEN}\n")
+    env = {"ROUTER_ENV_FILE": str(env_file), "ROUTER_DATA_DIR": str(tmp_path / "data")}
+    with McpSession(env, stderr_path=tmp_path / "mcp.stderr") as session:
+        held = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "needs the owner's yes"})
+    assert held.is_error is True and held.structured_content["error"] == "approval_required"
+    assert "MCP client" in held.structured_content["message"] and mastodon.statuses == {}

@@ -1,0 +1,15 @@
+"""Whose words an MCP call carries: the owner's path `mcp`, with unknown reading.
+
+An MCP client is a mind the router cannot see into: whatever it read (pages, mail, other
+people's posts) may be in its words, and nothing it says about itself can be checked. So its
+commands are an owner's turn that read outside text: reads as usual, and a public write waits
+for the owner's approval unless the router is told otherwise (ROUTER_APPROVE_TAINTED_WRITES=false).
+"""
+
+from __future__ import annotations
+
+from protocol.origin import OWNER, Origin
+
+MCP_VIA = "mcp"
+UNKNOWN_READING = "an MCP client (what it had read is not known to SafeClaw)"
+MCP_ORIGIN = Origin(OWNER, MCP_VIA, taint=(UNKNOWN_READING,))
