@@ -98,7 +98,11 @@ def measure(client: RouterClient, mcp: McpSession, action: str, calls: int) -> d
     while len(direct) < calls:
         direct += direct_block(client, action, params, BLOCK)
         over_mcp += mcp.run(mcp_block(mcp.session, action, params, BLOCK), timeout=600)
-    figures = {"direct": percentiles(direct), "mcp": percentiles(over_mcp), "calls": len(direct)}
+    figures: dict[str, Any] = {
+        "direct": percentiles(direct),
+        "mcp": percentiles(over_mcp),
+        "calls": len(direct),
+    }
     figures["p50_ratio"] = round(figures["mcp"]["p50_ms"] / figures["direct"]["p50_ms"], 2)
     figures["mcp_overhead_p50_ms"] = round(figures["mcp"]["p50_ms"] - figures["direct"]["p50_ms"], 3)
     return figures
@@ -108,7 +112,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
-    server, mastodon = RedisServer(persistent=False), FakeMastodon(token=TOKEN).start()
+    server, mastodon = RedisServer(persistent=False), FakeMastodon(token=TOKEN)
+    mastodon.start()
     data_dir = Path(tempfile.mkdtemp(prefix="safeclaw-bench-mcp-"))
     router: subprocess.Popen[bytes] | None = None
     results: dict[str, Any] = {
