@@ -13,6 +13,7 @@ both; only a copy elsewhere (the Redis audit stream, shipped logs) shows that.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -76,17 +77,20 @@ def path_of(directory: Path, name: str) -> Path:
 def write(directory: Path, name: str, seq: int, digest: str, key: bytes) -> None:
     """Replace the checkpoint atomically and durably (temp file, fsync, rename, fsync the folder)."""
     body = {"name": name, "seq": seq, "hash": digest, "mac": seal(key, name, seq, digest)}
-    target = path_of(directory, name)
+    _write_atomically(path_of(directory, name), (json.dumps(body, sort_keys=True) + "\n").encode())
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
     temp = target.with_name(target.name + ".tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, (json.dumps(body, sort_keys=True) + "\n").encode())
+        os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(temp, target)
     with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY)
+        dir_fd = os.open(target.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
@@ -116,3 +120,63 @@ def read(directory: Path, name: str) -> Checkpoint | None:
 
 def genuine(checkpoint: Checkpoint, key: bytes, name: str) -> bool:
     return hmac.compare_digest(seal(key, name, checkpoint.seq, checkpoint.digest), checkpoint.mac)
+
+
+# -- the sealed list of the folder's chains ------------------------------------------------------
+# A chain's checkpoint shows lines cut from its end, but a chain deleted whole (its files and its
+# `.head`) leaves nothing behind. So the folder also holds `chains.sealed`: every chain name a
+# router or the one-shot tool ever wrote there, with an HMAC under the audit key. Each writer adds
+# its name at start; `audit verify` fails when a listed chain has no files.
+CHAINS_FILE = "chains.sealed"
+
+
+def seal_chains(key: bytes, names: list[str]) -> str:
+    return hmac.new(key, ("chains\n" + "\n".join(sorted(names))).encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainList:
+    names: list[str]
+    mac: str
+
+    def genuine(self, key: bytes) -> bool:
+        return hmac.compare_digest(seal_chains(key, self.names), self.mac)
+
+
+def read_chains(directory: Path) -> ChainList | None:
+    """The sealed list, None when there is none; raises ValueError when it is not one."""
+    path = directory / CHAINS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ChainList([str(n) for n in data["chains"]], str(data["mac"]))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        kind = type(exc).__name__
+        raise ValueError(f"{CHAINS_FILE} is unreadable or not a list of chains ({kind})") from None
+
+
+def enrol(directory: Path, name: str, key: bytes, sealed_heads: list[str]) -> str | None:
+    """Add `name` to the sealed list (under a lock shared by every writer of the folder). When the
+    list is new, the chains whose checkpoint seals (`sealed_heads`) are listed too. Returns the
+    problem found with the list as it was (unreadable, or not sealing under the key), else None."""
+    fd = os.open(directory / "chains.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        problem = None
+        try:
+            found = read_chains(directory)
+        except ValueError as exc:
+            found, problem = None, str(exc)
+        if found is not None and not found.genuine(key):
+            problem = f"{CHAINS_FILE} does not seal under the audit key"
+        names = set(found.names if found is not None else sealed_heads)
+        if name in names and problem is None:
+            return None
+        names.add(name)
+        listed = sorted(names)
+        body = json.dumps({"chains": listed, "mac": seal_chains(key, listed)}, sort_keys=True) + "\n"
+        _write_atomically(directory / CHAINS_FILE, body.encode())
+        return problem
+    finally:
+        os.close(fd)

@@ -12,12 +12,18 @@ is covered once the next one is written (and by the copy in the Redis audit stre
 
 Durability is a group commit (`AuditLog.sync`), and the durable head is checkpointed under a key
 (`router.audit.checkpoint`); `router.audit.verify` checks the files, the checkpoints and the Redis
-copy: `python -m router.audit verify [DIR]`.
+copy: `python -m router.audit verify [DIR]`. A line that must be durable before an effect runs is
+appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had.
+
+A line is whole or absent: a short write is finished, and a write that fails midway (a full disk)
+is cut back to the end of the last whole line, so the next line never lands on a fragment and the
+log verifies again once the disk has room.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -39,8 +45,26 @@ log = logging.getLogger("safeclaw.router.audit")
 _ROTATED = re.compile(r"^(?P<name>.+)\.(?P<seq>\d{12})\.jsonl$")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
+class AuditUnavailable(OSError):
+    """A line that had to be durable could not be written (a full disk, a failing fsync): the
+    effect it was to precede must not run."""
+
+
 def canonical(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL(record)
+
+
+def sealed_line(record: dict[str, Any]) -> tuple[str, str]:
+    """(hash, line) of a record without `hash`: the same as `record_hash` and `canonical` of the
+    record with its hash, from one encoding (the keys before "hash" and after it, spliced)."""
+    before = _CANONICAL({k: v for k, v in record.items() if k < "hash"})[1:-1]
+    after = _CANONICAL({k: v for k, v in record.items() if k > "hash"})[1:-1]
+    body = "{" + ",".join(part for part in (before, after) if part) + "}"
+    digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
+    return digest, "{" + ",".join(part for part in (before, f'"hash":"{digest}"', after) if part) + "}"
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -75,6 +99,8 @@ class AuditLog:
         self._lock = threading.Lock()  # appends and rotation
         self._sync_lock = threading.Lock()  # one fsync + checkpoint at a time
         self._fd: int | None = None
+        self._bytes = 0  # the active file's size while it is open (one writer per file)
+        self._cut_to: int | None = None  # a failed write's fragment still to cut off
         self._written = 0  # appends so far; `_synced` is how many of them are durable
         self._synced = 0
         self._checkpointed = -1
@@ -82,6 +108,7 @@ class AuditLog:
         self.seq, self.last_hash = self._resume()
         if key is not None:
             self._check_checkpoint(key)
+            self._enrol(key)
         self._stop = threading.Event()
         self._flusher: threading.Thread | None = None
         if sync_seconds:
@@ -131,49 +158,110 @@ class AuditLog:
         log.error("audit log %s: %s", self.name, problem)
         self.append({"event": "audit_gap", "problem": problem}, durable=True)
 
+    def _enrol(self, key: bytes) -> None:
+        """This chain in the folder's sealed list of chains (`router.audit.checkpoint.enrol`); a
+        list found forged or damaged is written into the chain as an `audit_gap`."""
+        def sealed(name: str) -> bool:
+            with contextlib.suppress(ValueError):
+                found = audit_checkpoint.read(self.directory, name)
+                return found is not None and audit_checkpoint.genuine(found, key, name)
+            return False
+
+        try:
+            problem = audit_checkpoint.enrol(
+                self.directory, self.name, key, [n for n in chain_names(self.directory) if sealed(n)]
+            )
+        except OSError as exc:
+            log.error("audit log %s: cannot add it to the sealed list of chains yet: %s", self.name, exc)
+            return
+        if problem is not None:
+            log.error("audit log %s: %s", self.name, problem)
+            self.append({"event": "audit_gap", "problem": problem}, durable=True)
+
     def append(self, entry: dict[str, Any], durable: bool = False) -> dict[str, Any]:
         """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it now."""
         return self.append_line(entry, durable)[0]
 
     def append_line(self, entry: dict[str, Any], durable: bool = False) -> tuple[dict[str, Any], str]:
-        """`append`, also returning the line as written (its canonical JSON, no newline)."""
-        with self._lock:
-            if self._size() >= self.max_bytes:
-                self._rotate()
-            record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
-            record.setdefault("ts", time.time())
-            record["hash"] = record_hash(record)
-            text = canonical(record)
-            if self._fd is None:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            # One write on an O_APPEND file: a line is never interleaved.
-            os.write(self._fd, (text + "\n").encode("utf-8", "replace"))
-            self.seq, self.last_hash = record["seq"], record["hash"]
-            self._written += 1
-        if durable:
-            self.sync()
+        """`append`, also returning the line as written (its canonical JSON, no newline). Raises
+        OSError when the line could not be written (nothing of it stays in the file), and with
+        `durable` AuditUnavailable when it could not be written or made durable."""
+        try:
+            with self._lock:
+                if self._fd is None:
+                    self._open()
+                if self._bytes >= self.max_bytes:
+                    self._rotate()
+                    self._open()
+                record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
+                record.setdefault("ts", time.time())
+                record.pop("hash", None)
+                digest, text = sealed_line(record)
+                record["hash"] = digest
+                self._write_whole((text + "\n").encode("utf-8", "replace"))
+                self.seq, self.last_hash = record["seq"], digest
+                self._written += 1
+            if durable:
+                self.sync(checkpoint_errors=False)
+        except OSError as exc:
+            if durable and not isinstance(exc, AuditUnavailable):
+                raise AuditUnavailable(exc.errno or errno.EIO, f"audit log {self.path}: {exc}") from exc
+            raise
         return record, text
 
-    def _size(self) -> int:
-        try:
-            return os.stat(self.path).st_size
-        except FileNotFoundError:
-            return 0
+    def _open(self) -> None:
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._bytes = os.fstat(self._fd).st_size
 
-    def sync(self) -> None:
-        """fsync what was written, then checkpoint that head (no-op when nothing is new)."""
+    def _write_whole(self, data: bytes) -> None:
+        """Write all of `data` at the file's end (on an O_APPEND file, looping on short writes);
+        on an error, cut the file back to where it was before and raise."""
+        assert self._fd is not None
+        if self._cut_to is not None:  # an earlier fragment that could not be cut off yet
+            os.ftruncate(self._fd, self._cut_to)
+            self._bytes, self._cut_to = self._cut_to, None
+        start, done = self._bytes, 0
+        view = memoryview(data)
+        try:
+            while done < len(data):
+                written = os.write(self._fd, view[done:])
+                if written <= 0:
+                    raise OSError(errno.EIO, "the audit file took no bytes")
+                done += written
+        except OSError:
+            if done:
+                self._cut_to = start
+                try:
+                    os.ftruncate(self._fd, start)
+                    self._cut_to = None
+                except OSError as cut:
+                    log.error("audit log %s: cannot cut a torn line off yet (%s)", self.name, cut)
+            raise
+        self._bytes = start + done
+
+    def sync(self, checkpoint_errors: bool = True) -> None:
+        """fsync what was written, then checkpoint that head (no-op when nothing is new). A failing
+        checkpoint raises only with `checkpoint_errors` (else it is logged and tried again at the
+        next sync): the lines are durable either way."""
         with self._sync_lock:
             with self._lock:
-                if self._fd is None or self._written == self._synced:
+                if self._fd is None:
                     return
                 fd, written, head = os.dup(self._fd), self._written, (self.seq, self.last_hash)
             try:
-                os.fsync(fd)  # outside the append lock: appends go on while the disk works
+                if written != self._synced:
+                    os.fsync(fd)  # outside the append lock: appends go on while the disk works
             finally:
                 os.close(fd)
             self._synced = written
             if self.key is not None and head[0] > self._checkpointed:
-                audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
+                try:
+                    audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
+                except OSError as exc:
+                    if checkpoint_errors:
+                        raise
+                    log.error("audit log %s: checkpoint not written yet (%s)", self.name, exc)
+                    return
                 self._checkpointed = head[0]
 
     def _flush_every(self, seconds: float) -> None:
@@ -196,6 +284,9 @@ class AuditLog:
                     self._fd = None
 
     def _rotate(self) -> None:
+        if self._fd is not None and self._cut_to is not None:
+            os.ftruncate(self._fd, self._cut_to)
+            self._cut_to = None
         if self._fd is not None:  # the old file is durable before it is renamed
             os.fsync(self._fd)
             os.close(self._fd)
@@ -276,7 +367,10 @@ def verify_chain(files: list[Path]) -> Verdict:
     expected_seq, prev_hash, count = 1, GENESIS, 0
     for path, number, raw in _lines(files):
         where = f"{path.name} line {number}"
-        text = raw.decode("utf-8", "replace")
+        try:
+            text = raw.decode("utf-8")  # strictly: a byte edited into an invalid sequence is an edit
+        except UnicodeDecodeError:
+            return Verdict(False, count, f"{where}: not UTF-8 (edited)")
         if not text.endswith("\n"):
             return Verdict(False, count, f"{where}: an unfinished last line (a torn write or an edit)")
         try:

@@ -1,5 +1,6 @@
 """`./safeclaw audit verify` (and `python -m router.audit verify [DIR]`): the audit log's files,
-each chain's end against its keyed checkpoint, and against the Redis audit stream when reachable.
+the sealed list of the folder's chains (a chain deleted whole), each chain's end against its keyed
+checkpoint, and against the Redis audit stream when REDIS_URL answers (it says when it did not).
 
 Exit status:
   0  every chain is intact and its last line is vouched for (by its checkpoint or the Redis copy);
@@ -12,10 +13,16 @@ Exit status:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import redis
+
+from protocol import Keys
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import Verdict, hash_at, verify_directory
 
@@ -95,11 +102,40 @@ def _against_checkpoint(
     return "", ""
 
 
+def _against_chain_list(directory: Path, names: list[str], key: bytes | None) -> tuple[str, str]:
+    """(a break, why the list of chains is unchecked): a chain listed in the sealed list with no
+    files was deleted whole."""
+    try:
+        found = audit_checkpoint.read_chains(directory)
+    except ValueError as exc:
+        return str(exc), ""
+    if found is None:
+        if not any(directory.glob(f"*{audit_checkpoint.SUFFIX}")):
+            return "", ""  # written without a key: nothing was sealed, the ends say so themselves
+        name = audit_checkpoint.CHAINS_FILE
+        return "", f"no sealed list of chains ({name}): a chain deleted whole would not show"
+    if key is not None and not found.genuine(key):
+        return f"{audit_checkpoint.CHAINS_FILE} does not seal under the audit key (forged or damaged)", ""
+    gone = [name for name in found.names if name not in names]
+    if gone:
+        return f"chain {gone[0]}: its files are gone (the sealed list of chains names it)", ""
+    return "", ""
+
+
 def verify(directory: Path, key: bytes | None, mirrored: dict[str, tuple[int, str]] | None) -> Report:
     """`mirrored`: each router's newest line in the Redis stream; None when Redis is unreachable."""
     report = Report(verify_directory(directory))
+    if not report.verdict.ok and not report.verdict.lines and directory.is_dir():
+        broken, _why = _against_chain_list(directory, [], key)
+        if broken:
+            report.broken = broken
     if not report.verdict.ok:
         return report
+    report.broken, why = _against_chain_list(directory, sorted(report.verdict.heads), key)
+    if report.broken:
+        return report
+    if why:
+        report.unchecked.append(why)
     for name, head in sorted(report.verdict.heads.items()):
         vouched = False
         if mirrored is not None and name in mirrored:
@@ -153,9 +189,44 @@ def main(argv: list[str] | None = None) -> int:
         except audit_checkpoint.AuditKeyError as exc:
             print(f"audit verify: {exc}", file=sys.stderr)
             key = None
-    report = verify(directory, key, None)
+    mirrored = read_mirror(env)
+    report = verify(directory, key, mirrored)
     print(report.summary())
     return report.exit_code
+
+
+def mirrored_heads(conn: redis.Redis, stream: str, scan: int = 10_000) -> dict[str, tuple[int, str]]:
+    """Each chain's newest line in the Redis audit stream: (seq, hash)."""
+    heads: dict[str, tuple[int, str]] = {}
+    entries: Any = conn.xrevrange(stream, count=scan)
+    for _id, fields in entries:
+        line = fields.get(b"line", fields.get("line", b""))
+        try:
+            record = json.loads(line)
+            name, seq, digest = str(record["router"]), int(record["seq"]), str(record["hash"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        heads.setdefault(name, (seq, digest))
+    return heads
+
+
+def read_mirror(env: Mapping[str, str]) -> dict[str, tuple[int, str]] | None:
+    """The Redis copy's heads when REDIS_URL is set and Redis answers; None (said on stdout) else."""
+    url = env.get("REDIS_URL", "")
+    if not url:
+        print("(no REDIS_URL: the Redis audit stream was not read; the ends are checked against the "
+              "checkpoints only)")
+        return None
+    try:
+        conn = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=10)
+        try:
+            return mirrored_heads(conn, Keys.from_env(env).audit_stream)
+        finally:
+            conn.close()
+    except (redis.RedisError, ValueError) as exc:
+        print(f"(the Redis audit stream was not read: {type(exc).__name__}; the ends are checked against "
+              "the checkpoints only)")
+        return None
 
 
 if __name__ == "__main__":

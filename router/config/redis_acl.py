@@ -100,7 +100,8 @@ def router_user(keys: Keys, password: str) -> str:
             [f"~{keys.approval_prefix}*", "+get", "+set", "+del", "+expire", "+zadd", "+zrem",
              "+zrangebyscore", "+zscore", "+lpush"],
             [f"~{keys.approvals_decided}", f"~{keys.approvals_taken('*')}", "+lmove"],
-            [f"%W~{keys.audit_stream}", "+xadd"],
+            # Its own copy of the audit log, and its newest lines read back by `audit verify`.
+            [f"~{keys.audit_stream}", "+xadd", "+xrevrange"],
             [f"%W~{keys.owner_notices}", "+lpush", "+ltrim"],
         ],
     )

@@ -33,7 +33,7 @@ from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fing
 from protocol.blobs import suspicion
 from protocol.origin import NO_ORIGIN, Origin
 from router.audit import checkpoint as audit_checkpoint
-from router.audit.log import AuditLog
+from router.audit.log import AuditLog, AuditUnavailable
 from router.config.settings import RouterSettings
 from router.policy import approvals
 from router.policy import owner_notices as notices
@@ -255,6 +255,19 @@ class RouterControl:
         self.append(entry)
         self._audited.add(envelope.id)
 
+    def started(self, effect: Effect, envelope: CommandEnvelope) -> None:
+        """A write's line before it runs, durable (audit before effect): raises AuditUnavailable
+        when it cannot be had, and then the write must not run."""
+        approved = self.approved_record(envelope.id)
+        decision, approval_id = "allowed", None
+        if approved is not None and is_same_command(approved.get("command"), envelope):
+            decision = f"approved by {approved['decision'].get('by', 'the owner')}"
+            approval_id = approved["id"]
+        entry = audit_entry(envelope.id, envelope.action, envelope.conversation, effect_dict(effect),
+                            effect.text, decision, Reply(envelope.id, Status.OK), approval_id)
+        entry["status"] = "started"
+        self.append(entry, durable=True, required=True)
+
     def after(self, envelope: CommandEnvelope, reply: Reply) -> None:
         """A command the policy never saw (unknown action, invalid params, expired, a repeat)."""
         if envelope.id in self._audited:
@@ -286,11 +299,15 @@ class RouterControl:
             }
         )
 
-    def append(self, entry: dict[str, Any], durable: bool = False) -> None:
+    def append(self, entry: dict[str, Any], durable: bool = False, required: bool = False) -> None:
+        """Write an audit line (and mirror it); `required`: raise AuditUnavailable when it cannot
+        be written, else log it and go on (an outcome is answered even when its line is lost)."""
         entry = {"router": self.settings.router_id, **self.redactor.value(entry)}
         try:
             _record, line = self.audit.append_line(entry, durable=durable)
         except OSError as exc:
+            if required:
+                raise exc if isinstance(exc, AuditUnavailable) else AuditUnavailable(str(exc)) from exc
             log.error("cannot write the audit log %s: %s", self.audit.path, exc)
             return
         with self._mirror_lock:

@@ -15,6 +15,7 @@ import logging
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
+from router.audit.log import AuditUnavailable
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, RouterControl
@@ -95,6 +96,10 @@ class Decider:
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)
             return None, False
+        if planned.effect.writes:
+            refused = self._audit_before(planned)
+            if refused is not None:  # no line, no write: answered and recorded, never run
+                return refused, side_effect
         outcome = self.runner.run(raw, planned, approved)
         if outcome is None:  # the deadline answered first
             return None, False
@@ -102,3 +107,21 @@ class Decider:
             self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
         self.runner.record_outcome(planned, outcome.reply)
         return outcome.reply, side_effect
+
+    def _audit_before(self, planned: Planned) -> Reply | None:
+        """The write's audit line, durable before it runs; the refusal when it cannot be had."""
+        envelope = planned.envelope
+        try:
+            self.control.started(planned.effect, envelope)
+        except AuditUnavailable as exc:
+            log.error("command %s %s not run: %s", envelope.id, envelope.action, exc)
+            refused = Reply(
+                envelope.id,
+                Status.ERROR,
+                f"{envelope.action} was not run: its audit line could not be written "
+                f"({exc.strerror or exc}); try again once the router's audit folder can be written",
+                error="audit_unavailable",
+            )
+            self.runner.record_outcome(planned, refused)  # gives back what the bounds counted for it
+            return refused
+        return None

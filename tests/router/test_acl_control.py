@@ -127,6 +127,7 @@ ROUTER_ALLOWED = [
     ("lrange own decided list", lambda c: c.lrange(KEYS.approvals_taken("r1"), 0, -1)),
     ("lrem own decided list", lambda c: c.lrem(KEYS.approvals_taken("r1"), 1, "a1")),
     ("xadd audit", lambda c: c.xadd(KEYS.audit_stream, {"line": "x"}, maxlen=100, approximate=True)),
+    ("xrevrange audit (audit verify reads the copy's newest lines)", lambda c: c.xrevrange(KEYS.audit_stream, count=1)),
     ("lpush notice", lambda c: c.lpush(KEYS.owner_notices, "{}")),
     ("ltrim notices", lambda c: c.ltrim(KEYS.owner_notices, 0, 999)),
 ]

@@ -297,7 +297,10 @@ def test_a_busy_queue_is_answered_in_batches_each_command_once_none_lost(redis_u
     assert not any(admin.exists(keys.response(cid)) for cid in [*ids, late.id]), "a command answered twice"
     assert admin.llen(keys.dead_letter) == 1 and admin.llen(keys.command_queue) == 0
     audited = [json.loads(line) for line in worker.control.audit.path.read_text().splitlines()]
-    assert sorted(entry["command_id"] for entry in audited if entry["command_id"]) == sorted([*ids, late.id])
+    outcomes = [entry for entry in audited if entry["command_id"] and entry["status"] != "started"]
+    assert sorted(entry["command_id"] for entry in outcomes) == sorted([*ids, late.id])
+    started = [entry for entry in audited if entry["status"] == "started"]
+    assert sorted(entry["text"] for entry in started) == [f"note {n}" for n in range(5)]  # before each write
     # Taken in batches with the replies' round trips, not one BLMOVE per command.
     assert len(waits) < len(ids) / 4, f"{len(waits)} BLMOVEs for {len(ids) + 2} commands"
 
