@@ -151,7 +151,7 @@ def test_each_router_has_its_own_chain(tmp_path):
 def test_cli_verify_exit_codes(tmp_path):
     write(tmp_path)
     ok = subprocess.run(
-        [sys.executable, "-m", "router.audit.log", "verify", str(tmp_path)],
+        [sys.executable, "-m", "router.audit", "verify", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -162,7 +162,7 @@ def test_cli_verify_exit_codes(tmp_path):
     raw[len(raw) // 2] ^= 0x01  # one byte
     path.write_bytes(bytes(raw))
     bad = subprocess.run(
-        [sys.executable, "-m", "router.audit.log", "verify", str(tmp_path)],
+        [sys.executable, "-m", "router.audit", "verify", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -218,7 +218,7 @@ def test_the_command_line_exit_codes(tmp_path):
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "router.audit.log", "verify", str(tmp_path / "audit"), *extra],
+            [sys.executable, "-m", "router.audit", "verify", str(tmp_path / "audit"), *extra],
             cwd=REPO,
             capture_output=True,
             text=True,
