@@ -19,7 +19,7 @@ from dashboard.activity import describe, matches
 from dashboard.values import json_object
 from protocol import Keys
 
-MAX_ITEMS = 20_000
+MAX_ITEMS = 12_000  # a little over the stream's cap (router AUDIT_STREAM_MAX)
 BATCH = 2_000
 HOUR = 3600
 KEEP_HOURS = 24 * 8

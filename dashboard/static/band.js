@@ -10,6 +10,7 @@ export function renderStatus(s) {
   band.className = "band level-" + s.level;
   band.dataset.level = s.level;
   document.getElementById("band-headline").textContent = s.headline;
+  document.title = `${s.headline} · SafeClaw`;  // what a background tab shows
   renderKill(s.kill_switch);
   const dry = document.getElementById("dry-run");
   dry.hidden = !s.dry_run.on || s.headline === s.dry_run.words;

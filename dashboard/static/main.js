@@ -1,7 +1,7 @@
 // SafeClaw dashboard: plain JavaScript modules, no build step. Every API call carries the token as
 // a Bearer header (no cookies); the live stream is read with fetch() so it can carry it too.
 "use strict";
-import { api, askToken, saveToken, showError, token } from "./dom.js";
+import { api, askToken, el, saveToken, showError, token } from "./dom.js";
 import { renderStatus, setupKill } from "./band.js";
 import { renderApprovals } from "./approvals.js";
 import { liveActivity, loadActivity, setupActivity } from "./activity.js";
@@ -12,12 +12,28 @@ import { renderCost, renderGovernance, setupRuleForm } from "./panels.js";
 async function refreshStatus() { renderStatus(await api("/api/status")); }
 async function refreshApprovals() { renderApprovals(await api("/api/approvals"), refreshApprovals); }
 
+// Each panel loads on its own: one that fails says so in its own place and never hides another.
+const PANELS = [
+  ["band-headline", () => api("/api/status").then(renderStatus)],
+  ["approvals", refreshApprovals],
+  ["cost", () => api("/api/cost").then(renderCost)],
+  ["governance", () => api("/api/governance").then(renderGovernance)],
+  ["activity-summary", () => loadActivity(false)],
+  ["chart-actions", loadCharts],
+  ["autonomy", loadAutonomy],
+];
+
 async function loadAll() {
-  const [status, approvals, cost, governance] = await Promise.all([
-    api("/api/status"), api("/api/approvals"), api("/api/cost"), api("/api/governance")]);
-  renderStatus(status); renderApprovals(approvals, refreshApprovals);
-  renderCost(cost); renderGovernance(governance);
-  await Promise.all([loadActivity(false), loadCharts(), loadAutonomy()]);
+  const results = await Promise.allSettled(PANELS.map(([, load]) => load()));
+  const failed = [];
+  results.forEach((result, i) => {
+    if (result.status === "fulfilled") return;
+    const [id] = PANELS[i];
+    failed.push(result.reason.message);
+    document.getElementById(id).replaceChildren(el("span", { class: "panel-error" }, "Could not be read: " + result.reason.message));
+  });
+  if (failed.length === PANELS.length) throw new Error(failed[0]);
+  showError(failed.length ? "Some panels could not be read: " + [...new Set(failed)].join("; ") : "");
 }
 
 // Quotas, charts and autonomy follow new activity, at most once every few seconds.
@@ -75,7 +91,7 @@ async function stream() {
 }
 
 async function start() {
-  try { await loadAll(); showError(""); } catch (e) { showError(e.message); return; }
+  try { await loadAll(); } catch (e) { showError(e.message); return; }
   stream();
 }
 
