@@ -41,14 +41,8 @@ def in_words(view: dict[str, Any]) -> dict[str, Any]:
     verb = VERBS[kind][0] if kind in VERBS else f"run {text(view.get('action'), 60) or 'a command'}"
     title = verb.format(p=platform_name(platform))
     conversation = text(view.get("conversation"), 120)
-    origin: Any = (
-        "autonomy"
-        if conversation.startswith("autonomy")
-        else {
-            "channel": conversation.split(":", 1)[0],
-            "conversation": conversation,
-        }
-    )
+    asked: dict[str, Any] = view["origin"] if isinstance(view.get("origin"), dict) else {}
+    origin = {"channel": conversation.split(":", 1)[0], "conversation": conversation, **asked}
     return {**view, "title": title[:1].upper() + title[1:], "origin_words": origin_of({"origin": origin})[1]}
 
 

@@ -73,7 +73,7 @@ def test_dry_run_band_keyboard_approval_and_the_kill_switch(redis_urls, dashboar
                 admin,
                 KEYS,
                 "CREATE_POST",
-                {"platform": "mastodon", "text": "A held hello"},
+                {"platform": "mastodon", "text": "A held hello", "url": "https://example.org/read-more"},
                 conversation="telegram:7",
             ),
         )
@@ -82,6 +82,7 @@ def test_dry_run_band_keyboard_approval_and_the_kill_switch(redis_urls, dashboar
         until(browser, f"document.querySelector('{card}')", "the approval card")
         shown = text_of(browser, card)
         assert "A held hello" in shown and "on Mastodon" in shown and "expires" in shown
+        assert "link" + "https://example.org/read-more" in text_of(browser, f"{card} .payload")  # every field
         both_widths(browser, "cockpit-2-approval")
         no_serious_findings(browser)
 
