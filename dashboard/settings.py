@@ -10,12 +10,21 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from protocol import Keys
-from protocol.env_files import SettingError, parse_bool, read_env_file
+from protocol.env_files import SettingError, check_names, parse_bool, read_env_file
 
 DASHBOARD_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DASHBOARD_DIR.parent
 DEFAULT_ENV_FILE = DASHBOARD_DIR / ".env"
 MIN_TOKEN_CHARS = 16
+OWN_SETTINGS = (
+    "DASHBOARD_HOST", "DASHBOARD_PORT", "DASHBOARD_TOKEN", "DASHBOARD_TOKEN_FILE", "DASHBOARD_PUBLIC_READ",
+    "DASHBOARD_ORIGIN", "DASHBOARD_GOVERNANCE_DIR", "DASHBOARD_WORKSPACE_DIR", "DASHBOARD_AUDIT_DIR",
+    "DASHBOARD_LOG_FILE",
+)  # fmt: skip
+READ_SETTINGS = (
+    *OWN_SETTINGS, "REDIS_URL", "REDIS_USER", "REDIS_PASSWORD_FILE", "SAFECLAW_WORKSPACE", "SAFECLAW_LOG_DIR",
+    "SAFECLAW_CONFIG", "ROUTER_AUDIT_DIR", "ROUTER_DATA_DIR", "COMMAND_QUEUE", "RESPONSE_PREFIX",
+)  # fmt: skip
 
 
 class ConfigError(Exception):
@@ -42,11 +51,16 @@ class DashboardSettings:
     def load(
         cls, env_file: Path | None = DEFAULT_ENV_FILE, environ: Mapping[str, str] | None = None
     ) -> DashboardSettings:
+        environ = os.environ if environ is None else environ
         try:
             file_values = read_env_file(env_file)
+            where = env_file.name if env_file is not None else "the env file"
+            check_names(file_values, READ_SETTINGS, f"dashboard/{where}", "DASHBOARD_")
+            # Near misses of the dashboard's own names only: the environment holds everything else too.
+            check_names(environ, OWN_SETTINGS, "the environment", "DASHBOARD_", bare=())
         except SettingError as exc:
             raise ConfigError(str(exc)) from None
-        return cls.from_env({**file_values, **(os.environ if environ is None else environ)})
+        return cls.from_env({**file_values, **environ})
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DashboardSettings:

@@ -394,3 +394,43 @@ def test_another_sites_requests_cannot_lock_the_owner_out(client, redis_urls):
     owner = client.post("/api/kill", json={"on": True}, headers={"Authorization": f"Bearer {TOKEN}"})
     assert owner.status_code == 200
     assert json.loads(redis_urls.admin_client().get(KEYS.kill_switch))["on"] is True
+
+
+@pytest.mark.parametrize(
+    ("where", "name"),
+    [
+        ("file", "DASHBOARD-PUBLIC-READ"),
+        ("file", "DASHBOARD_ORIGN"),
+        ("file", "DASHBOARDS_HOST"),
+        ("environment", "DASHBOARD_0RIGIN"),
+        ("environment", "dashboard_host"),
+        ("environment", "DASHBОARD_PUBLIC_READ"),  # a Cyrillic О
+    ],
+)
+def test_a_misspelt_dashboard_setting_stops_it_naming_the_setting(redis_urls, tmp_path, where, name):
+    env_file = tmp_path / "dashboard.env"
+    base = {
+        "REDIS_URL": redis_urls.control_url,
+        "DASHBOARD_TOKEN": TOKEN,
+        "PATH": "/usr/bin",
+        "HOME": "/root",
+    }
+    if where == "file":
+        env_file.write_text(f"{name}=x\n")
+        environ = base
+    else:
+        env_file.write_text("")
+        environ = {**base, name: "x"}
+    with pytest.raises(ConfigError, match="did you mean DASHBOARD_"):
+        DashboardSettings.load(env_file, environ)
+
+
+def test_the_usual_environment_is_not_taken_for_a_misspelling(redis_urls, tmp_path):
+    env_file = tmp_path / "dashboard.env"
+    env_file.write_text("DASHBOARD_ORIGIN=https://claw.example.net\nSAFECLAW_WORKSPACE=/tmp/w\n")
+    environ = {
+        "REDIS_URL": redis_urls.control_url,
+        "DASHBOARD_TOKEN": TOKEN,
+        **{name: "x" for name in ("PATH", "HOME", "TERM", "LANG", "SHELL", "USER", "HOSTNAME", "PWD")},
+    }
+    assert DashboardSettings.load(env_file, environ).origin == "https://claw.example.net"
