@@ -236,7 +236,12 @@ class Dashboard(OwnerActions):
         pipe.xrevrange(self.keys.audit_stream, count=1)
         pipe.get(self.keys.kill_switch)
         pipe.zcard(self.keys.approvals_pending)
-        newest_line, kill, waiting = pipe.execute()
+        try:
+            newest_line, kill, waiting = pipe.execute()
+        except redis.RedisError as exc:  # the band says so once; no log line a second
+            down = state.status(None, time.time(), type(exc).__name__)
+            last_sent.pop("moved", None)
+            return self._changed(last_sent, "status", {k: v for k, v in down.items() if k != "ts"}, down)
         found: list[str] = []
         newest_id = str(newest_line[0][0]) if newest_line else "0-0"
         if newest_id != last_sent.get("stream_id"):

@@ -548,3 +548,22 @@ def test_failed_logins_window_and_memory_are_bounded():
     for i in range(throttle.MAX_CLIENTS + 50):
         logins.failed(f"10.0.{i // 256}.{i % 256}")
     assert len(logins._seen) == throttle.MAX_CLIENTS
+
+
+def test_redis_down_is_a_red_band_that_says_so_and_reads_are_503(tmp_path):
+    from scripts.stack_redis import free_port
+
+    dead = f"redis://control:x@127.0.0.1:{free_port()}/0"
+    settings = DashboardSettings.from_env(
+        {"REDIS_URL": dead, "DASHBOARD_TOKEN": TOKEN, "DASHBOARD_AUDIT_DIR": str(tmp_path / "audit")}
+    )
+    with TestClient(create_app(settings), base_url=BASE) as client:
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        body = client.get("/api/status").json()
+        assert body["level"] == "red" and body["kill_switch"] is None
+        assert "Redis does not answer" in body["headline"]
+        assert "start it (./safeclaw starts it)" in parts(body)["redis"]["fix"]
+        for path in ("/api/approvals", "/api/activity", "/api/charts"):
+            response = client.get(path)
+            assert response.status_code == 503 and response.json()["error"] == "redis_unavailable"
+        assert client.get("/api/autonomy").status_code == 200  # the workspace needs no Redis

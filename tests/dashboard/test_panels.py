@@ -174,3 +174,18 @@ def test_every_open_page_shares_one_poller():
         got = asyncio.run(scenario())
     assert all(g == got[0] for g in got)  # each page got the same events, in order
     assert len(calls) <= 4  # one look per tick for all ten pages, not one per page
+
+
+def test_the_live_poller_says_redis_is_down_once_not_every_second(tmp_path, caplog):
+    from dashboard.app import Dashboard
+    from dashboard.settings import DashboardSettings
+    from scripts.stack_redis import free_port
+    from tests.dashboard.helpers import TOKEN
+
+    dead = f"redis://control:x@127.0.0.1:{free_port()}/0"
+    board = Dashboard(DashboardSettings.from_env({"REDIS_URL": dead, "DASHBOARD_TOKEN": TOKEN}))
+    last_sent: dict[str, str] = {}
+    first = board.look(last_sent)
+    assert len(first) == 1 and first[0].startswith("event: status") and '"level": "red"' in first[0]
+    assert board.look(last_sent) == [] and board.look(last_sent) == []
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
