@@ -37,6 +37,9 @@ class EffectLike(Protocol):
     @property
     def text(self) -> str | None: ...
 
+    @property
+    def all_text(self) -> str: ...
+
 
 @dataclass(frozen=True)
 class Denial:

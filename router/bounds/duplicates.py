@@ -105,9 +105,10 @@ class DuplicateGuard:
         return f"{self.prefix}{'all' if self.settings.duplicate_scope == 'all' else platform}"
 
     def take(self, conn: Counters, effect: EffectLike, now: float) -> SentEntry | Denial | None:
-        if effect.kind not in ("post", "reply") or not effect.text or not effect.text.strip():
+        published = effect.all_text  # a title or a link is published too
+        if effect.kind not in ("post", "reply") or not published.strip():
             return None
-        grams = trigrams(effect.text)
+        grams = trigrams(published)
         key = self.key(effect.platform)
         member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker

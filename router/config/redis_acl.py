@@ -97,8 +97,8 @@ def router_user(keys: Keys, password: str) -> str:
             ],
             [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
             [f"%R~{keys.kill_switch}", "+get"],
-            [f"~{keys.approval_prefix}*", "+get", "+set", "+del", "+expire", "+zadd", "+zrem",
-             "+zrangebyscore", "+zscore", "+lpush"],
+            [f"~{keys.approval_prefix}*", "+get", "+set", "+del", "+expire", "+exists", "+zadd", "+zrem",
+             "+zrangebyscore", "+zremrangebyscore", "+zcard", "+zscore", "+lpush"],
             [f"~{keys.approvals_decided}", f"~{keys.approvals_taken('*')}", "+lmove"],
             # Its own copy of the audit log, and its newest lines read back by `audit verify`.
             [f"~{keys.audit_stream}", "+xadd", "+xrevrange"],

@@ -115,7 +115,10 @@ class RouterControl:
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
         )
-        self.store = approvals.ApprovalStore(self.conn, self.keys, settings.router_id, settings.approval_ttl)
+        self.store = approvals.ApprovalStore(
+            self.conn, self.keys, settings.router_id, settings.approval_ttl,
+            approvals.PendingCaps(settings.max_pending_approvals, settings.max_pending_per_conversation),
+        )
         self.audit = AuditLog(
             settings.audit_dir,
             settings.router_id,
@@ -197,7 +200,13 @@ class RouterControl:
             return None  # the owner approved this very command (not another one sent with its id)
         text = self.redactor.text(effect.text or "")
         payload = self.redactor.value(preview(effect.kind, envelope.params))
-        request = self.store.request(envelope, effect_dict(effect), text, reason=reason, payload=payload)
+        try:
+            request = self.store.request(envelope, effect_dict(effect), text, reason=reason, payload=payload)
+        except approvals.ApprovalsBusy as exc:
+            return Decision(
+                Status.ERROR, "busy", f"{envelope.action} was not run and not held: {exc}; "
+                "decide the waiting ones first", retry_after=60,
+            )
         if request.owner_code:
             owner_code = request.owner_code if self.settings.chat_approvals else ""
             notices.push(
@@ -477,7 +486,9 @@ class RouterControl:
 
     def _sweep(self) -> None:
         now = time.time()
-        for approval_id in self.store.expired_ids(float("inf")):
+        # Only what expired, and one page of the rest for decisions whose wake-up was lost: a
+        # backlog of held commands costs each sweep two bounded pages, never a read of them all.
+        for approval_id in dict.fromkeys([*self.store.expired_ids(now), *self.store.decided_page()]):
             self._contained(approval_id, partial(self._sweep_one, approval_id, now))
 
     def _sweep_one(self, approval_id: str, now: float) -> None:

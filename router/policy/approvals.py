@@ -32,6 +32,7 @@ from protocol.origin import NO_ORIGIN
 
 DECISIONS = ("approve", "deny")
 PENDING = "pending"
+SWEEP_PAGE = 200  # approvals one sweep reads at most, each way (expired; a look for lost wake-ups)
 SETTLED_KEEP_SECONDS = 7 * 24 * 3600  # a decided record stays readable this long after it expires
 MAX_TEXT_CHARS = 2000
 
@@ -58,15 +59,62 @@ def is_approval_id(value: object) -> bool:
     return isinstance(value, str) and len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
+class ApprovalsBusy(Exception):
+    """Too many approvals wait already (overall or from one conversation): nothing is stored."""
+
+
+@dataclass(frozen=True)
+class PendingCaps:
+    overall: int = 1000  # held commands waiting at once, every conversation together
+    per_conversation: int = 50  # held commands waiting at once from one conversation
+
+
 class ApprovalStore:
     """The router's side: store requests, take decided ids, settle outcomes."""
 
-    def __init__(self, conn: redis.Redis, keys: Keys, router_id: str, ttl: int) -> None:
+    def __init__(
+        self, conn: redis.Redis, keys: Keys, router_id: str, ttl: int, caps: PendingCaps | None = None
+    ) -> None:
         self.conn = conn
         self.keys = keys
         self.router_id = router_id
         self.ttl = ttl
+        self.caps = caps or PendingCaps()
         self.taken = keys.approvals_taken(router_id)
+        self._sweep_offset = 0  # where the next look for lost wake-ups starts in the pending set
+
+    def by_conversation(self, conversation: str) -> str:
+        """The pending approvals of one conversation (sorted by expiry), for its cap."""
+        digest = hashlib.sha256(conversation.encode("utf-8", "replace")).hexdigest()[:24]
+        return f"{self.keys.approval_prefix}by_conversation:{digest}"
+
+    def take_room(self, approval_id: str, conversation: str, expires_at: float, now: float) -> None:
+        """Take a place among the pending approvals, overall and of this conversation; ApprovalsBusy
+        (and no place) when the owner already has too many waiting. A flood of held commands is
+        answered `busy`, never stored: each one would be kept for days. Each counts after adding
+        itself, so commands held at once (lanes, routers) never exceed a cap: at worst one is
+        refused that a slower moment would have let wait."""
+        mine = self.by_conversation(conversation)
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.zremrangebyscore(mine, "-inf", f"({now}")
+        pipe.zadd(mine, {approval_id: expires_at})
+        pipe.zadd(self.keys.approvals_pending, {approval_id: expires_at})
+        pipe.expire(mine, self.ttl + 3600)
+        pipe.zcard(mine)
+        pipe.zcard(self.keys.approvals_pending)
+        *_, here, overall = pipe.execute()
+        if int(here) <= self.caps.per_conversation and int(overall) <= self.caps.overall:
+            return
+        self.forget_pending(approval_id, conversation)
+        if int(here) > self.caps.per_conversation:
+            raise ApprovalsBusy(
+                f"{int(here) - 1} approvals from this conversation already wait for the owner "
+                f"(at most {self.caps.per_conversation}, ROUTER_MAX_PENDING_PER_CONVERSATION)"
+            )
+        raise ApprovalsBusy(
+            f"{int(overall) - 1} approvals already wait for the owner (at most {self.caps.overall}, "
+            "ROUTER_MAX_PENDING_APPROVALS)"
+        )
 
     def request(
         self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None,
@@ -96,9 +144,11 @@ class ApprovalStore:
             "router_id": self.router_id,
             "owner_code_sha256": code_digest(code),
         }
+        if self.conn.get(self.keys.approval(approval_id)) is not None:
+            return ApprovalRequest(approval_id, "")  # asked already: never busy for its own request
+        self.take_room(approval_id, envelope.conversation, record["expires_at"], now)
         if not self.save(record, new=True):
             return ApprovalRequest(approval_id, "")
-        self.conn.zadd(self.keys.approvals_pending, {approval_id: record["expires_at"]})
         return ApprovalRequest(approval_id, code)
 
     def save(self, record: dict[str, Any], new: bool = False) -> bool:
@@ -138,12 +188,35 @@ class ApprovalStore:
         """Record the final state (approved/denied/expired) and its outcome; no longer pending."""
         settled = {**record, "state": state, "settled_at": time.time(), "outcome": outcome}
         self.save(settled)
-        self.conn.zrem(self.keys.approvals_pending, record["id"])
+        self.forget_pending(record["id"], str(record.get("conversation", "")))
         return settled
 
-    def expired_ids(self, now: float | None = None) -> list[str]:
+    def forget_pending(self, approval_id: str, conversation: str) -> None:
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.zrem(self.keys.approvals_pending, approval_id)
+        pipe.zrem(self.by_conversation(conversation), approval_id)
+        pipe.execute()
+
+    def expired_ids(self, now: float | None = None, limit: int = SWEEP_PAGE) -> list[str]:
+        """Pending approvals past their expiry, soonest first, at most `limit`: only these are read."""
         now = time.time() if now is None else now
-        return [str(v) for v in self.conn.zrangebyscore(self.keys.approvals_pending, "-inf", now)]
+        found = self.conn.zrangebyscore(self.keys.approvals_pending, "-inf", now, start=0, num=limit)
+        return [str(v) for v in found]
+
+    def decided_page(self, limit: int = SWEEP_PAGE) -> list[str]:
+        """Of the next page of still-pending approvals (a cursor that goes round the set, one page a
+        sweep), those with a decision: a decision whose wake-up push was lost. One round trip for
+        the ids, one for their decision keys, whatever the backlog."""
+        ids = [str(v) for v in self.conn.zrangebyscore(
+            self.keys.approvals_pending, "-inf", "+inf", start=self._sweep_offset, num=limit
+        )]
+        self._sweep_offset = 0 if len(ids) < limit else self._sweep_offset + limit
+        if not ids:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for approval_id in ids:
+            pipe.exists(self.keys.approval_decision(approval_id))
+        return [i for i, decided in zip(ids, pipe.execute(), strict=True) if decided]
 
     def relay_owner_decision(self, approval_id: str, decision: str, code: str, via: str) -> str:
         """An owner's decision typed in a chat (`APPROVAL_DECISION`): checked against the one-time

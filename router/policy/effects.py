@@ -42,10 +42,17 @@ class Effect:
     # A read of what anyone may read (public posts); any other read is of the owner's own account
     # (notifications, direct messages, profile), which a stranger's turn never gets.
     public: bool = False
+    # The other words readers see beside the text (a title, a link): content checks read them too.
+    shown_with: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown effect kind {self.kind!r}; kinds: {', '.join(KINDS)}")
+
+    @property
+    def all_text(self) -> str:
+        """Every published word, title and link included: what the duplicate guard compares."""
+        return "\n".join(t for t in (*self.shown_with, self.text) if t)
 
     @property
     def writes(self) -> bool:

@@ -48,9 +48,10 @@ def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
 
 def create_post_effect(params: dict[str, Any]) -> Effect:
     """A reply when it answers a post (a quote is a post of its own)."""
+    shown_with = tuple(params[k] for k in ("title", "url") if params.get(k))
     if params.get("reply_to"):
-        return Effect(params["platform"], "reply", params["text"], params["reply_to"])
-    return Effect(params["platform"], "post", params["text"], params.get("quote"))
+        return Effect(params["platform"], "reply", params["text"], params["reply_to"], shown_with=shown_with)
+    return Effect(params["platform"], "post", params["text"], params.get("quote"), shown_with=shown_with)
 
 
 SKILL = Skill(

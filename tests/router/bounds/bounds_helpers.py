@@ -23,6 +23,10 @@ class FakeEffect:
     text: str | None = None
     target: str | None = None
 
+    @property
+    def all_text(self) -> str:
+        return self.text or ""
+
 
 def settings(**env: str) -> BoundsSettings:
     return BoundsSettings.from_env(env)
