@@ -273,7 +273,8 @@ class RouterControl:
             decision = f"approved by {approved['decision'].get('by', 'the owner')}"
             approval_id = approved["id"]
         entry = audit_entry(envelope.id, envelope.action, envelope.conversation, effect_dict(effect),
-                            effect.text, decision, Reply(envelope.id, Status.OK), approval_id)
+                            effect.text, decision, Reply(envelope.id, Status.OK), approval_id,
+                            envelope.origin, envelope.params)
         entry["status"] = "started"
         self.append(entry, durable=True, required=True)
 
