@@ -24,8 +24,7 @@ def use_the_installed_python() -> None:
     machine), run again with the one `./safeclaw install` made: a command works as the README writes it."""
     installed = REPO_ROOT / ".venv" / "bin" / "python"
     if (importlib.util.find_spec("redis") is None and installed.exists()
-            and not os.environ.get("SAFECLAW_INSTALLED_PYTHON")):
-        os.environ["SAFECLAW_INSTALLED_PYTHON"] = str(installed)  # once: never a loop
+            and Path(sys.prefix).resolve() != installed.parent.parent.resolve()):  # never a loop
         os.execv(installed, [str(installed), *sys.argv])
 
 
