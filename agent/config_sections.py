@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,6 +50,13 @@ def normalise_ollama_host(raw: str) -> str:
     return "http://" + host
 
 
+def default_cache_dir(env: Env) -> str:
+    """$XDG_CACHE_HOME/safeclaw/llm, else ~/.cache/safeclaw/llm (nothing there is needed: a cache)."""
+    home = env_text(env, "HOME")
+    base = env_text(env, "XDG_CACHE_HOME") or (str(Path(home) / ".cache") if home else "")
+    return str(Path(base) / "safeclaw" / "llm") if base else ""
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """`llm` of config.json; SAFECLAW_LLM_PROVIDER / SAFECLAW_LLM_MODEL win; hosts and keys from env."""
@@ -66,6 +74,8 @@ class LLMSettings:
     gemini_api_key: str = field(default="", repr=False)  # GEMINI_API_KEY, else GOOGLE_API_KEY
     gemini_base_url: str = ""
     local_model_path: str = ""  # SAFECLAW_LOCAL_MODEL: a .gguf for the embedded model
+    # SAFECLAW_LLM_CACHE_DIR: where the embedded model keeps its warm-up (default ~/.cache/safeclaw)
+    local_cache_dir: str = ""
     scripted_replies: str = ""  # SAFECLAW_SCRIPTED_REPLIES: a JSON list of replies (tests, demos)
 
     KEYS = ("provider", "model", "timeout", "context_window")
@@ -97,6 +107,7 @@ class LLMSettings:
             gemini_api_key=env_text(env, "GEMINI_API_KEY") or env_text(env, "GOOGLE_API_KEY"),
             gemini_base_url=env_text(env, "GEMINI_BASE_URL"),
             local_model_path=env_text(env, "SAFECLAW_LOCAL_MODEL"),
+            local_cache_dir=env_text(env, "SAFECLAW_LLM_CACHE_DIR") or default_cache_dir(env),
             scripted_replies=env_text(env, "SAFECLAW_SCRIPTED_REPLIES"),
         )
 

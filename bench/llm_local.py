@@ -6,6 +6,11 @@ It runs the suite twice: as the agent runs (the labelled keyword rules of
 agent/llm/local/rules.py may pick a label first) and with the model alone. Latency is per turn
 after the fixed prompt was evaluated once (the agent does that at start); the load and that
 warm-up are reported apart. On a busy machine the seconds are noisy: compare them with care.
+
+The first answer after start is measured in fresh processes, as the agent starts: imports, the
+model's load, the warm-up, one turn; first with an empty warm-up cache (the first start ever),
+then with the cache that start left (every start after). Targets: the first answer after start
+within 3 s and the process's peak RSS within 450 MB, with the cache.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +37,9 @@ from bench.local_suite import CaseResult, RecordingRouter, fresh_workspace, load
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_local.json"
 TARGET = 12
+FIRST_ANSWER_TARGET_S = 3.0
+PEAK_RSS_TARGET_MB = 450.0
+FIRST_MESSAGE = "Show my bluesky notifications"
 
 
 def peak_rss_mb() -> float:
@@ -67,6 +76,53 @@ def warm(llm: LocalLLM) -> tuple[float, float]:
     return loaded, time.perf_counter() - started
 
 
+def first_answer_child() -> int:
+    """In a fresh process: start as the agent does, answer one message; print the figures as JSON."""
+    started = time.perf_counter()
+    llm = LocalLLM(LLMSettings.from_env(os.environ, provider="local", model="", timeout=300.0))
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = AgentLoop(fresh_workspace(Path(tmp) / "w", {}), llm, local_actions(), RecordingRouter())
+        imported = time.perf_counter()
+        llm._loaded()
+        loaded = time.perf_counter()
+        loop.warm_up()
+        warmed = time.perf_counter()
+        loop.run_turn("console", FIRST_MESSAGE)
+        answered = time.perf_counter()
+    print(json.dumps({
+        "first_answer_s": round(answered - started, 3), "imports_s": round(imported - started, 3),
+        "load_s": round(loaded - imported, 3), "warm_up_s": round(warmed - loaded, 3),
+        "turn_s": round(answered - warmed, 3), "peak_rss_mb": round(peak_rss_mb(), 1),
+    }))
+    return 0
+
+
+def first_answer_after_start() -> dict[str, Any]:
+    """The first start (nothing cached) and the next one (the cache it left), each a new process."""
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "SAFECLAW_LLM_CACHE_DIR": cache}
+        for name in ("first_start_ever", "every_start_after"):
+            done = subprocess.run([sys.executable, __file__, "--first-answer"], env=env, capture_output=True,
+                                  text=True, check=True, timeout=600)
+            figures[name] = json.loads(done.stdout.strip().splitlines()[-1])
+    after = figures["every_start_after"]
+    figures["targets"] = {"first_answer_s": FIRST_ANSWER_TARGET_S, "peak_rss_mb": PEAK_RSS_TARGET_MB}
+    figures["met"] = (after["first_answer_s"] <= FIRST_ANSWER_TARGET_S
+                      and after["peak_rss_mb"] <= PEAK_RSS_TARGET_MB)
+    return figures
+
+
+def print_first_answer(figures: dict[str, Any]) -> None:
+    for name in ("first_start_ever", "every_start_after"):
+        f = figures[name]
+        print(f"first answer after start, {name.replace('_', ' ')}: {f['first_answer_s']} s (imports "
+              f"{f['imports_s']} s, load {f['load_s']} s, warm-up {f['warm_up_s']} s, turn {f['turn_s']} s), "
+              f"peak RSS {f['peak_rss_mb']} MB")
+    print(f"  targets: <= {FIRST_ANSWER_TARGET_S} s and <= {PEAK_RSS_TARGET_MB:.0f} MB with the cache: "
+          + ("met" if figures["met"] else "NOT met"))
+
+
 def print_run(name: str, run: dict[str, Any]) -> None:
     print(
         f"\n{name}: {run['passed']}/{run['total']} passed (target {TARGET}); "
@@ -88,6 +144,9 @@ def print_run(name: str, run: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    if sys.argv[1:] == ["--first-answer"]:
+        return first_answer_child()
+    first_answer = first_answer_after_start()
     suite = load_suite()
     llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
     load_s, warm_s = warm(llm)
@@ -101,14 +160,16 @@ def main() -> int:
         "load_seconds": round(load_s, 3),
         "fixed_prompt_seconds": round(warm_s, 3),
         "peak_rss_mb": round(peak_rss_mb(), 1),
+        "first_answer_after_start": first_answer,
         "as_the_agent_runs": with_rules,
         "model_alone": model_alone,
     }
     print(f"model {result['model']} on {result['machine']}")
     print(
         f"load {result['load_seconds']} s, fixed prompt once {result['fixed_prompt_seconds']} s, "
-        f"peak RSS {result['peak_rss_mb']} MB"
+        f"peak RSS of this bench process (both suites) {result['peak_rss_mb']} MB"
     )
+    print_first_answer(first_answer)
     print_run("as the agent runs (keyword rules, then the model)", with_rules)
     print_run("the model alone (no keyword rule)", model_alone)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

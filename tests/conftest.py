@@ -13,8 +13,15 @@ from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session")
+def llm_cache_dir(tmp_path_factory) -> Path:
+    """The embedded model's warm-up cache, shared by the session's tests (it depends only on the
+    model and the prompt), never the developer's own."""
+    return tmp_path_factory.mktemp("llm-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_state(tmp_path, monkeypatch):
+def isolated_state(tmp_path, monkeypatch, llm_cache_dir):
     """Point all agent state at tmp dirs, and keep the developer's real environment out."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -23,6 +30,7 @@ def isolated_state(tmp_path, monkeypatch):
     monkeypatch.setenv("SAFECLAW_WORKSPACE", str(workspace))
     monkeypatch.setenv("SAFECLAW_CONFIG", str(tmp_path / "config.json"))
     monkeypatch.setenv("SAFECLAW_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("SAFECLAW_LLM_CACHE_DIR", str(llm_cache_dir))
     for name in (
         "REDIS_URL",
         "OLLAMA_HOST",

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.llm.local.ranking import Normalisation, Ranked, TokenModel, continuation_logprobs, rank
+from agent.llm.local.warm_cache import WARM_CACHE
 
 NORMALISATION: Normalisation = "mean"
 CONTENT_FREE = ("N/A", "", "[MASK]")
@@ -59,18 +60,22 @@ Enter = Callable[[str], object]  # put the model right after the fixed prompt, t
 
 class Baselines:
     """Each answer's log-probabilities after the content-free messages, per model and fixed
-    prompt: computed once (at warm-up), they are the same for every message."""
+    prompt: computed once (at warm-up, or read from the disk cache), the same for every message."""
 
     def __init__(self) -> None:
         self._saved: dict[tuple[int, str], dict[str, list[float]]] = {}
         self._lock = threading.Lock()
 
     def get(
-        self, key: tuple[int, str], answers: dict[str, list[int]], model: TokenModel, enter: Enter
+        self, key: tuple[int, str], answers: dict[str, list[int]], model: TokenModel, enter: Enter,
+        disk_key: str = "",
     ) -> dict[str, list[float]]:
         with self._lock:
             known = self._saved.get(key, {})
             missing = {label: tokens for label, tokens in answers.items() if label not in known}
+            if missing and disk_key:
+                known.update(WARM_CACHE.load_baselines(disk_key, missing))
+                missing = {label: tokens for label, tokens in missing.items() if label not in known}
             if missing:
                 runs = []
                 for message in CONTENT_FREE:
@@ -79,6 +84,9 @@ class Baselines:
                 for label in missing:
                     per_token = zip(*(run[label] for run in runs), strict=True)
                     known[label] = [sum(values) / len(runs) for values in per_token]
+                if disk_key:
+                    WARM_CACHE.save_baselines(disk_key, missing, {label: known[label] for label in missing})
+            if key not in self._saved:
                 self._saved = {k: v for k, v in self._saved.items() if k[0] != key[0]}  # one per model
                 self._saved[key] = known
             return {label: known[label] for label in answers}

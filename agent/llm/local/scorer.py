@@ -83,6 +83,9 @@ class LlamaTokenModel:
             return []
         if STOPPING.is_set():
             raise Stopping
+        if len(tokens) > self.llama.n_batch:  # llama.cpp decodes at most n_batch tokens at once
+            step = self.llama.n_batch
+            return [row for at in range(0, len(tokens), step) for row in self.feed(tokens[at : at + step])]
         llama, start, count = self.llama, self.position(), len(tokens)
         if start + count > llama.n_ctx():
             raise ValueError(f"{start + count} tokens exceed the context window of {llama.n_ctx()}")
