@@ -119,22 +119,19 @@ def actions_per_hour(hourly: dict[tuple[int, str], int], now: float) -> str:
                 "line",
                 {"x1": f"{x:.1f}", "y1": str(top), "x2": f"{x:.1f}", "y2": str(bottom), "class": "grid"},
             )
-    x = float(left)
+    x, y = float(left), 226.0
     for p_index, platform in enumerate(platforms):
-        ET.SubElement(
-            svg,
-            "rect",
-            {
-                "x": f"{x:.1f}",
-                "y": "226",
-                "width": "12",
-                "height": "12",
-                "fill": COLOURS[p_index % len(COLOURS)],
-            },
-        )
-        label = f"{platform_name(platform)}: {totals[platform]}"
-        _text(svg, x + 16, 237, label, **{"class": "legend", "data-platform": platform})
-        x += 24 + 8 * len(label)
+        name = platform_name(platform)
+        label = f"{name if len(name) <= 28 else name[:27] + '…'}: {totals[platform]}"
+        step = 24 + 7.5 * len(label)
+        if x + step > width and x > left:  # the legend wraps onto another row
+            x, y = float(left), y + 20
+        colour = COLOURS[p_index % len(COLOURS)]
+        box = {"x": f"{x:.1f}", "y": f"{y:.0f}", "width": "12", "height": "12", "fill": colour}
+        ET.SubElement(svg, "rect", box)
+        _text(svg, x + 16, y + 11, label, **{"class": "legend", "data-platform": platform})
+        x += step
+    svg.set("viewBox", f"0 0 {width} {max(height, int(y) + 24)}")
     if not platforms:
         _text(
             svg,

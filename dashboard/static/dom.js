@@ -63,7 +63,7 @@ export function ago(ts) {
 }
 
 export function money(v) {
-  if (typeof v !== "number" || !isFinite(v)) return "?";
+  if (typeof v !== "number" || !isFinite(v)) return "unknown";
   return "$" + (v !== 0 && Math.abs(v) < 0.01 ? v.toFixed(4) : v.toFixed(2));
 }
 
