@@ -10,7 +10,7 @@ from agent.evals.__main__ import main
 from agent.evals.dataset import CATEGORIES, load_dataset
 from agent.evals.judge import JUDGE_SCHEMA, PASS_SCORE
 from tests.conftest import REPO_ROOT
-from tests.dashboard.test_dashboard_browser import browser  # noqa: F401  (the headless Chromium fixture)
+from tests.dashboard.conftest import browser  # noqa: F401  (the headless Chromium fixture)
 
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "explain_eval"
 

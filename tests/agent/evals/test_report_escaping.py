@@ -11,7 +11,7 @@ from selenium.common.exceptions import NoAlertPresentException
 from agent.evals.__main__ import main
 from agent.evals.report import render_report
 from tests.conftest import REPO_ROOT
-from tests.dashboard.test_dashboard_browser import browser  # noqa: F401  (the headless Chromium fixture)
+from tests.dashboard.conftest import browser  # noqa: F401  (the headless Chromium fixture)
 
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "explain_eval"
 SCRIPT = "<script>window.__pwned = 'script';alert(1)</script>"
