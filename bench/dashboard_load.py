@@ -43,7 +43,8 @@ def seed(server: RedisServer, count: int) -> None:
     store = ApprovalStore(router, keys, "bench", 3600)
     for i in range(count):
         text = f"held post {i} " + "x" * 200
-        envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, "telegram:1", 60)
+        conversation = f"telegram:{i % 40}"  # the router lets 50 wait per conversation, 1,000 in all
+        envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, conversation, 60)
         store.request(envelope, {"platform": "bsky", "kind": "post", "target": None}, text)
     pipe = admin.pipeline(transaction=False)
     for i in range(count):

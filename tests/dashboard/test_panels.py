@@ -119,7 +119,8 @@ def test_the_approvals_page_is_two_round_trips_and_pages_without_repeats(redis_u
     router = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)
     store = ApprovalStore(router, KEYS, "r1", 3600)
     for i in range(120):
-        envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": f"t{i}"}, "telegram:1", 60)
+        conversation = f"telegram:{i % 5}"  # at most 50 wait from one conversation (router cap)
+        envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": f"t{i}"}, conversation, 60)
         store.request(envelope, {"platform": "bsky", "kind": "post", "target": None}, f"t{i}")
     control = redis.Redis.from_url(redis_urls.control_url, decode_responses=True)
     executes = []
@@ -138,7 +139,7 @@ def test_the_approvals_page_is_two_round_trips_and_pages_without_repeats(redis_u
             seen += [a["text"] for a in page["approvals"]]
     assert len(executes) == 6 and sorted(seen) == sorted(f"t{i}" for i in range(120))
     assert page["approvals"][0]["title"] == "Post on Bluesky"
-    assert page["approvals"][0]["origin_words"] == "from Telegram (chat 1)"
+    assert page["approvals"][0]["origin_words"].startswith("from Telegram (chat ")
 
 
 def test_the_audit_copy_starts_over_when_the_stream_begins_again(redis_urls):
