@@ -18,6 +18,7 @@ if str(REPO_ROOT) not in sys.path:
 import uvicorn  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
+from dashboard.guard import RequestGuard  # noqa: E402
 from dashboard.settings import DEFAULT_ENV_FILE, ConfigError, DashboardSettings  # noqa: E402
 
 log = logging.getLogger("safeclaw.dashboard")
@@ -58,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
             "put a TLS proxy in front, or keep DASHBOARD_HOST=127.0.0.1",
             settings.host,
         )
+        if not settings.origin:
+            log.warning(
+                "only the names %s are answered (DNS rebinding): set DASHBOARD_ORIGIN to the address "
+                "you open it at (https://claw.example.net) to reach it under another name",
+                RequestGuard(settings).names_text(),
+            )
     app = create_app(settings)
     log.info(
         "dashboard on http://%s:%d (public read: %s)",
