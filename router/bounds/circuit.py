@@ -8,7 +8,12 @@ What counts, per platform, for writes only (a read that works says nothing about
 - `error` is a failure when the platform or the request failed (request_failed, rate_limited,
   auth_failed, internal_error); an error about the command itself (not_found, invalid_params,
   not_supported, no_credentials, ...) neither counts nor resets;
-- refusals (denied, pending_approval, expired) never ran and are not counted.
+- refusals (denied, pending_approval, expired) never ran and are not counted;
+- an `unknown` the router caused itself says nothing about the platform and is not counted: the
+  router stopped while it ran (`interrupted`), or it is a repeat
+  of a command still running (`repeat_in_progress`), or its deadline passed while it had spent
+  longer in the router's own queue than at the platform (`queue_deadline`); one whose deadline
+  passed before it left the queue is `expired` (never run).
 
 When the count reaches N the circuit opens for `circuit_open_seconds`, and the router that opened
 it (SET ... GET tells exactly one) pushes a notice for the owner. After that time writes are let
@@ -26,6 +31,7 @@ from router.bounds.settings import BOUNDED_KINDS, PLATFORMS, BoundsSettings
 
 log = logging.getLogger("safeclaw.router.bounds.circuit")
 PLATFORM_FAILURES = frozenset({"request_failed", "rate_limited", "auth_failed", "internal_error"})
+ROUTER_SIDE_UNKNOWNS = frozenset({"interrupted", "repeat_in_progress", "queue_deadline"})
 MAX_NOTICES = 1000  # the notices list is trimmed to this many (newest kept)
 
 
@@ -33,6 +39,8 @@ def outcome_of(status: str, error: str | None) -> str:
     """ "success", "failure" or "neutral", for the breaker, from a reply's status and error."""
     if status == "ok":
         return "success"
+    if status == "unknown" and error in ROUTER_SIDE_UNKNOWNS:
+        return "neutral"
     if status == "unknown" or (status == "error" and error in PLATFORM_FAILURES):
         return "failure"
     return "neutral"

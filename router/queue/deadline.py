@@ -21,6 +21,7 @@ from router.pipeline import Outcome, Pipeline, Planned
 from router.policy.approval_flow import RouterControl
 from router.policy.checks import Policy
 from router.policy.effects import LOCAL_PLATFORM, Effect
+from router.queue import hangup
 from router.queue.lanes import Once
 from router.queue.results import ResultWriter
 from router.registry import SkillContext
@@ -50,24 +51,29 @@ class DeadlineRunner:
         self.conn = conn
         self.environment = {**public_environment(settings.env, credentials), "ROUTER_ID": settings.router_id}
 
-    def run(self, raw: bytes, planned: Planned, approved: bool = False) -> Outcome | None:
+    def run(
+        self, raw: bytes, planned: Planned, approved: bool = False, taken_at: float | None = None
+    ) -> Outcome | None:
         """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
-        for a side effect: it may yet happen) and drop the run's own answer when it comes. An
-        approved command's own expiry has passed by design: it gets one platform timeout."""
+        for a side effect: it may yet happen), hang up its connections and drop the run's own
+        answer when it comes. An approved command's own expiry has passed by design: it gets one
+        platform timeout from when it was taken (`taken_at`, else now)."""
         envelope = planned.envelope
-        deadline = time.time() + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at
-        left = max(0.05, deadline - time.time() - ANSWER_MARGIN_SECONDS)
+        left = seconds_left(envelope, approved, taken_at)
         ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
         if is_own_read(planned.effect):
             return self.pipeline.run(planned, ctx)
         once = Once()
-        timer = threading.Timer(left, self._deadline_passed, (raw, planned, once))
-        timer.daemon = True
-        timer.start()
-        try:
-            outcome = self.pipeline.run(planned, ctx)
-        finally:
-            timer.cancel()
+        with hangup.tracked() as connections:
+            queued = max(0.0, time.time() - taken_at) if taken_at is not None else 0.0
+            args = (raw, planned, once, connections, queued, left)
+            timer = threading.Timer(left, self._deadline_passed, args)
+            timer.daemon = True
+            timer.start()
+            try:
+                outcome = self.pipeline.run(planned, ctx)
+            finally:
+                timer.cancel()
         if not once.claim():
             log.warning(
                 "command %s %s finished after its deadline (%s); its answer was already sent",
@@ -78,10 +84,17 @@ class DeadlineRunner:
             return None
         return outcome
 
-    def _deadline_passed(self, raw: bytes, planned: Planned, once: Once) -> None:
+    def _deadline_passed(
+        self, raw: bytes, planned: Planned, once: Once, connections: hangup.Connections, queued: float,
+        at_platform: float,
+    ) -> None:
         if not once.claim():
             return
+        hangup.hang_up(connections)  # the lane's thread returns now, whatever its platform does
         envelope, side_effect = planned.envelope, planned.skill.side_effect
+        # Most of its time spent waiting in our own lane: not the platform's failure (the circuit
+        # breaker does not count it), though it may still have happened.
+        error = "queue_deadline" if queued > at_platform else "request_failed"
         if side_effect:
             reply = Reply(
                 envelope.id,
@@ -89,14 +102,14 @@ class DeadlineRunner:
                 f"{planned.effect.platform} did not answer before the "
                 f"command's deadline; {envelope.action} may or may not have happened, and it will "
                 "not be retried",
-                error="request_failed",
+                error=error,
             )
         else:
             reply = Reply(
                 envelope.id,
                 Status.ERROR,
                 f"{planned.effect.platform} did not answer before the command's deadline",
-                error="request_failed",
+                error=error,
             )
         log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
         try:
@@ -120,6 +133,15 @@ class DeadlineRunner:
             dry_run=self.settings.dry_run,
             log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
         )
+
+
+def seconds_left(
+    envelope: CommandEnvelope, approved: bool = False, taken_at: float | None = None
+) -> float:
+    """Until the command is answered at the latest: its expiry (an approved one: one platform
+    timeout from when it was taken), less the margin that lets the agent still read the answer."""
+    deadline = (taken_at or time.time()) + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at
+    return max(0.05, deadline - time.time() - ANSWER_MARGIN_SECONDS)
 
 
 def is_own_read(effect: Effect) -> bool:

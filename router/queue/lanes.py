@@ -3,60 +3,102 @@
 A platform that hangs fills its own lane only: every other platform, and the router's own
 reads (PING), go on. A lane holds at most `per_lane` running commands and `backlog` waiting
 ones; past that `submit` says no and the caller answers the command `busy` (not run).
+
+Shutdown is bounded: commands still waiting are dropped (each `on_drop` called: they stay in the
+router's processing list, and the next start's recovery takes them up), the running ones get
+`grace` seconds, and the lanes' threads are daemons, so a platform that never finishes its answer
+cannot keep a stopping router alive.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
+import time
+from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger("safeclaw.router.lanes")
+Task = Callable[[], None]
 
 
 class Lanes:
     def __init__(self, per_lane: int, backlog: int) -> None:
         self.per_lane = per_lane
         self.backlog = backlog
-        self._pools: dict[str, ThreadPoolExecutor] = {}
-        self._pending: Counter[str] = Counter()
+        self._waiting: dict[str, deque[tuple[Task, Task | None]]] = {}
+        self._threads: Counter[str] = Counter()  # threads alive per lane
+        self._idle: Counter[str] = Counter()  # of those, waiting for a task
+        self._pending: Counter[str] = Counter()  # running + waiting
+        self._running = 0
+        self._closed = False
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
 
-    def submit(self, lane: str, task: Callable[[], None]) -> bool:
-        """Run `task` in the lane's pool; False (nothing queued) when the lane is full."""
+    def submit(self, lane: str, task: Task, on_drop: Task | None = None) -> bool:
+        """Run `task` in the lane; False (nothing queued) when the lane is full or closed.
+        `on_drop`: called instead when the task is dropped unstarted at shutdown."""
         with self._lock:
-            if self._pending[lane] >= self.per_lane + self.backlog:
+            if self._closed or self._pending[lane] >= self.per_lane + self.backlog:
                 return False
             self._pending[lane] += 1
-            pool = self._pools.get(lane)
-            if pool is None:
-                pool = ThreadPoolExecutor(self.per_lane, thread_name_prefix=f"lane-{lane}")
-                self._pools[lane] = pool
+            self._waiting.setdefault(lane, deque()).append((task, on_drop))
+            if self._idle[lane]:
+                self._changed.notify_all()
+            elif self._threads[lane] < self.per_lane:
+                self._threads[lane] += 1
+                threading.Thread(target=self._serve, args=(lane,), name=f"lane-{lane}", daemon=True).start()
+        return True
 
-        def run() -> None:
+    def _serve(self, lane: str) -> None:
+        while True:
+            with self._lock:
+                self._idle[lane] += 1
+                while not self._waiting[lane] and not self._closed:
+                    self._changed.wait()
+                self._idle[lane] -= 1
+                if self._closed or not self._waiting[lane]:
+                    self._threads[lane] -= 1
+                    self._changed.notify_all()
+                    return
+                task, _drop = self._waiting[lane].popleft()
+                self._running += 1
             try:
                 task()
             except Exception:  # the task contains its own failures; this is the last guard
                 log.exception("a command in lane %s failed outside its handler", lane)
             finally:
                 with self._lock:
+                    self._running -= 1
                     self._pending[lane] -= 1
-
-        pool.submit(run)
-        return True
+                    self._changed.notify_all()
 
     def pending(self, lane: str) -> int:
         with self._lock:
             return self._pending[lane]
 
-    def shutdown(self) -> None:
-        """Wait for every command in hand and in the lanes' queues to finish."""
+    def shutdown(self, grace: float) -> int:
+        """Drop the waiting commands (their `on_drop` called), give the running ones up to `grace`
+        seconds, and return how many are still running then (left to their daemon threads)."""
         with self._lock:
-            pools = list(self._pools.values())
-        for pool in pools:
-            pool.shutdown(wait=True)
+            self._closed = True
+            dropped = [(lane, item) for lane, queue in self._waiting.items() for item in queue]
+            for queue in self._waiting.values():
+                queue.clear()
+            for lane, _item in dropped:
+                self._pending[lane] -= 1
+            self._changed.notify_all()
+        for lane, (_task, on_drop) in dropped:
+            if on_drop is not None:
+                try:
+                    on_drop()
+                except Exception:
+                    log.exception("dropping a waiting command of lane %s failed", lane)
+        deadline = time.monotonic() + grace
+        with self._lock:
+            while self._running and (left := deadline - time.monotonic()) > 0:
+                self._changed.wait(left)
+            return self._running
 
 
 class Once:

@@ -52,6 +52,7 @@ class Decider:
         raw: bytes,
         recovering: bool,
         approved: bool = False,
+        taken_at: float | None = None,
     ) -> tuple[Reply | None, bool]:
         """The reply to send, and whether it completes an idempotency record."""
         if envelope.action == APPROVAL_DECISION:
@@ -100,7 +101,7 @@ class Decider:
             refused = self._audit_before(planned)
             if refused is not None:  # no line, no write: answered and recorded, never run
                 return refused, side_effect
-        outcome = self.runner.run(raw, planned, approved)
+        outcome = self.runner.run(raw, planned, approved, taken_at)
         if outcome is None:  # the deadline answered first
             return None, False
         if outcome.dead_letter is not None:

@@ -40,9 +40,9 @@ from router.policy.approval_flow import RouterControl, Settle
 from router.policy.checks import Policy
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
-from router.queue.deadline import DeadlineRunner, is_own_read
+from router.queue.deadline import DeadlineRunner, is_own_read, seconds_left
 from router.queue.heartbeat import Heartbeat
-from router.queue.lanes import InFlight, Lanes
+from router.queue.lanes import InFlight, Lanes, Once
 from router.queue.records import CommandRecords
 from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
 from router.queue.results import Answer, ResultWriter
@@ -53,6 +53,7 @@ from router.registry import Skill
 log = logging.getLogger("safeclaw.router.worker")
 APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands
 MAX_BATCH = 8  # commands taken from a busy queue in one round trip
+SHUTDOWN_GRACE_SECONDS = 5.0  # how long a stopping router waits for commands at their platform
 
 
 class Worker:
@@ -107,7 +108,12 @@ class Worker:
                 self._step()
         finally:
             self._stop.set()
-            self.lanes.shutdown()  # the commands in hand finish and are answered
+            # Bounded: the running commands get their grace (each is answered by its deadline
+            # anyway), the waiting ones stay in our list for the next start's recovery.
+            left = self.lanes.shutdown(SHUTDOWN_GRACE_SECONDS)
+            if left:
+                log.warning("stopping with %d command(s) still at their platform; the next start "
+                            "recovers them from %s", left, self.processing)
             beat.join(timeout=5)
             self._clear_heartbeat()
             self.conn.close()
@@ -235,18 +241,34 @@ class Worker:
             self._complete(raw, envelope, planned, recovering, started, answers)
 
     def _to_lane(self, raw: bytes, planned: Planned, recovering: bool, started: float) -> None:
-        """Hand a command to its platform's lane; answer `busy` (not run) when the lane is full."""
+        """Hand a command to its platform's lane; answer `busy` (not run) when the lane is full.
+        Its clock runs from now: still waiting at its deadline, it is answered `expired` (never
+        run); dropped unstarted at shutdown, it stays in our list for the next recovery."""
         self.in_flight.add(raw)
+        gate = Once()  # the lane starting it, its deadline while it waits, or a shutdown: one only
+        taken_at = time.time()
+        timer = threading.Timer(seconds_left(planned.envelope), self._expired_in_lane, (raw, planned, gate))
+        timer.daemon = True
 
         def task() -> None:
+            timer.cancel()
+            if not gate.claim():
+                return  # answered while it waited
             try:
-                self._complete(raw, planned.envelope, planned, recovering, started)
+                self._complete(raw, planned.envelope, planned, recovering, started, taken_at=taken_at)
             except REDIS_DOWN as exc:  # the command stays in our list; recovery takes it up again
                 self.health.lost(exc)
             finally:
                 self.in_flight.remove(raw)
 
-        if not self.lanes.submit(planned.effect.platform, task):
+        def dropped() -> None:
+            timer.cancel()
+            if gate.claim():
+                self.in_flight.remove(raw)
+
+        if self.lanes.submit(planned.effect.platform, task, dropped):
+            timer.start()
+        else:
             self.in_flight.remove(raw)
             envelope, platform = planned.envelope, planned.effect.platform
             message = (f"{envelope.action} was not run: the router has {self.lanes.pending(platform)} "
@@ -254,15 +276,37 @@ class Worker:
             busy = Reply(envelope.id, Status.ERROR, message, error="busy", extra={"retry_after": 5})
             self.results.finish(raw, busy, False, recovering)
 
+    def _expired_in_lane(self, raw: bytes, planned: Planned, gate: Once) -> None:
+        if not gate.claim():
+            return  # it started (its runner answers at the deadline) or was dropped
+        envelope = planned.envelope
+        message = (f"{envelope.action} was not run: its deadline passed while it waited for "
+                   f"{planned.effect.platform} in the router's queue")
+        reply = Reply(envelope.id, Status.EXPIRED, message, error="expired")
+        log.warning("command %s %s: deadline passed while waiting in its lane", envelope.id, envelope.action)
+
+        def answer() -> None:
+            self.control.after(envelope, reply)
+            self.results.finish(raw, reply, False)
+
+        try:
+            contain(answer, lambda reason: self._set_aside(raw, reason), f"command {envelope.id}")
+        except REDIS_DOWN as exc:  # it stays in our list; recovery answers it (expired) later
+            self.health.lost(exc)
+        finally:
+            self.in_flight.remove(raw)
+
     def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
-                  started: float, answers: list[Answer] | None = None) -> None:
+                  started: float, answers: list[Answer] | None = None, taken_at: float | None = None) -> None:
         """Decide and answer one command, or add its answer to `answers` (written by the caller)."""
-        contain(lambda: self._decide_and_answer(raw, envelope, planned, recovering, started, answers),
-                lambda reason: self._set_aside(raw, reason), f"command {envelope.id}")
+        contain(lambda: self._decide_and_answer(raw, envelope, planned, recovering, started, answers,
+                                                taken_at), lambda reason: self._set_aside(raw, reason),
+                f"command {envelope.id}")
 
     def _decide_and_answer(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
-                           recovering: bool, started: float, answers: list[Answer] | None) -> None:
-        reply, record = self.decider.decide(envelope, planned, raw, recovering)
+                           recovering: bool, started: float, answers: list[Answer] | None,
+                           taken_at: float | None = None) -> None:
+        reply, record = self.decider.decide(envelope, planned, raw, recovering, taken_at=taken_at)
         if reply is None:
             return
         self.control.after(envelope, reply)
@@ -310,11 +354,12 @@ class Worker:
         raw = envelope.to_json().encode("utf-8", "replace")
         planned = self.pipeline.plan(envelope)
         planned_writes = isinstance(planned, Planned) and planned.skill.side_effect
+        taken_at = time.time()
 
         def task() -> None:
             reply, ran = None, False
             try:
-                reply = self._approved_run(raw, envelope, planned)
+                reply = self._approved_run(raw, envelope, planned, taken_at)
                 ran = True
             except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
                 self.health.lost(exc)
@@ -331,12 +376,15 @@ class Worker:
                 settle(reply, ran)
 
         if isinstance(planned, Planned) and not is_own_read(planned.effect):
-            return self.lanes.submit(planned.effect.platform, task)
+            # Dropped unstarted at shutdown: it stays held; recovery runs it.
+            return self.lanes.submit(planned.effect.platform, task, lambda: settle(None, False))
         task()
         return True
 
-    def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply) -> Reply | None:
-        reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True)
+    def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
+                      taken_at: float) -> Reply | None:
+        reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True,
+                                            taken_at=taken_at)
         self.control.forget(envelope.id)
         if reply is not None:
             self.results.finish(raw, reply, record)
