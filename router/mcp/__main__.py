@@ -9,6 +9,7 @@ Log lines go to stderr; stdout carries the protocol only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -63,13 +64,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     if not 0 < args.timeout <= 3600:
         print("safeclaw mcp: --timeout must be above 0 and at most 3600 seconds", file=sys.stderr)
         return 2
-    link = make_link(env, args.timeout)
-    try:
-        anyio.run(serve_stdio, RouterTools(discover_skills(), link, args.read_only))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        link.close()
+    tools = RouterTools(discover_skills(), make_link(env, args.timeout), args.read_only)
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(serve_stdio, tools)
     return 0
 
 

@@ -12,23 +12,25 @@ one's record, or held under the same approval, never run twice.
 
 `OneShotLink` runs `python -m router.social` per call, in a child process that reads the router's
 credentials itself; the server's own process never holds one.
+
+Both are asynchronous (the queue through `redis.asyncio`, the child through anyio), so a call
+costs the server no thread and several calls wait at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
 import redis
+import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -42,9 +44,9 @@ REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
 class Link(Protocol):
-    def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply: ...
+    async def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply: ...
 
-    def close(self) -> None: ...
+    async def close(self) -> None: ...
 
 
 def new_command_id() -> str:
@@ -57,7 +59,7 @@ class QueueLink:
         self.response_prefix = response_prefix
         self.timeout = timeout
         self.session = uuid.uuid4().hex  # a write's id holds within one server's life
-        self.conn = redis.Redis.from_url(
+        self.conn = aioredis.Redis.from_url(
             redis_url,
             decode_responses=True,
             socket_connect_timeout=3,
@@ -65,44 +67,29 @@ class QueueLink:
             retry=Retry(NoBackoff(), 0),
             max_connections=64,
         )
-        self._in_flight: dict[str, Future[Reply]] = {}
-        self._lock = threading.Lock()
+        self._in_flight: dict[str, asyncio.Task[Reply]] = {}
 
-    def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
+    async def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
         """A write's command id is its intent: the same call again (a client's retry) is the same
         command to the router, answered from its record or held under the same approval, never
-        run twice; while it is in flight here, the repeat waits for its answer."""
+        run twice. While it is in flight here, a repeat waits for its answer; a call the client
+        gave up on (cancelled) goes on waiting for the router, so its retry gets the answer."""
         if not side_effect:
-            return self._send_and_wait(new_command_id(), action, params, "")
+            return await self._send_and_wait(new_command_id(), action, params, "")
         intent = intent_key(f"{CONVERSATION}:{self.session}", action, params)
         command_id = f"{MCP_COMMAND_PREFIX}{intent}"
-        with self._lock:
-            first = self._in_flight.get(command_id)
-            if first is None:
-                mine: Future[Reply] = Future()
-                self._in_flight[command_id] = mine
-        if first is not None:
-            try:
-                return first.result(timeout=self.timeout + 5)
-            except FutureTimeout:
-                return Reply(
-                    command_id,
-                    Status.UNKNOWN,
-                    f"{action} is still under way; it may yet happen",
-                    error="no_answer",
-                )
-        try:
-            reply = self._send_and_wait(command_id, action, params, intent)
-            mine.set_result(reply)
-            return reply
-        except BaseException as exc:
-            mine.set_exception(exc)
-            raise
-        finally:
-            with self._lock:
-                self._in_flight.pop(command_id, None)
+        task = self._in_flight.get(command_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(
+                self._send_and_wait(command_id, action, params, intent)
+            )
+            self._in_flight[command_id] = task
+            task.add_done_callback(lambda _done: self._in_flight.pop(command_id, None))
+        return await asyncio.shield(task)
 
-    def _send_and_wait(self, command_id: str, action: str, params: dict[str, Any], intent: str) -> Reply:
+    async def _send_and_wait(
+        self, command_id: str, action: str, params: dict[str, Any], intent: str
+    ) -> Reply:
         now = time.time()
         envelope = CommandEnvelope(
             id=command_id,
@@ -115,7 +102,7 @@ class QueueLink:
             origin=MCP_ORIGIN,
         )
         try:
-            self.conn.lpush(self.command_queue, envelope.to_json())
+            await self.conn.lpush(self.command_queue, envelope.to_json())
         except REDIS_DOWN as exc:
             return Reply(
                 command_id,
@@ -134,9 +121,9 @@ class QueueLink:
         deadline = time.monotonic() + self.timeout
         while (left := deadline - time.monotonic()) > 0:
             try:
-                popped = self.conn.blpop([key], timeout=max(0.01, left))
+                popped = await self.conn.blpop([key], timeout=max(0.01, left))
             except REDIS_DOWN:
-                time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                await asyncio.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
                 continue
             except redis.ResponseError as exc:
                 return Reply(
@@ -171,8 +158,8 @@ class QueueLink:
             )
         return reply
 
-    def close(self) -> None:
-        self.conn.close()
+    async def close(self) -> None:
+        await self.conn.aclose()
 
 
 class OneShotLink:
@@ -182,20 +169,18 @@ class OneShotLink:
         self.env = dict(env)
         self.timeout = timeout
 
-    def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
+    async def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
         command_id = new_command_id()
-        request = json.dumps({"action": action, "params": params, "via": CONVERSATION})
-        try:
-            done = subprocess.run(
+        request = json.dumps({"action": action, "params": params, "via": CONVERSATION}).encode()
+        with anyio.move_on_after(self.timeout) as scope:
+            done = await anyio.run_process(
                 [sys.executable, "-m", "router.social"],
                 input=request,
-                capture_output=True,
-                text=True,
+                check=False,
                 cwd=REPO_ROOT,
                 env=self.env,
-                timeout=self.timeout,
             )
-        except subprocess.TimeoutExpired:
+        if scope.cancelled_caught:
             return Reply(
                 command_id,
                 Status.UNKNOWN,
@@ -203,7 +188,7 @@ class OneShotLink:
                 error="no_answer",
             )
         try:
-            answer = json.loads(done.stdout.strip().splitlines()[-1])
+            answer = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
             if not isinstance(answer, dict):
                 raise ValueError("not an object")
         except (ValueError, IndexError):
@@ -216,7 +201,7 @@ class OneShotLink:
             )
         return reply_of_answer(command_id, answer)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         return None
 
 

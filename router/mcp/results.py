@@ -94,7 +94,7 @@ def _text(action: str, status: Status, answer: dict[str, Any], reasons: list[str
             f"with `./safeclaw deny {approval}`); it then runs once. Do not call it again."
         )
     elif answer.get("error") == "invalid_params":
-        head = f"{action}: the arguments do not fit the tool's input schema; nothing was sent."
+        head = f"{action}: the arguments do not fit the tool's input schema; it was not run."
     else:
         head = f"{action}: {status} ({answer.get('error', status)}): {_ADVICE.get(status, '')}."
         if "retry_after" in answer:

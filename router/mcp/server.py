@@ -1,10 +1,11 @@
 """The MCP server: list the router's skills as tools, send each call to the router, answer it.
 
-A call is checked here only for what the server can tell alone (a tool it offers, arguments that
-are a JSON object matching the skill's schema) so a malformed call is answered at once and clearly;
-everything else is the router's to decide. Nothing a call does can stop the server: a failure is
-answered as that call's error (redacted) and the next call is served as usual. Calls run in
-threads, several at once, each waiting on its own reply.
+A call is checked here only for what the server alone can tell: that it names a tool this server
+offers (the SDK has checked the request's shape: arguments are an object). Everything else is
+the router's to decide, arguments against the skill's schema included, with the same clear
+`invalid_params` line the agent gets. Nothing a call does can stop the server: a failure is
+answered as that call's error (redacted) and the next call is served as usual. Calls run
+concurrently on the event loop, each waiting on its own reply.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
@@ -25,11 +24,11 @@ from protocol import Reply, Status
 from protocol.redaction import Redactor
 from router.mcp.links import Link
 from router.mcp.results import tool_result
+from router.mcp.stdio import serve_streams
 from router.mcp.tools import catalogue
 from router.registry import Skill
 
 log = logging.getLogger("safeclaw.router.mcp")
-MAX_CONCURRENT_CALLS = 16
 INSTRUCTIONS = (
     "SafeClaw's router: post, reply, like and read on social networks without holding their credentials. "
     "Every call passes the owner's policy (kill switch, approvals, daily quotas, pacing, duplicate guard, "
@@ -45,7 +44,6 @@ class RouterTools:
         self.link = link
         self.tools = catalogue(skills, read_only)
         self.redactor = Redactor()  # no credential here: secret shapes only
-        self.limiter = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -62,17 +60,9 @@ class RouterTools:
                 INVALID_PARAMS, self.redactor.text(f"unknown tool {name[:60]!r}; this server offers: {known}")
             )
         skill = self.skills[name]
-        arguments: Any = params.arguments if params.arguments is not None else {}
-        problem = skill.validation_error(arguments)
-        if problem is not None:
-            reply = Reply(
-                "", Status.DENIED, f"invalid arguments for {name}: {problem}", error="invalid_params"
-            )
-            return tool_result(name, reply, self.redactor)
+        arguments = params.arguments if params.arguments is not None else {}
         try:
-            reply = await anyio.to_thread.run_sync(
-                self.link.call, name, arguments, skill.side_effect, limiter=self.limiter
-            )
+            reply = await self.link.call(name, arguments, skill.side_effect)
         except Exception as exc:  # a bug here must not stop the server: this call fails, the next is served
             log.exception("tool call %s failed in the server", name)
             reply = Reply(
@@ -97,5 +87,8 @@ def build_server(tools: RouterTools) -> Server[Any]:
 
 async def serve_stdio(tools: RouterTools) -> None:
     server = build_server(tools)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with serve_streams() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await tools.link.close()

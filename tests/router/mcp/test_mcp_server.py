@@ -109,7 +109,7 @@ def test_a_retried_call_posts_exactly_once(stack, mastodon):
     retry = session.call_tool("CREATE_POST", arguments)  # the client's retry: it waits for the first
     mastodon.fail_mode = None
     later = session.call_tool("CREATE_POST", arguments)  # and once more, after it finished
-    assert len(mastodon.posts()) == 1 and len(mastodon.statuses) == 1
+    assert len(mastodon.posts()) == 1, (text_of(retry), text_of(later)) and len(mastodon.statuses) == 1
     for result in (retry, later):
         assert result.is_error is False, text_of(result)
         assert result.structured_content["result"]["id"] in mastodon.statuses
@@ -192,7 +192,7 @@ def test_a_malformed_call_gets_a_clear_error_and_the_server_keeps_serving(stack)
         session.call_tool("POST_EVERYWHERE", {})
     wrong = session.call_tool("CREATE_POST", {"platform": "myspace", "text": 42})
     assert wrong.is_error is True and wrong.structured_content["error"] == "invalid_params"
-    assert "invalid arguments for CREATE_POST" in text_of(wrong)
+    assert "invalid params for CREATE_POST" in text_of(wrong) and "input schema" in text_of(wrong)
     # What the SDK's typed helper never sends: arguments that are not an object.
     params = types.CallToolRequestParams.model_construct(name="CREATE_POST", arguments=["not", "an", "object"])
     with pytest.raises(MCPError, match="Invalid request parameters"):
