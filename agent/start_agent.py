@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import logging
 import os
@@ -139,10 +140,25 @@ def run_command(args: argparse.Namespace) -> int:
         return rules_command(settings, args.key, args.value)
     if args.command == "autonomy":
         return autonomy_command(settings, args)
-    return run_agent(settings, args)
+    return run_agent(settings, args, env.get("SAFECLAW_START_GATE", ""))
 
 
-def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
+def wait_for_the_stack(gate: str) -> bool:
+    """Started by ./safeclaw beside the router: wait for the stack to be up before showing anything
+    (the runner opens the gate); False when it closed it without a word (the stack failed)."""
+    if not gate.isdigit():
+        return True
+    fd = int(gate)
+    try:
+        return bool(os.read(fd, 16))
+    except OSError:
+        return True  # no such pipe: started by hand with the variable set; go on
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "") -> int:
     from agent.logs import setup_logging
     from agent.service import AgentService, build_loop, enabled_channels
 
@@ -157,6 +173,8 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace) -> int:
         )
     try:
         service = AgentService(settings, build_loop(settings))
+        if not wait_for_the_stack(gate):
+            return 0
         return asyncio.run(service.run(args.channels or enabled_channels(settings)))
     finally:
         lock.release()

@@ -77,8 +77,10 @@ def warm(llm: LocalLLM) -> tuple[float, float]:
 
 
 def first_answer_child() -> int:
-    """In a fresh process: start as the agent does, answer one message; print the figures as JSON."""
+    """In a fresh process: start as the agent does, answer one message; print the figures as JSON
+    (with the wall-clock moment of the answer: the parent measures from the process's launch)."""
     started = time.perf_counter()
+    entered_at = time.time()
     llm = LocalLLM(LLMSettings.from_env(os.environ, provider="local", model="", timeout=300.0))
     with tempfile.TemporaryDirectory() as tmp:
         loop = AgentLoop(fresh_workspace(Path(tmp) / "w", {}), llm, local_actions(), RecordingRouter())
@@ -90,7 +92,7 @@ def first_answer_child() -> int:
         loop.run_turn("console", FIRST_MESSAGE)
         answered = time.perf_counter()
     print(json.dumps({
-        "first_answer_s": round(answered - started, 3), "imports_s": round(imported - started, 3),
+        "entered_at": entered_at, "answered_at": time.time(), "setup_s": round(imported - started, 3),
         "load_s": round(loaded - imported, 3), "warm_up_s": round(warmed - loaded, 3),
         "turn_s": round(answered - warmed, 3), "peak_rss_mb": round(peak_rss_mb(), 1),
     }))
@@ -103,9 +105,13 @@ def first_answer_after_start() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "SAFECLAW_LLM_CACHE_DIR": cache}
         for name in ("first_start_ever", "every_start_after"):
+            launched = time.time()
             done = subprocess.run([sys.executable, __file__, "--first-answer"], env=env, capture_output=True,
                                   text=True, check=True, timeout=600)
-            figures[name] = json.loads(done.stdout.strip().splitlines()[-1])
+            found = json.loads(done.stdout.strip().splitlines()[-1])
+            found["first_answer_s"] = round(found.pop("answered_at") - launched, 3)
+            found["python_and_imports_s"] = round(found.pop("entered_at") - launched, 3)
+            figures[name] = found
     after = figures["every_start_after"]
     figures["targets"] = {"first_answer_s": FIRST_ANSWER_TARGET_S, "peak_rss_mb": PEAK_RSS_TARGET_MB}
     figures["met"] = (after["first_answer_s"] <= FIRST_ANSWER_TARGET_S
@@ -116,9 +122,9 @@ def first_answer_after_start() -> dict[str, Any]:
 def print_first_answer(figures: dict[str, Any]) -> None:
     for name in ("first_start_ever", "every_start_after"):
         f = figures[name]
-        print(f"first answer after start, {name.replace('_', ' ')}: {f['first_answer_s']} s (imports "
-              f"{f['imports_s']} s, load {f['load_s']} s, warm-up {f['warm_up_s']} s, turn {f['turn_s']} s), "
-              f"peak RSS {f['peak_rss_mb']} MB")
+        print(f"first answer after start, {name.replace('_', ' ')}: {f['first_answer_s']} s (Python and "
+              f"imports {f['python_and_imports_s']} s, setup {f['setup_s']} s, load {f['load_s']} s, warm-up "
+              f"{f['warm_up_s']} s, turn {f['turn_s']} s), peak RSS {f['peak_rss_mb']} MB")
     print(f"  targets: <= {FIRST_ANSWER_TARGET_S} s and <= {PEAK_RSS_TARGET_MB:.0f} MB with the cache: "
           + ("met" if figures["met"] else "NOT met"))
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -35,7 +36,7 @@ from protocol import Keys  # noqa: E402
 from protocol.env_files import SettingError  # noqa: E402
 from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
 from scripts.control_cli import run as run_control  # noqa: E402
-from scripts.stack_dashboard import plan_dashboard, wait_until_serving  # noqa: E402
+from scripts.stack_dashboard import DashboardPlan, plan_dashboard, wait_until_serving  # noqa: E402
 from scripts.stack_env import (  # noqa: E402
     agent_environment,
     merged,
@@ -174,14 +175,24 @@ def start_router(args: argparse.Namespace, stack: Stack, env: dict[str, str]) ->
     return router
 
 
-def start_dashboard(args: argparse.Namespace, stack: Stack, control_url: str | None) -> None:
-    """The dashboard beside the stack; a dashboard that cannot start is said, never fatal."""
+@dataclass
+class DashboardLaunch:
+    plan: DashboardPlan
+    process: subprocess.Popen[Any]
+    log_dir: Path
+
+
+def launch_dashboard(
+    args: argparse.Namespace, stack: Stack, control_url: str | None
+) -> DashboardLaunch | None:
+    """Start the dashboard beside the stack (it gets ready while the router does); None when it
+    is not started, said, never fatal."""
     if args.no_dashboard:
-        return
+        return None
     if not control_url:
         say("no dashboard: with REDIS_URL given, it needs its own login (the control user): "
             "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
-        return
+        return None
     plan = plan_dashboard(os.environ, read_env_file(args.dashboard_env), control_url, args.run_dir)
     write_runtime_env(args.run_dir / "dashboard.env", {"REDIS_URL": control_url})
     log_dir = Path(plan.env.get("SAFECLAW_LOG_DIR") or REPO_ROOT / "logs")
@@ -194,18 +205,58 @@ def start_dashboard(args: argparse.Namespace, stack: Stack, control_url: str | N
             start_new_session=True, preexec_fn=die_with_parent,
         )
     stack.record("dashboard", process)
-    if not wait_until_serving(plan, lambda: process.poll() is None):
-        say(f"the dashboard did not start; see {log_dir / 'dashboard.console.log'}")
+    return DashboardLaunch(plan, process, log_dir)
+
+
+def settle_dashboard(stack: Stack, launch: DashboardLaunch | None) -> None:
+    """Wait until the dashboard serves, then say where; one that does not start is stopped, said."""
+    if launch is None:
+        return
+    if not wait_until_serving(launch.plan, lambda: launch.process.poll() is None):
+        say(f"the dashboard did not start; see {launch.log_dir / 'dashboard.console.log'}")
         stack.stop("dashboard")
         return
-    token = f"token in {plan.token_file}" if plan.token_file else "token: your DASHBOARD_TOKEN"
-    say(f"dashboard on {plan.address} ({token})")
+    token = f"token in {launch.plan.token_file}" if launch.plan.token_file else "token: your DASHBOARD_TOKEN"
+    say(f"dashboard on {launch.plan.address} ({token})")
 
 
-def run_agent(stack: Stack, command: list[str], env: dict[str, str]) -> int:
-    """The agent in the foreground, on this terminal. A Ctrl-C reaches it directly (same group)."""
-    agent = subprocess.Popen(command, cwd=REPO_ROOT, env=env, preexec_fn=die_with_parent)
+class StartGate:
+    """The agent starts with the router (its imports take as long as the router's start), and
+    waits on this pipe before it shows anything: the console opens once the stack is up and its
+    lines are printed. Closed without a word, it tells the agent to leave (the stack failed)."""
+
+    def __init__(self) -> None:
+        self.read_end, self.write_end = os.pipe()
+
+    def env(self) -> dict[str, str]:
+        return {"SAFECLAW_START_GATE": str(self.read_end)}
+
+    def handed_over(self) -> None:
+        os.close(self.read_end)  # the agent holds its own copy
+
+    def open(self) -> None:
+        with contextlib.suppress(OSError):  # an agent that already left
+            os.write(self.write_end, b"go")
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.write_end)
+
+
+def launch_agent(
+    stack: Stack, command: list[str], env: dict[str, str], gate: StartGate
+) -> subprocess.Popen[Any]:
+    """The agent on this terminal, in the foreground group (a Ctrl-C reaches it directly); it shows
+    nothing until the gate opens."""
+    agent = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, **gate.env()}, preexec_fn=die_with_parent,
+                             pass_fds=(gate.read_end,))
+    gate.handed_over()
     stack.record("agent", agent)
+    return agent
+
+
+def wait_for_agent(stack: Stack, agent: subprocess.Popen[Any]) -> int:
     while True:
         try:
             code = agent.wait(timeout=0.2)
@@ -241,19 +292,27 @@ def run(args: argparse.Namespace) -> int:
         agent_url, router_url, control_url = redis_urls(args, stack, keys, agent_file, router_file)
         router_env, dry_run = router_environment(os.environ, router_file, router_url)
         router = start_router(args, stack, router_env)
+        dashboard = launch_dashboard(args, stack, control_url)
         provider = choose_llm(merged(agent_file, os.environ))
         agent_env = agent_environment(os.environ, agent_url, provider)
         write_runtime_env(args.run_dir / "agent.env", {"REDIS_URL": agent_url})
         write_runtime_env(args.run_dir / "router.env", {"REDIS_URL": router_url})
-        router_id = merged(router_file, router_env)["ROUTER_ID"]
-        wait_for_router(router, agent_url, keys, router_id)
-        data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
-        outbox = Path(data_dir) / "outbox.jsonl"
-        say(f"router {router_id} is up" + (f"; dry run: posts are recorded in {outbox}" if dry_run else ""))
-        start_dashboard(args, stack, control_url)
-        if stack.interrupted:
-            return 0
-        return run_agent(stack, agent_command(args), agent_env)
+        gate = StartGate()
+        try:
+            agent = launch_agent(stack, agent_command(args), agent_env, gate)
+            router_id = merged(router_file, router_env)["ROUTER_ID"]
+            wait_for_router(router, agent_url, keys, router_id)
+            data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
+            outbox = Path(data_dir) / "outbox.jsonl"
+            dry = f"; dry run: posts are recorded in {outbox}" if dry_run else ""
+            say(f"router {router_id} is up{dry}")
+            settle_dashboard(stack, dashboard)
+            if stack.interrupted:
+                return 0
+            gate.open()
+        finally:
+            gate.close()
+        return wait_for_agent(stack, agent)
     finally:
         stack.stop_all()
         terminal.restore()

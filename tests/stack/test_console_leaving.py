@@ -49,11 +49,12 @@ def assert_ends_on_its_own_line(before: str) -> None:
     assert before.endswith("\n"), repr(before[-80:])  # the shell's next output starts a new line
 
 
-def stack_command(tmp_path) -> list[str]:
+def stack_command(tmp_path, dashboard: bool = False) -> list[str]:
     for name in ("agent.env", "router.env", "dashboard.env"):
         (tmp_path / name).touch()
-    return [sys.executable, str(RUN_STACK), "--no-dashboard", "--agent-env", str(tmp_path / "agent.env"),
-            "--router-env", str(tmp_path / "router.env"), "--dashboard-env", str(tmp_path / "dashboard.env")]
+    return [sys.executable, str(RUN_STACK), *([] if dashboard else ["--no-dashboard"]),
+            "--agent-env", str(tmp_path / "agent.env"), "--router-env", str(tmp_path / "router.env"),
+            "--dashboard-env", str(tmp_path / "dashboard.env")]
 
 
 @pytest.mark.slow

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import LLMError
+
+if TYPE_CHECKING:  # numpy is imported where it is used: not on the agent's way to its first prompt
+    import numpy as np
+    import numpy.typing as npt
 
 # Set when the process leaves: evaluation stops at the next batch (see llm._close_models).
 STOPPING = threading.Event()
@@ -38,6 +39,8 @@ def evaluate(llama: Any, tokens: Sequence[int]) -> None:
 
 
 def log_softmax_rows(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    import numpy as np
+
     wide = logits.astype(np.float64)
     top = wide.max(axis=-1, keepdims=True)
     result: npt.NDArray[np.float64] = wide - (top + np.log(np.exp(wide - top).sum(axis=-1, keepdims=True)))
@@ -71,6 +74,8 @@ class LlamaTokenModel:
             self.llama.n_tokens = position - 1
             return self.feed([last])[-1]
         pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        import numpy as np
+
         row = np.ctypeslib.as_array(pointer, shape=(1, self.llama.n_vocab()))
         result: Sequence[float] = log_softmax_rows(row)[0]
         return result
@@ -103,6 +108,8 @@ class LlamaTokenModel:
             if status != 0:
                 raise RuntimeError(f"llama_decode returned {status}")
             pointer = llama_cpp.llama_get_logits(llama.ctx)
+            import numpy as np
+
             rows = np.ctypeslib.as_array(pointer, shape=(count, llama.n_vocab()))
             logprobs = log_softmax_rows(rows)
         finally:

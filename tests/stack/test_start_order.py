@@ -1,0 +1,38 @@
+"""`./safeclaw` starts the agent beside the router (its start costs as long as the router's), and the
+agent shows nothing until the stack is up: the console's first line comes after the stack's own
+lines, and a stack that fails to start never shows a console."""
+
+from __future__ import annotations
+
+import json
+
+import pexpect
+
+from tests.stack.stack_helpers import alive, stack_env
+from tests.stack.test_console_leaving import finish, spawn, stack_command
+
+BANNER = "SafeClaw is listening."
+
+
+def test_the_console_opens_after_the_stack_is_up_and_dashboard_lines_are_out(tmp_path):
+    env = stack_env(tmp_path, ["never used"])
+    child = spawn(stack_command(tmp_path, dashboard=True), env)
+    child.expect_exact(BANNER)
+    before = child.before  # everything printed before the console's first line
+    assert "is up" in before and "dashboard on http://" in before, before
+    child.expect_exact("you> ")
+    child.sendeof()
+    code, _, _ = finish(child)
+    assert code == 0
+
+
+def test_a_router_that_cannot_start_leaves_no_console_and_no_agent(tmp_path):
+    env = stack_env(tmp_path, ["never used"], ROUTER_QUOTAS="bsky:post=-1")  # refused at the router's start
+    child = spawn(stack_command(tmp_path), env)
+    index = child.expect_exact([BANNER, "EXIT="], timeout=120)
+    output = child.before
+    assert index == 1, output
+    child.expect(pexpect.EOF)
+    assert "the router exited" in output, output
+    pids = json.loads((tmp_path / "run" / "pids.json").read_text())
+    assert not alive(pids["agent"])
