@@ -30,7 +30,18 @@ export function el(tag, attrs, ...children) {
 
 export function showError(text) { document.getElementById("error").textContent = text || ""; }
 
-export function askToken() { document.getElementById("token-form").hidden = false; }
+// Without a good token the page shows only the token form (no panel full of errors).
+export function askToken() {
+  document.body.classList.add("locked");
+  document.getElementById("live").textContent = "Live updates: off";
+  document.getElementById("token-form").hidden = false;
+  document.getElementById("token-input").focus();
+}
+
+export function unlock() {
+  document.body.classList.remove("locked");
+  document.getElementById("token-form").hidden = true;
+}
 
 export async function api(path, options) {
   const opts = Object.assign({ headers: {} }, options || {});

@@ -1,7 +1,7 @@
 // SafeClaw dashboard: plain JavaScript modules, no build step. Every API call carries the token as
 // a Bearer header (no cookies); the live stream is read with fetch() so it can carry it too.
 "use strict";
-import { api, askToken, el, saveToken, showError, token } from "./dom.js";
+import { api, askToken, el, saveToken, showError, token, unlock } from "./dom.js";
 import { renderStatus, setupKill } from "./band.js";
 import { renderApprovals } from "./approvals.js";
 import { liveActivity, loadActivity, setupActivity } from "./activity.js";
@@ -30,7 +30,14 @@ async function loadAll() {
     if (result.status === "fulfilled") return;
     const [id] = PANELS[i];
     failed.push(result.reason.message);
-    document.getElementById(id).replaceChildren(el("span", { class: "panel-error" }, "Could not be read: " + result.reason.message));
+    const box = document.getElementById(id);
+    const words = "Could not be read: " + result.reason.message;
+    // The message in an element the panel may hold (a list item in a list, a pair in a dl).
+    const tag = box.tagName;
+    const parts = tag === "UL" || tag === "OL" ? [el("li", { class: "panel-error" }, words)]
+      : tag === "DL" ? [el("dt", {}, "Error"), el("dd", { class: "panel-error" }, words)]
+      : [el("span", { class: "panel-error" }, words)];
+    box.replaceChildren(...parts);
   });
   if (failed.length === PANELS.length) throw new Error(failed[0]);
   showError(failed.length ? "Some panels could not be read: " + [...new Set(failed)].join("; ") : "");
@@ -91,6 +98,11 @@ async function stream() {
 }
 
 async function start() {
+  // No token: the page opens only if the dashboard allows reading without one (public read).
+  if (!token()) {
+    try { await api("/api/status"); } catch (e) { askToken(); return; }
+  }
+  unlock();
   try { await loadAll(); } catch (e) { showError(e.message); return; }
   stream();
 }
@@ -102,9 +114,8 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     saveToken(document.getElementById("token-input").value);
-    document.getElementById("token-form").hidden = true;
+    document.getElementById("token-input").value = "";
     start();
   });
-  token();
   start();
 });

@@ -390,3 +390,24 @@ def test_the_autonomy_panel_says_on_last_next_paused_and_lists_the_cycles(
     browser.execute_script("document.getElementById('autonomy-section').scrollIntoView()")
     both_widths(browser, "cockpit-9-autonomy")
     no_serious_findings(browser)
+
+
+def test_opening_without_the_token_asks_for_it_and_keeps_it_in_the_tab_only(redis_urls, dashboard, browser):
+    browser.set_window_size(*PHONE)
+    browser.get(dashboard)
+    until(browser, "!document.getElementById('token-form').hidden", "the token form")
+    shot(browser, "cockpit-0-token-form-phone")
+    no_serious_findings(browser)
+    field = browser.find_element("id", "token-input")
+    field.send_keys("wrong-token-0123456789", Key.ENTER)
+    until(
+        browser, "document.getElementById('error').textContent.includes('token')", "the wrong token refused"
+    )
+    browser.refresh()
+    until(browser, "!document.getElementById('token-form').hidden", "the token form again")
+    browser.find_element("id", "token-input").send_keys(TOKEN, Key.ENTER)
+    until(browser, "document.getElementById('band').dataset.level === 'red'", "the band (no router: red)")
+    assert "No router is running" in text_of(browser, "#parts")
+    assert browser.execute_script("return document.cookie") == ""
+    assert TOKEN not in browser.current_url
+    browser.set_window_size(*DESKTOP)
