@@ -76,7 +76,14 @@ def result_label(result: dict[str, Any]) -> str:
     params = result.get("params")
     params = params if isinstance(params, dict) else {}
     target = next((str(params[k])[:200] for k in TARGET_PARAMS if isinstance(params.get(k), str)), "")
-    return clip(f"{result.get('action')} {target}".strip(), 300)
+    private = " (with direct messages: private)" if holds_direct_messages(result) else ""
+    return clip(f"{result.get('action')} {target}".strip() + private, 300)
+
+
+def holds_direct_messages(result: dict[str, Any]) -> bool:
+    found = result.get("result")
+    items = found.get("notifications") if isinstance(found, dict) else None
+    return isinstance(items, list) and any(isinstance(i, dict) and i.get("private") for i in items)
 
 
 def others_words_in(result: Any) -> bool:

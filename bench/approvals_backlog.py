@@ -4,7 +4,8 @@
   waiting (caps raised so they all fit), over a window long enough for several sweeps (one every
   5 s): the sweep reads only what expired and one page of the rest, so the backlog should not
   show in PING's time;
-- one sweep's Redis work (expired page + one page looked at for lost wake-ups), timed alone;
+- one sweep's Redis work (expired page + one page looked at for lost wake-ups), timed alone,
+  beside the sweep as it was (every pending record and decision read, one by one);
 - with the default caps, how many of 8,000 held commands from one conversation are stored and
   how many are answered `busy`.
 
@@ -125,6 +126,23 @@ def sweep_cost(server: RedisServer, repeats: int = 50) -> dict[str, float]:
     return percentiles(samples)
 
 
+def full_sweep_cost(server: RedisServer, repeats: int = 5) -> dict[str, float]:
+    """The sweep as it was before the bound: every pending id, its record and its decision read
+    one by one, every 5 s; the same backlog, for comparison in the same run."""
+    conn = redis.Redis.from_url(server.router_url, decode_responses=True)
+    samples = []
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for approval_id in conn.zrangebyscore(server.keys.approvals_pending, "-inf", "+inf"):
+                conn.get(server.keys.approval(approval_id))
+                conn.get(server.keys.approval_decision(approval_id))
+            samples.append(time.perf_counter() - start)
+    finally:
+        conn.close()
+    return percentiles(samples)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--held", type=int, default=8000)
@@ -145,6 +163,7 @@ def main() -> int:
                                                                                       args.held, 200))
                 results["ping_with_backlog"] = ping_window(agent, server.keys, args.seconds)
                 results["one_sweep_redis_work"] = sweep_cost(server)
+                results["one_full_sweep_as_before"] = full_sweep_cost(server)
             finally:
                 raised.stop()
             admin = server.admin_client()

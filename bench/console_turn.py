@@ -35,8 +35,10 @@ from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.loop import AgentLoop, LoopLimits  # noqa: E402
 from agent.pending_commands import PendingCommands  # noqa: E402
 from agent.router_client import RouterClient  # noqa: E402
+from agent.turn_origin import command_origin  # noqa: E402
 from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
 from bench.router_roundtrip import start_router, stop, wait_answering  # noqa: E402
+from protocol.origin import OWNER, Origin  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results" / "console_turn.json"
@@ -75,12 +77,16 @@ def fresh_workspace() -> Workspace:
     return workspace
 
 
+RAW_ORIGIN = Origin(OWNER, "console")
+
+
 def raw_calls(client: RouterClient, calls: int) -> list[float]:
     samples = []
     for n in range(calls):
         started = time.perf_counter()
         params = {"platform": "bsky", "text": f"raw post {n} {time.time()}"}
-        reply = client.call("CREATE_POST", params, "bench")
+        with command_origin(RAW_ORIGIN):  # what a console turn that read nothing sends
+            reply = client.call("CREATE_POST", params, "bench")
         samples.append(time.perf_counter() - started)
         assert reply["status"] == "ok", reply
     return samples

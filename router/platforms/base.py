@@ -35,6 +35,7 @@ class Notification:
     post_id: str | None
     url: str | None
     created_at: str  # ISO 8601
+    private: bool = False  # a direct message: the owner's private data, wherever it appears
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -180,6 +180,7 @@ class MastodonClient(PlatformClient):
                 post_id=str(status["id"]) if status else None,
                 url=(status.get("url") or status.get("uri")) if status else None,
                 created_at=_iso(item.get("created_at")),
+                private=bool(status) and status.get("visibility") == "direct",
             ))
         return result
 

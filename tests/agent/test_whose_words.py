@@ -412,3 +412,17 @@ def test_an_owner_turn_that_read_nothing_publishes_as_before(stack):
     lines = [line for line in stack.audit() if line["action"] == "CREATE_POST"]
     assert lines and all(line["origin"]["kind"] == OWNER and line["origin"]["via"] == "console"
                          and line["origin"]["taint"] == [] for line in lines)
+
+
+def test_a_direct_message_the_owner_read_is_named_private_and_never_published_unasked(stack, control):
+    friend = stack.masto.account("friend")
+    stack.masto.add_notification("mention", friend, {**stack.masto.add_status(DM_TEXT, friend),
+                                                     "visibility": "direct"})
+    stack.llm.first = [tool(("GET_NOTIFICATIONS", {"platform": "mastodon"})),
+                       tool(("CREATE_POST", {"platform": "bsky", "text": DM_TEXT})), "Shared it."]
+    stack.loop.run_turn("console", "check my mastodon notifications")
+    [note] = stack.outcome("GET_NOTIFICATIONS")["result"]["notifications"]
+    assert note["private"] is True
+    assert stack.outcome("CREATE_POST")["status"] == "pending_approval" and stack.bsky_texts() == []
+    [held] = stack.pending(control)
+    assert held["read"] == ["GET_NOTIFICATIONS mastodon (with direct messages: private)"]

@@ -6,8 +6,9 @@ import logging
 import pytest
 
 from agent.router_client import RouterClient
+from agent.turn_origin import command_origin
 from router.registry import discover_skills
-from tests.router.router_helpers import WorkerThread, settings_for
+from tests.router.router_helpers import OWNER_TURN, WorkerThread, settings_for
 from tests.support.fake_bsky import FakeBluesky
 from tests.support.fake_mastodon import FakeMastodon
 
@@ -35,7 +36,8 @@ def router(redis_urls, tmp_path, fakes):
     }
     with WorkerThread(settings, discover_skills(), credentials) as worker:
         client = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=30)
-        yield client, worker
+        with command_origin(OWNER_TURN):  # the owner at the console, having read nothing
+            yield client, worker
         client.conn.close()
 
 
