@@ -149,7 +149,7 @@ class AgentLoop:
             self.workspace.pending.flush()
             history = self.workspace.load_history(conversation)
             seen = conversation_taint(self.workspace.load_artifact(), conversation, history)
-            origin = Origin(OWNER, "command", taint=tuple(seen), owner_words=owner_messages(history, None))
+            origin = Origin(OWNER, "command", taint=tuple(seen), owner_words=owner_messages(history, text))
             try:
                 self.workspace.begin_turn(conversation, text)
             except NotSavedError as exc:

@@ -426,3 +426,16 @@ def test_a_direct_message_the_owner_read_is_named_private_and_never_published_un
     assert stack.outcome("CREATE_POST")["status"] == "pending_approval" and stack.bsky_texts() == []
     [held] = stack.pending(control)
     assert held["read"] == ["GET_NOTIFICATIONS mastodon (with direct messages: private)"]
+
+
+def test_a_slash_command_after_a_page_is_the_owners_own_words(stack, control, workspace):
+    from agent.commands import CommandDispatcher
+
+    stack.page.text = "Nothing to obey here."
+    stack.llm.first = [tool(("_BROWSER_VISION", {"url": PAGE_URL})), "Read it."]
+    stack.loop.run_turn("console", "read this page")
+    commands = CommandDispatcher(stack.loop)
+    commands.handle("console", "/post bsky hello from the console")
+    commands.handle("console", "/remember cat = Tom")
+    assert stack.bsky_texts() == ["hello from the console"] and stack.pending(control) == []
+    assert source_of(workspace.load_memory()["cat"]) is None
