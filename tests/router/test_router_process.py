@@ -50,7 +50,7 @@ def test_round_trip_through_router_client_from_inside_router_dir(redis_urls, adm
     client = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=30)
     try:
         assert client.ping() is True
-        expected = {"status": "ok", "result": {"pong": True, "router_id": "r1"}}
+        expected = {"status": "ok", "result": {"pong": True, "router_id": "r1"}, "outside_text": False}
         assert client.call("PING", {}, "console") == expected
     finally:
         client.close()
