@@ -165,6 +165,7 @@ class ApprovalDesk:
                 "action": data.get("action"),
                 "platform": data.get("platform"),
                 "text": str(data.get("text") or "")[:200],
+                "fields": [line[:500] for line in held_write_lines(data)],  # every field, why, what was read
             }
         elif data.get("type") == "approval_settled":
             pending.pop(ident, None)
@@ -206,6 +207,11 @@ class ApprovalDesk:
                              "the dashboard)")
                 continue
             what = the_thing(str(entry.get("action") or "?"), entry.get("platform"))
+            fields = entry.get("fields")
+            if isinstance(fields, list) and fields:
+                lines.append(f"{ident}: {what}")
+                lines += [f"    {escaped(str(line))}" for line in fields]
+                continue
             text = escaped(str(entry.get("text") or ""))
             lines.append(f"{ident}: {what}" + (f": {text}" if text else ""))
         return lines

@@ -66,22 +66,25 @@ def ping_window(agent: redis.Redis, keys: Any, seconds: float) -> dict[str, floa
     return percentiles(samples)
 
 
-def hold(agent: redis.Redis, keys: Any, count: int, conversations: int) -> list[str]:
-    ids = []
-    pipe = agent.pipeline(transaction=False)
-    for i in range(count):
-        envelope = CommandEnvelope.new("NOTE", {"text": f"held {i}"}, f"c{i % conversations}", 3600,
-                                       origin=ORIGIN)
-        ids.append(envelope.id)
-        pipe.lpush(keys.command_queue, envelope.to_json())
-        if len(ids) % 500 == 0:
-            pipe.execute()
-    pipe.execute()
-    return ids
+def hold(agent: redis.Redis, keys: Any, count: int, conversations: int, batch: int = 500) -> dict[str, int]:
+    """Push `count` commands the router holds, `batch` at a time (the lanes answer `busy` past
+    their own backlog), and count every answer by status and reason."""
+    counted: dict[str, int] = {}
+    for first in range(0, count, batch):
+        ids = []
+        pipe = agent.pipeline(transaction=False)
+        for i in range(first, min(count, first + batch)):
+            envelope = CommandEnvelope.new("NOTE", {"text": f"held {i}"}, f"c{i % conversations}", 3600,
+                                           origin=ORIGIN)
+            ids.append(envelope.id)
+            pipe.lpush(keys.command_queue, envelope.to_json())
+        pipe.execute()
+        for label, n in answers(agent, keys, ids).items():
+            counted[label] = counted.get(label, 0) + n
+    return counted
 
 
 def answers(agent: redis.Redis, keys: Any, ids: list[str], deadline: float = 600) -> dict[str, int]:
-    """Every held command's answer, counted by status/error."""
     counted: dict[str, int] = {}
     end = time.monotonic() + deadline
     for command_id in ids:
@@ -90,7 +93,10 @@ def answers(agent: redis.Redis, keys: Any, ids: list[str], deadline: float = 600
             counted["unanswered"] = counted.get("unanswered", 0) + 1
             continue
         reply = json.loads(popped[1])
-        label = reply["status"] if reply["status"] != "error" else f"error:{reply.get('error')}"
+        label = reply["status"]
+        if reply["status"] == "error":
+            capped = "ROUTER_MAX_PENDING" in reply.get("message", "")
+            label = f"error:{reply.get('error')}" + (" (approvals cap)" if capped else "")
         counted[label] = counted.get(label, 0) + 1
     return counted
 
@@ -134,9 +140,9 @@ def full_sweep_cost(server: RedisServer, repeats: int = 5) -> dict[str, float]:
     try:
         for _ in range(repeats):
             start = time.perf_counter()
-            for approval_id in conn.zrangebyscore(server.keys.approvals_pending, "-inf", "+inf"):
-                conn.get(server.keys.approval(approval_id))
-                conn.get(server.keys.approval_decision(approval_id))
+            for found in conn.zrangebyscore(server.keys.approvals_pending, "-inf", "+inf"):
+                conn.get(server.keys.approval(str(found)))
+                conn.get(server.keys.approval_decision(str(found)))
             samples.append(time.perf_counter() - start)
     finally:
         conn.close()
@@ -159,8 +165,7 @@ def main() -> int:
                                  ROUTER_MAX_PENDING_PER_CONVERSATION=str(args.held))
             try:
                 results["ping_empty"] = ping_window(agent, server.keys, args.seconds)
-                results["stored_with_raised_caps"] = answers(agent, server.keys, hold(agent, server.keys,
-                                                                                      args.held, 200))
+                results["stored_with_raised_caps"] = hold(agent, server.keys, args.held, 200)
                 results["ping_with_backlog"] = ping_window(agent, server.keys, args.seconds)
                 results["one_sweep_redis_work"] = sweep_cost(server)
                 results["one_full_sweep_as_before"] = full_sweep_cost(server)
@@ -172,9 +177,7 @@ def main() -> int:
             admin.close()
             default = with_router(server, folder, "default")
             try:
-                results["one_conversation_default_caps"] = answers(
-                    agent, server.keys, hold(agent, server.keys, args.held, 1)
-                )
+                results["one_conversation_default_caps"] = hold(agent, server.keys, args.held, 1)
             finally:
                 default.stop()
             agent.close()

@@ -203,3 +203,19 @@ def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, wor
     finally:
         control.close()
     assert commands.handle("console", "/approvals") == "No approval is waiting for you."
+
+
+def test_approvals_in_the_console_show_every_field_why_and_what_was_read(stack, workspace):
+    from agent.turn_origin import command_origin
+    from protocol.origin import OWNER, Origin
+
+    client, desk, _data = stack
+    with command_origin(Origin(OWNER, "console", taint=("_BROWSER_VISION https://page.example",))):
+        held(client, "console")
+    [notice] = wait_until(desk.take, "the request notice")
+    desk.delivered(notice)
+    loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
+    shown = CommandDispatcher(loop, None, desk).handle("console", "/approvals")
+    assert "text: a held note" in shown
+    assert "Why it waits: it needs your approval" in shown
+    assert "The turn had read: _BROWSER_VISION https://page.example" in shown
