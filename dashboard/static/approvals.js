@@ -77,6 +77,8 @@ async function decide(id, decision, buttons, refresh) {
 export function renderApprovals(data, refresh) {
   const ul = document.getElementById("approvals");
   const list = data.approvals || [];
+  const total = typeof data.total === "number" ? data.total : list.length;
+  document.getElementById("approvals-title").textContent = total ? `Waiting for your approval (${total})` : "Waiting for your approval";
   if (!list.length) { ul.replaceChildren(el("li", { class: "empty" }, "Nothing waits for you.")); return; }
   const items = list.map((a) => card(a, refresh));
   if (data.total > list.length) items.push(el("li", { class: "empty" }, `${data.total - list.length} more wait; decide these first.`));
