@@ -97,7 +97,8 @@ def test_a_post_goes_out_once_and_the_result_is_marked_untrusted(stack, mastodon
     assert result.meta == {"safeclaw/untrusted": True} and "UNTRUSTED_DATA" in text_of(result)
     assert [s["text"] for s in mastodon.statuses.values()] == ["hello from an MCP client"]
     audit = [json.loads(line) for line in (tmp_path / "router" / "audit" / "r1.jsonl").read_text().splitlines()]
-    assert [(a["action"], a["origin"]["via"]) for a in audit if a.get("action")] == [("CREATE_POST", "mcp")]
+    lines = [(a["action"], a["origin"]["via"], a["status"]) for a in audit if a.get("action")]
+    assert ("CREATE_POST", "mcp", "ok") in lines and {line[:2] for line in lines} == {("CREATE_POST", "mcp")}
 
 
 def test_a_retried_call_posts_exactly_once(stack, mastodon):
