@@ -27,7 +27,7 @@ from router.policy.effects import LOCAL_PLATFORM, Effect
 
 # Params that say where a write goes or how it is built, not what it publishes.
 NOT_PUBLISHED = frozenset({"platform"})
-PUBLISHED_TEXT = ("text", "title", "url")  # what a reader of the reply sees
+PUBLISHED_TEXT = ("text", "title", "url", "quote")  # what a reader of the reply sees or is sent to
 SHOWN_SOURCES = 4
 _AT_URI = re.compile(r"^at://([^/\s]+)/app\.bsky\.feed\.post/([^/?#\s]+)$")
 _POST_URL = re.compile(r"^https?://(?:www\.)?bsky\.app/profile/([^/\s]+)/post/([^/?#\s]+)/?$")
