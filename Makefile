@@ -29,6 +29,7 @@ bench: install
 	$(PY) bench/jetstream_filter.py
 	$(PY) bench/prompt_memory.py
 	$(PY) bench/llm_local.py
+	$(PY) bench/first_prompt.py
 	$(PY) bench/control_plane.py
 
 clean:
