@@ -43,7 +43,7 @@ async function loadAll() {
   showError(failed.length ? "Some panels could not be read: " + [...new Set(failed)].join("; ") : "");
 }
 
-// Quotas, charts and autonomy follow new activity, at most once every few seconds.
+// Cost, charts and autonomy follow new activity and state changes, at most once every 3 s.
 let refreshTimer = null;
 function refreshSoon() {
   if (refreshTimer) return;
@@ -61,7 +61,7 @@ function handleEvent(block) {
   }
   if (!data) return;
   const value = JSON.parse(data);
-  if (name === "status") renderStatus(value);
+  if (name === "status") { renderStatus(value); refreshSoon(); }
   else if (name === "approvals") renderApprovals(value, refreshApprovals);
   else if (name === "activity") { liveActivity(value); refreshSoon(); }
 }
