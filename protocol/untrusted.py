@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.injection_detector import MAX_SCAN_CHARS, looks_injected
 from protocol.spellings import fold_char
 
 DEFAULT_MAX_CHARS = 2000
@@ -182,7 +183,9 @@ _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"execute|run|call|invoke|repost)\b[^.\n]{0,60}\b(?:posts?|tweets?|messages?|accounts?|wallets?|"
             r"commands?|actions?|tools?|followers?)\b",
         ),
-        ("hidden_text", r"[\u200b-\u200f\u202a-\u202e\u2066-\u2069]"),
+        # Joiners join emoji and the letters of some scripts; beside ASCII they only hide words.
+        ("hidden_text", r"[\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+                        r"|(?<=[\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f])"),
     ]
 ]
 
@@ -195,12 +198,34 @@ class Sanitised:
     truncated: bool = False
 
 
-def injection_reasons(text: str) -> list[str]:
+# The patterns the flag still raises on its own: markup and shapes no ordinary post has (chat-
+# template tokens, tool-call tags, role lines, hidden characters), cheap to find. The patterns for
+# wording ("ignore ... instructions", "you are now", ...) were tuned on their own corpus and miss
+# most injections they were not written for; the learned detector judges wording instead.
+_STRUCTURAL_PATTERNS = frozenset(
+    {"template_token", "tool_call", "fake_role", "fake_system_message", "hidden_text"}
+)
+_STRUCTURAL = [(name, pattern) for name, pattern in _INJECTION_PATTERNS if name in _STRUCTURAL_PATTERNS]
+
+
+def pattern_reasons(
+    text: str, patterns: list[tuple[str, re.Pattern[str]]] = _INJECTION_PATTERNS
+) -> list[str]:
     """Names of the injection patterns `text` matches (an empty list when none does)."""
     folded = unicodedata.normalize("NFKC", text)
     # Also match with invisible characters removed, so "ig\u200bnore previous instructions" is seen.
     visible = "".join(ch for ch in folded if ch not in _INVISIBLE)
-    return [name for name, found in _INJECTION_PATTERNS if found.search(folded) or found.search(visible)]
+    texts = (folded, visible) if visible != folded else (folded,)
+    return [name for name, found in patterns if any(found.search(t) for t in texts)]
+
+
+def injection_reasons(text: str) -> list[str]:
+    """Why `text` reads as written to steer a model (an empty list when it does not): the learned
+    detector's verdict ("detector") and the structural patterns it matches. A signal, not a guard."""
+    half = MAX_SCAN_CHARS // 2
+    head = text if len(text) <= MAX_SCAN_CHARS else text[:half] + "\n" + text[-half:]
+    reasons = pattern_reasons(head, _STRUCTURAL)
+    return [*reasons, "detector"] if looks_injected(text) else reasons
 
 
 def neutralise(text: str) -> str:

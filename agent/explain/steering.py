@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from protocol.untrusted import injection_reasons
+from protocol.untrusted import pattern_reasons
 
 WITHHELD = "[a sentence addressed to AI models was withheld]"
 _SENTENCE_END = re.compile(r"(?<=[.!?\n])\s+|\s*(?:<<<|>>>|\|\|)\s*")
@@ -33,7 +33,8 @@ _STEERING = re.compile(
 def steers(text: str) -> bool:
     """Whether `text` holds instructions for an AI or words aimed at the explainer's review."""
     folded = unicodedata.normalize("NFKC", text)
-    if injection_reasons(folded) or _STEERING.search(folded):
+    # the wording patterns, not the learned detector: a false alarm here cuts a sentence out of a source
+    if pattern_reasons(folded) or _STEERING.search(folded):
         return True
     return any(_STEERING.search(sentence) for sentence in _SENTENCE_END.split(folded) if sentence)
 

@@ -58,7 +58,7 @@ def assert_fenced_neutralised_flagged(prompt: str) -> None:
     assert not INVISIBLE.search(prompt) and not CONTROL.search(prompt)
     assert "hidden" in fenced and "bell" in fenced  # what was visible survives
     assert '"flagged": true' in fenced and "WARNING: this data matches prompt-injection patterns" in fenced
-    for reason in ("ignore_instructions", "tool_call", "template_token", "hidden_text"):
+    for reason in ("detector", "tool_call", "template_token", "hidden_text"):
         assert reason in fenced
 
 

@@ -71,7 +71,7 @@ def test_injection_page_is_flagged_and_the_result_has_no_raw_payload(chromium, p
     result = browser_vision({"url": pages.url("/injection")}, make_ctx())
 
     assert result["flagged"] is True
-    assert {"ignore_instructions", "tool_call", "template_token"} <= set(result["flag_reasons"])
+    assert {"detector", "tool_call", "template_token"} <= set(result["flag_reasons"])
     assert "<|im_start|>" not in result["title"] and "[token:im_start]" in result["title"]
     assert INJECTION_MARKER not in repr(result)
     # The .txt keeps the raw visible text (hidden-by-colour text included): sanitising is the summary's job.

@@ -183,7 +183,7 @@ def test_feed_skill_sanitises_and_flags(fake, tmp_path):
     result = feed.run({"submolt": "general", "sort": "new", "limit": 5}, skill_ctx(fake, tmp_path))
     assert result["count"] == 2 and result["flagged"] == 1
     bad = next(p for p in result["posts"] if p["flagged"])
-    assert "<|im_start|>" not in bad["text"] and "ignore_instructions" in bad["flag_reasons"]
+    assert "<|im_start|>" not in bad["text"] and "detector" in bad["flag_reasons"]
 
 
 def test_feed_skill_schema_rejects_bad_params():

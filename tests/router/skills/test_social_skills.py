@@ -198,7 +198,7 @@ def test_notifications_neutralise_and_flag_an_injection(make_ctx, bsky, masto, p
     assert result["count"] == 2 and result["flagged"] == 1
     bad = next(n for n in result["notifications"] if n["kind"] == "mention")
     clean = next(n for n in result["notifications"] if n["kind"] == "follow")
-    assert bad["flagged"] is True and "ignore_instructions" in bad["flag_reasons"]
+    assert bad["flagged"] is True and "detector" in bad["flag_reasons"]
     for token in ("<tool_code>", "</tool_code>", "<|im_start|>"):
         assert token not in json.dumps(result, ensure_ascii=False)
     assert "[tool_code tag]" in bad["text"]
