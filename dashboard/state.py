@@ -40,6 +40,7 @@ from router.policy import kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
 ROUTER_RESCAN_SECONDS = 5.0
+WHO = {"dashboard": "you, from the dashboard"}  # kill_switch.flip's `by`, in the owner's words
 SEVERITY = {OK: 0, OFF: 0, SETUP: 0, UNKNOWN: 1, WARN: 1, BAD: 2}
 
 
@@ -156,7 +157,7 @@ def kill_state(raw: Any, alive: list[dict[str, Any]]) -> dict[str, Any]:
     if live.on:
         words = (
             "The kill switch is on: every post, reply, like and delete is refused. "
-            f"Turned on by {live.by or 'someone unknown'}"
+            f"Turned on by {WHO.get(live.by, live.by) or 'someone unknown'}"
         )
     elif floor:
         words = f"Posting is stopped: ROUTER_KILL_SWITCH=true in the settings of router {', '.join(floor)}"

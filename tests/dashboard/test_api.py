@@ -189,7 +189,7 @@ def test_the_kill_switch_turns_the_band_red_and_says_who_and_since_when(api, red
     assert body["level"] == "red" and body["kill_switch"]["liftable"]
     assert body["headline"] == "Posting is stopped"
     assert (
-        "kill switch is on: every post, reply, like and delete is refused. Turned on by dashboard"
+        "kill switch is on: every post, reply, like and delete is refused. Turned on by you, from the dashboard"
         in (body["kill_switch"]["words"])
     )
     assert abs(body["kill_switch"]["since"] - time.time()) < 60

@@ -112,7 +112,7 @@ def test_dry_run_band_keyboard_approval_and_the_kill_switch(redis_urls, dashboar
         until(browser, "document.getElementById('band').dataset.level === 'red'", "the red band")
         assert text_of(browser, "#band-headline") == "Posting is stopped"
         assert browser.title == "Posting is stopped · SafeClaw"  # a background tab says it too
-        assert "Turned on by dashboard at" in text_of(browser, "#kill-state")
+        assert "Turned on by you, from the dashboard at" in text_of(browser, "#kill-state")
         assert text_of(browser, "#kill-toggle") == "Resume posting"
         denied = reply_of(
             admin, KEYS, push(admin, KEYS, "CREATE_POST", {"platform": "mastodon", "text": "no"})
