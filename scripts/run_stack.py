@@ -138,8 +138,10 @@ def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, r
 
 
 def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: dict[str, str],
-               router_file: dict[str, str]) -> tuple[str, str, str | None]:
-    """(agent URL, router URL, control URL or None): the given Redis, or a private one started now."""
+               router_file: dict[str, str]) -> tuple[str, str, str | None, Callable[[], None]]:
+    """(agent URL, router URL, control URL or None, wait until it answers): the given Redis, or a
+    private one started now. The router may start while the private one gets ready (it needs a
+    moment to import, Redis a moment to load)."""
     given = os.environ.get("REDIS_URL") or agent_file.get("REDIS_URL")
     if given:
         router_url = router_file.get("REDIS_URL") or os.environ.get("SAFECLAW_ROUTER_REDIS_URL")
@@ -149,15 +151,19 @@ def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: d
         say("using the Redis given by REDIS_URL")
         control = (read_env_file(args.dashboard_env).get("REDIS_URL")
                    or os.environ.get("SAFECLAW_CONTROL_REDIS_URL"))
-        return given, router_url, control
+        return given, router_url, control, lambda: None
     private = PrivateRedis(args.run_dir, keys)
-    private.start(die_with_parent)
+    private.start(die_with_parent, wait=False)
     assert private.process is not None
     stack.record("redis", private.process)
-    users = "agent, router, control, mcp"
-    say(f"private Redis on 127.0.0.1:{private.port} (users {users}; data in {private.dir})")
+
+    def ready() -> None:
+        private.wait_ready()
+        users = "agent, router, control, mcp"
+        say(f"private Redis on 127.0.0.1:{private.port} (users {users}; data in {private.dir})")
+
     write_runtime_env(args.run_dir / "mcp.env", {"REDIS_URL": private.url("mcp")})  # for ./safeclaw mcp
-    return private.url("agent"), private.url("router"), private.url("control")
+    return private.url("agent"), private.url("router"), private.url("control"), ready
 
 
 def start_router(args: argparse.Namespace, stack: Stack, env: dict[str, str]) -> subprocess.Popen[Any]:
@@ -289,9 +295,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
         keys = Keys.from_env(os.environ)
-        agent_url, router_url, control_url = redis_urls(args, stack, keys, agent_file, router_file)
+        agent_url, router_url, control_url, redis_ready = redis_urls(args, stack, keys, agent_file,
+                                                                     router_file)
         router_env, dry_run = router_environment(os.environ, router_file, router_url)
         router = start_router(args, stack, router_env)
+        redis_ready()
         dashboard = launch_dashboard(args, stack, control_url)
         provider = choose_llm(merged(agent_file, os.environ))
         agent_env = agent_environment(os.environ, agent_url, provider)

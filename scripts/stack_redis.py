@@ -94,7 +94,8 @@ class PrivateRedis:
         conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return conf
 
-    def start(self, preexec: Callable[[], None] | None = None) -> int:
+    def start(self, preexec: Callable[[], None] | None = None, wait: bool = True) -> int:
+        """Start redis-server; with `wait`, return once it answers (else call `wait_ready`)."""
         binary = find_redis_server()
         self.port = free_port()
         conf = self.write_config()
@@ -102,7 +103,8 @@ class PrivateRedis:
             [binary, str(conf)], cwd=self.dir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec,
         )
-        self.wait_ready()
+        if wait:
+            self.wait_ready()
         return self.process.pid
 
     def wait_ready(self) -> None:
