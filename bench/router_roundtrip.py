@@ -251,7 +251,8 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     for text in envelopes:
         admin.delete(server.keys.response(json.loads(text)["id"]))
     admin.close()
-    worker.control.close()
+    worker.approvals.close()
+    worker.audit.close()
     worker.conn.close()
     stats: Any = pstats.Stats(profiler)
     total = stats.total_tt

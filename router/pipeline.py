@@ -85,7 +85,6 @@ class Pipeline:
         self.policy = policy
         self.redactor = redactor
         self.max_attempts = max_attempts
-        policy.add_check(self.secret_in_text)
 
     def plan(self, envelope: CommandEnvelope) -> Planned | Reply:
         """Validate the command and ask its skill for the effect; a Reply when it is refused."""
@@ -134,24 +133,6 @@ class Pipeline:
         """The policy's refusal as a Reply, or None when the command may run."""
         decision = self.policy.decide(planned.effect, planned.envelope, conn)
         return None if decision is None else refusal(planned.envelope, decision)
-
-    def secret_in_text(
-        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
-    ) -> Decision | None:
-        """No text that holds a credential or a secret-shaped string is published: the effect's
-        text, and every other param of a write (a title, a link, a target), whatever it becomes."""
-        if not effect.writes:
-            return None
-        if (effect.text and self.redactor.finds(effect.text)) or self.redactor.value(
-            envelope.params
-        ) != envelope.params:
-            return Decision(
-                Status.DENIED,
-                "secret_in_text",
-                f"{envelope.action} refused: its text holds a credential or a secret-shaped "
-                "string (an API key, a token, a password); it was not published",
-            )
-        return None
 
     def run(self, planned: Planned, ctx: SkillContext) -> Outcome:
         skill, envelope = planned.skill, planned.envelope

@@ -1,15 +1,21 @@
 """Policy: what the router refuses even when the command is valid. It decides on the command's
-`Effect` (platform + kind + text + target), never on its action name.
+`Effect` (platform + kind + text + target) and on whose words it carries, never on its action name.
 
-A `Policy` is a list of checks run in order; the first that returns a `Decision` refuses the
-command. Each check is `check(effect, envelope, conn, now) -> Decision | None`. After a command
-ran (or was refused), every recorder `record(effect, envelope, reply, conn, now)` is called, so a
-quota, circuit breaker or audit log can count the outcome. Other parts of the router add their
-own with `add_check` / `add_recorder`. The hard bounds (`router.bounds`: quotas, pacing, the
-duplicate guard, the circuit breaker) always run last, because they take a share (a quota unit,
-a pacing slot, the text) that a later refusal would have to give back. Settings that name
+A `Policy` is its checks, built once here in this order; the first that returns a `Decision`
+refuses the command. Each check is `check(effect, envelope, conn, now) -> Decision | None`:
+
+1. the kill switch, the origin rules (`router.policy.whose_words`) and `secret_in_text`: a command
+   refused anyway is refused at once, never held nor stored for the owner with a secret in it;
+2. the approval: a command that waits for the owner is held by the router's `hold` (the worker's
+   approval flow stores it and tells the owner); a policy with no `hold` (the one-shot tool) can
+   hold nothing, so it refuses the command unrun;
+3. the rate limits, then the hard bounds (`router.bounds`: quotas, pacing, the duplicate guard, the
+   circuit breaker), last because they take a share (a quota unit, a pacing slot, the text) that a
+   later refusal would have to give back, and so a held command is counted once, when it runs.
+
+After a command ran (or was refused), `record` gives the outcome to the bounds. Settings that name
 actions or effects are resolved once, at start, against the registry: anything unknown is a
-ConfigError naming it.
+ConfigError naming it. The worker and the one-shot tool build the same `Policy`; only `hold` differs.
 
 A mind that obeys every injection can still do no more than this allows.
 """
@@ -26,6 +32,7 @@ from typing import Any
 import redis
 
 from protocol import CommandEnvelope, Keys, Reply, Status
+from protocol.blobs import suspicion
 from router.bounds import Counters
 from router.bounds.embedded import EmbeddedStore
 from router.bounds.guard import HardBounds
@@ -33,6 +40,7 @@ from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
 from router.policy.whose_words import WhoseWords
+from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.policy")
 
@@ -54,7 +62,9 @@ class Decision:
 # conn is None where no Redis is at hand (the one-shot tool without REDIS_URL): counters then go
 # to `Policy.embedded`; a check that needs Redis itself must refuse rather than let it through.
 Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
-Recorder = Callable[[Effect, CommandEnvelope, Reply, "redis.Redis | None", float], None]
+# Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
+# command (it now runs under that approval).
+Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
 
 
 @dataclass(frozen=True)
@@ -70,10 +80,14 @@ class Policy:
         self,
         settings: RouterSettings,
         skills: Mapping[str, HasEffects],
+        redactor: Redactor,
+        hold: Hold | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.keys: Keys = settings.keys
+        self.redactor = redactor
+        self.hold = hold
         self.clock = clock
         self.catalogue = EffectCatalogue(skills)
         resolve = self.catalogue.resolve
@@ -90,29 +104,29 @@ class Policy:
                 "ROUTER_APPROVE_TAINTED_WRITES=false: a turn that read outside text (a page, a post, "
                 "notifications) publishes without the owner's approval"
             )
-        self.checks: list[Check] = [self.kill_switch, self.origin_rules, self.approval, self.rate_limit]
         # A dry run counts in bounds of its own: a rehearsal behaves as the real run would (its
         # quotas, pacing, duplicates) but never spends or blocks the real ones.
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
         self.bounds = HardBounds(settings.bounds, self.counter_prefix, self.keys.owner_notices)
-        self.recorders: list[Recorder] = [self.record_bounds]
         # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
         self.embedded: EmbeddedStore | None = None
+        self.checks: list[Check] = [
+            self.kill_switch,
+            self.origin_rules,
+            self.secret_in_text,
+            self.approval,
+            self.rate_limit,
+            self.hard_bounds,
+        ]
 
     def counters(self, conn: redis.Redis | None) -> Counters | None:
         """Where the quotas, pacing, duplicate guard, circuit breaker and rate limits count."""
         return conn if conn is not None else self.embedded
 
-    def add_check(self, check: Check) -> None:
-        self.checks.append(check)
-
-    def add_recorder(self, recorder: Recorder) -> None:
-        self.recorders.append(recorder)
-
     def decide(self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None) -> Decision | None:
         """None when the command may run; otherwise why not."""
         now = self.clock()
-        for check in [*self.checks, self.hard_bounds]:
+        for check in self.checks:
             decision = check(effect, envelope, conn, now)
             if decision is not None:
                 return decision
@@ -121,16 +135,13 @@ class Policy:
     def record(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None
     ) -> None:
-        """Tell every recorder how the command ended; a failing recorder is logged, never fatal."""
-        now = self.clock()
-        for recorder in self.recorders:
-            try:
-                recorder(effect, envelope, reply, conn, now)
-            except redis.ConnectionError:
-                raise
-            except Exception:
-                name = getattr(recorder, "__name__", repr(recorder))
-                log.exception("policy recorder %s failed on command %s", name, envelope.id)
+        """Give the bounds how the command ended; a failure there is logged, never fatal."""
+        try:
+            self.record_bounds(effect, envelope, reply, conn, self.clock())
+        except redis.ConnectionError:
+            raise
+        except Exception:
+            log.exception("the bounds could not record command %s", envelope.id)
 
     # -- the hard bounds (router.bounds) ----------------------------------------------------
     def hard_bounds(
@@ -194,21 +205,57 @@ class Policy:
         error, message = why
         return Decision(Status.DENIED, error, f"{envelope.action} ({effect.scope}) refused: {message}")
 
+    def secret_in_text(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+    ) -> Decision | None:
+        """No text that holds a credential or a secret-shaped string is published: the effect's
+        text, and every other param of a write (a title, a link, a target), whatever it becomes."""
+        if not effect.writes:
+            return None
+        if (effect.text and self.redactor.finds(effect.text)) or self.redactor.value(
+            envelope.params
+        ) != envelope.params:
+            return Decision(
+                Status.DENIED,
+                "secret_in_text",
+                f"{envelope.action} refused: its text holds a credential or a secret-shaped "
+                "string (an API key, a token, a password); it was not published",
+            )
+        return None
+
+    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:
+        """Why this command waits for the owner, or None: its scope needs approval
+        (ROUTER_REQUIRE_APPROVAL), its words are not the owner's (`whose_words`), or a text it
+        publishes carries a decodable blob or a long random-looking run (a secret in an encoding no
+        redactor lists)."""
+        if effect.scope in self.approval_scopes:
+            return "it needs your approval"
+        if not effect.writes:
+            return None
+        whose = self.whose_words.hold_reason(effect, envelope)
+        if whose is not None:
+            return whose
+        published = [effect.text, envelope.params.get("title")]
+        for text in (t for t in published if isinstance(t, str) and t):
+            why = suspicion(text)
+            if why is not None:
+                return f"{why}: check it is not a secret before it goes"
+        return None
+
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        """Without the control plane (the one-shot tool): a command that would wait for the owner is
-        refused as waiting; `router.control_plane` replaces this check with one that stores it."""
-        reason = "it needs your approval" if effect.scope in self.approval_scopes else None
-        reason = reason or self.whose_words.hold_reason(effect, envelope)
-        if reason is not None:
-            return Decision(
-                Status.PENDING_APPROVAL,
-                "approval_required",
-                f"{envelope.action} ({effect.scope}) needs approval by the router's owner ({reason}); "
-                "it was not run",
-            )
-        return None
+        reason = self.hold_reason(effect, envelope)
+        if reason is None:
+            return None
+        if self.hold is not None:
+            return self.hold(effect, envelope, reason, now)
+        return Decision(
+            Status.PENDING_APPROVAL,
+            "approval_required",
+            f"{envelope.action} ({effect.scope}) needs approval by the router's owner ({reason}); "
+            "it was not run",
+        )
 
     def rate_limit(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 import redis
 
 from protocol import CommandEnvelope, Reply, Status
+from router.audit.recorder import AuditRecorder
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
 from router.pipeline import Outcome, Pipeline, Planned
-from router.policy.approval_flow import RouterControl
+from router.policy.approval_flow import ApprovalFlow
 from router.policy.checks import Policy
 from router.policy.effects import LOCAL_PLATFORM, Effect
 from router.queue import hangup
@@ -38,7 +39,8 @@ class DeadlineRunner:
         credentials: Mapping[str, str],
         pipeline: Pipeline,
         policy: Policy,
-        control: RouterControl,
+        approvals: ApprovalFlow,
+        audit: AuditRecorder,
         results: ResultWriter,
         conn: redis.Redis,
     ) -> None:
@@ -46,7 +48,8 @@ class DeadlineRunner:
         self.credentials = credentials
         self.pipeline = pipeline
         self.policy = policy
-        self.control = control
+        self.approvals = approvals
+        self.audit = audit
         self.results = results
         self.conn = conn
         self.environment = {**public_environment(settings.env, credentials), "ROUTER_ID": settings.router_id}
@@ -114,7 +117,7 @@ class DeadlineRunner:
         log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
         try:
             self.record_outcome(planned, reply)
-            self.control.after(envelope, reply)
+            self.audit.command(envelope, reply, planned.effect, self.approvals.approval_of(envelope))
             self.results.finish(raw, reply, side_effect)
         except Exception:
             log.exception("could not answer command %s at its deadline", envelope.id)

@@ -18,11 +18,11 @@ from typing import Any
 
 import redis
 
+from router.audit.recorder import AuditRecorder
 from router.config.credentials import platforms_with_credentials
 from router.config.settings import RouterSettings
 from router.errors import describe
 from router.policy import kill_switch
-from router.policy.approval_flow import RouterControl
 from router.policy.checks import Policy
 from router.queue.dead_letter import DeadLetters
 from router.queue.redis_io import REDIS_DOWN, connect
@@ -37,7 +37,7 @@ class Heartbeat:
         skills: list[str],
         credentials: Mapping[str, str],
         policy: Policy,
-        control: RouterControl,
+        audit: AuditRecorder,
         dead_letters: DeadLetters,
         stop: threading.Event,
     ) -> None:
@@ -46,7 +46,7 @@ class Heartbeat:
         self.skills = skills
         self.credentials = credentials
         self.policy = policy
-        self.control = control
+        self.audit = audit
         self.dead_letters = dead_letters
         self.started_at = time.time()
         self._stop = stop
@@ -65,7 +65,7 @@ class Heartbeat:
             "platforms_with_credentials": platforms_with_credentials(self.credentials),
             "dry_run": self.settings.dry_run,
             "kill_switch_floor": self.settings.kill_switch,
-            "audit": self.control.audit_head,
+            "audit": self.audit.head,
         }
         if conn is not None:
             try:

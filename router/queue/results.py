@@ -19,8 +19,8 @@ from typing import Any
 import redis
 
 from protocol import Reply, Status
+from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
-from router.policy.approval_flow import RouterControl
 from router.queue.dead_letter import DeadLetters
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.redaction import Redactor
@@ -48,7 +48,7 @@ class ResultWriter:
         settings: RouterSettings,
         redactor: Redactor,
         redact: Callable[[Reply], dict[str, Any]],
-        control: RouterControl,
+        audit: AuditRecorder,
         dead_letters: DeadLetters,
         health: RedisHealth,
         stop: threading.Event,
@@ -59,7 +59,7 @@ class ResultWriter:
         self.processing = self.keys.processing(settings.router_id)
         self.redactor = redactor
         self.redact = redact
-        self.control = control
+        self.audit = audit
         self.dead_letters = dead_letters
         self.health = health
         self._stop = stop
@@ -77,10 +77,10 @@ class ResultWriter:
         with `wait`, the last of those moves waits up to `wait` seconds for a command (BLMOVE),
         so an idle router's reply and its wait for the next command are one round trip."""
         steps = [(answer, *self._prepare(answer)) for answer in answers]
-        audit_lines = self.control.take_mirror()
+        audit_lines = self.audit.take_mirror()
 
         def write(pipe: Batch) -> None:
-            self.control.mirror_into(pipe, audit_lines)
+            self.audit.mirror_into(pipe, audit_lines)
             for answer, text, record in steps:
                 reply_id = answer.reply.id
                 if record is not None:

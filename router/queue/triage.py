@@ -16,9 +16,10 @@ import redis
 
 from protocol import CommandEnvelope, Reply, Status
 from router.audit.log import AuditUnavailable
+from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
-from router.policy.approval_flow import APPROVAL_DECISION, RouterControl
+from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
 from router.queue.deadline import DeadlineRunner
 from router.queue.records import ID_REUSED, CommandRecords
 from router.queue.results import ResultWriter
@@ -31,7 +32,8 @@ class Decider:
         self,
         settings: RouterSettings,
         records: CommandRecords,
-        control: RouterControl,
+        approvals: ApprovalFlow,
+        audit: AuditRecorder,
         pipeline: Pipeline,
         runner: DeadlineRunner,
         results: ResultWriter,
@@ -39,7 +41,8 @@ class Decider:
     ) -> None:
         self.settings = settings
         self.records = records
-        self.control = control
+        self.approvals = approvals
+        self.audit = audit
         self.pipeline = pipeline
         self.runner = runner
         self.results = results
@@ -54,31 +57,50 @@ class Decider:
         approved: bool = False,
         taken_at: float | None = None,
     ) -> tuple[Reply | None, bool]:
-        """The reply to send, and whether it completes an idempotency record."""
+        """The reply to send, and whether it completes an idempotency record; its audit line is
+        written here, once (None: no reply from here, the deadline or another copy answers)."""
         if envelope.action == APPROVAL_DECISION:
-            return self.control.relay(envelope), False
+            reply = self.approvals.relay(envelope)
+            self.audit.owner_decision(envelope, reply)
+            return reply, False
+        answer, record, checked = self._answer(envelope, planned, raw, recovering, approved, taken_at)
+        if answer is not None:
+            effect = planned.effect if checked and isinstance(planned, Planned) else None
+            self.audit.command(envelope, answer, effect, self.approvals.approval_of(envelope))
+        return answer, record
+
+    def _answer(
+        self,
+        envelope: CommandEnvelope,
+        planned: Planned | Reply,
+        raw: bytes,
+        recovering: bool,
+        approved: bool,
+        taken_at: float | None,
+    ) -> tuple[Reply | None, bool, bool]:
+        """The reply, whether it completes a record, and whether the policy checked the command."""
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
         if side_effect:
             stored = self.records.stored_reply(envelope)
             if stored is not None:  # an id_reused refusal must not overwrite the other's record
-                return stored, stored.error != ID_REUSED
+                return stored, stored.error != ID_REUSED, False
         if envelope.is_expired() and not approved:
             return Reply(
                 envelope.id,
                 Status.EXPIRED,
                 "the command expired before the router ran it; it was not run",
                 error="expired",
-            ), False
+            ), False, False
         if not isinstance(planned, Planned):
-            return planned, False
+            return planned, False, False
         if side_effect and envelope.intent:
             earlier = self.records.earlier_of_intent(envelope)
             if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
-                return earlier, True
+                return earlier, True, False
         refused = self.pipeline.check(planned, self.conn)
         if refused is not None:
             self.runner.record_outcome(planned, refused)
-            return refused, False
+            return refused, False, True
         if recovering and not side_effect and self.records.too_many_attempts(envelope):
             reason = f"still unanswered after {self.settings.max_attempts} router restarts"
             self.results.dead_letter(raw, envelope.action, reason, None)
@@ -88,32 +110,32 @@ class Decider:
                 f"{envelope.action} failed {self.settings.max_attempts} "
                 "times and was set aside for the router's operator (dead-letter list)",
                 error="internal_error",
-            ), False
+            ), False, False
         if side_effect and envelope.intent:
             repeat = self.records.repeat_of(envelope)
             if repeat is not None:
-                return repeat, True
+                return repeat, True, False
         if side_effect and not self.records.claim(envelope):
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)
-            return None, False
+            return None, False, False
         if planned.effect.writes:
             refused = self._audit_before(planned)
             if refused is not None:  # no line, no write: answered and recorded, never run
-                return refused, side_effect
+                return refused, side_effect, True
         outcome = self.runner.run(raw, planned, approved, taken_at)
         if outcome is None:  # the deadline answered first
-            return None, False
+            return None, False, False
         if outcome.dead_letter is not None:
             self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
         self.runner.record_outcome(planned, outcome.reply)
-        return outcome.reply, side_effect
+        return outcome.reply, side_effect, True
 
     def _audit_before(self, planned: Planned) -> Reply | None:
         """The write's audit line, durable before it runs; the refusal when it cannot be had."""
         envelope = planned.envelope
         try:
-            self.control.started(planned.effect, envelope)
+            self.audit.started(planned.effect, envelope, self.approvals.approval_of(envelope))
         except AuditUnavailable as exc:
             log.error("command %s %s not run: %s", envelope.id, envelope.action, exc)
             refused = Reply(

@@ -14,10 +14,11 @@ side-effecting one is answered `unknown` at once. Either way the command ends in
 dead-letter list with the reason. A side-effecting skill's `request_failed` (timeout, 5xx) is
 answered `unknown` too: the request may have acted before its answer was lost.
 
-Around the loop: `router.deadline` runs a skill within its command's deadline, `router.results`
-writes results, `router.records` keeps the idempotency and intent records, `router.heartbeat`
-beats, `router.lanes` runs commands per platform and `router.redis_io` connects and tracks
-whether Redis answers.
+Around the loop (this package): `triage` decides each command's answer and writes its audit line,
+`deadline` runs a skill within its command's deadline, `results` writes results, `records` keeps
+the idempotency and intent records, `heartbeat` beats, `lanes` runs commands per platform and
+`redis_io` connects and tracks whether Redis answers. The worker builds the policy
+(`router.policy.checks`) with the approval flow's hold and the audit recorder (`router.audit`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from collections.abc import Mapping
 import redis
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from router.audit.recorder import AuditRecorder
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
 from router.pipeline import Pipeline, Planned, decode, readable_id
-from router.policy.approval_flow import RouterControl, Settle
+from router.policy.approval_flow import ApprovalFlow, Settle
 from router.policy.checks import Policy
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
@@ -66,9 +68,10 @@ class Worker:
         self.skills = dict(skills)
         self.credentials = dict(credentials)
         self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
-        self.policy = Policy(settings, self.skills)
+        self.audit = AuditRecorder(settings, self.redactor)
+        self.approvals = ApprovalFlow(settings, self.redactor, self.audit)
+        self.policy = Policy(settings, self.skills, self.redactor, hold=self.approvals.hold)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
-        self.control = RouterControl(settings, self.policy, self.redactor)
         self.processing = self.keys.processing(settings.router_id)
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
@@ -77,14 +80,14 @@ class Worker:
         self.records = CommandRecords(self.conn, settings)
         self._stop = threading.Event()
         self.health = RedisHealth(on_back=self._recover_soon)
-        self.results = ResultWriter(self.conn, settings, self.redactor, self.pipeline.redact, self.control,
+        self.results = ResultWriter(self.conn, settings, self.redactor, self.pipeline.redact, self.audit,
                                     self.dead_letters, self.health, self._stop)
-        self.runner = DeadlineRunner(settings, self.credentials, self.pipeline, self.policy, self.control,
-                                     self.results, self.conn)
-        self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.control,
+        self.runner = DeadlineRunner(settings, self.credentials, self.pipeline, self.policy, self.approvals,
+                                     self.audit, self.results, self.conn)
+        self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.audit,
                                    self.dead_letters, self._stop)
-        self.decider = Decider(settings, self.records, self.control, self.pipeline, self.runner, self.results,
-                               self.conn)
+        self.decider = Decider(settings, self.records, self.approvals, self.audit, self.pipeline, self.runner,
+                               self.results, self.conn)
         self._next_recovery = 0.0
         self._next_poll = 0.0
         # Commands moved into our processing list by the last replies' round trip: while the queue
@@ -116,8 +119,10 @@ class Worker:
                             "recovers them from %s", left, self.processing)
             beat.join(timeout=5)
             self._clear_heartbeat()
+            self.audit.flush(self.conn)
             self.conn.close()
-            self.control.close()
+            self.approvals.close()
+            self.audit.close()
             log.info("router %s stopped", self.settings.router_id)
 
     def _step(self) -> None:
@@ -128,8 +133,8 @@ class Worker:
                 self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
             if time.monotonic() >= self._next_poll and not self._stop.is_set():  # rare: not per command
                 self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
-                self.control.poll(self._run_approved)
-                self.control.flush()
+                self.approvals.poll(self._run_approved)
+                self.audit.flush(self.conn)
             if not batch:
                 raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
                                        "RIGHT", "LEFT")
@@ -168,7 +173,7 @@ class Worker:
         # no other router mistakes the commands in our list for a dead router's.
         self.heartbeat.beat(self.conn)
         self.dead_letters.age_out(self.conn)
-        self.control.poll(self._run_approved, recovering=True)
+        self.approvals.poll(self._run_approved, recovering=True)
         skipped: Counter[bytes] = Counter()
         for item in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
             raw = as_bytes(item)
@@ -232,7 +237,7 @@ class Worker:
             reason = f"malformed command: {exc}"
             command_id = readable_id(raw)
             self.results.dead_letter(raw, None, reason, command_id)
-            self.control.malformed(command_id, str(exc))
+            self.audit.malformed(command_id, str(exc))
             return
         planned = self.pipeline.plan(envelope)
         if isinstance(planned, Planned) and not is_own_read(planned.effect):
@@ -286,7 +291,7 @@ class Worker:
         log.warning("command %s %s: deadline passed while waiting in its lane", envelope.id, envelope.action)
 
         def answer() -> None:
-            self.control.after(envelope, reply)
+            self.audit.command(envelope, reply, None)
             self.results.finish(raw, reply, False)
 
         try:
@@ -309,7 +314,6 @@ class Worker:
         reply, record = self.decider.decide(envelope, planned, raw, recovering, taken_at=taken_at)
         if reply is None:
             return
-        self.control.after(envelope, reply)
         if answers is None:
             self.results.finish(raw, reply, record, recovering)
         else:
@@ -385,7 +389,6 @@ class Worker:
                       taken_at: float) -> Reply | None:
         reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True,
                                             taken_at=taken_at)
-        self.control.forget(envelope.id)
         if reply is not None:
             self.results.finish(raw, reply, record)
         return reply

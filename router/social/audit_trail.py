@@ -1,8 +1,8 @@
 """The one-shot tool's lines in the router's audit log.
 
 Every one-shot process appends to one chain, `oneshot`, in the router's audit folder
-(ROUTER_AUDIT_DIR), with the records a router writes (`router.control_plane.audit_entry`), its
-checkpoints sealed by the same key, checked by the same `python -m router.audit_verify`. The
+(ROUTER_AUDIT_DIR), with the records a router writes (`router.audit.recorder.audit_entry`), its
+checkpoints sealed by the same key, checked by the same `python -m router.audit verify`. The
 processes take turns: an exclusive lock on `oneshot.lock` is held from reading the chain's head
 to the fsync of the line, so two of them never write the same seq. Audit before effect: a
 write's `started` line is durable before the write runs (no line, no write), and every
@@ -24,8 +24,8 @@ import redis
 from protocol import CommandEnvelope, Reply, Status
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import AuditLog
+from router.audit.recorder import AUDIT_STREAM_MAX, audit_entry, effect_dict, policy_decision
 from router.config.settings import RouterSettings
-from router.policy.approval_flow import AUDIT_STREAM_MAX, audit_entry, effect_dict, policy_decision
 from router.policy.effects import Effect
 from router.redaction import Redactor
 

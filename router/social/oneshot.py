@@ -2,7 +2,7 @@
 to: the one-shot tool (`python -m router.social`) and the MCP server without Redis.
 
 Each command goes through the same steps as in a router: plan (validate, state the effect),
-every policy check (kill switch, approvals, rate limits, secret_in_text, then the hard bounds),
+every policy check (kill switch, origin, secret_in_text, approvals, rate limits, then the hard bounds),
 the run, the bounds' record, and the audit log (`router.social.audit_trail`): a write's line is
 durable before it runs. With REDIS_URL the counters are the routers' own in Redis; without, they
 are in the embedded store in the router's data folder (`router.bounds.embedded`). Each command
@@ -43,10 +43,10 @@ class OneShotRouter:
         self.skills = dict(skills) if skills is not None else discover_skills()
         self.settings = RouterSettings.from_env(env, require_redis=False)
         self.redactor = redactor
-        Policy(self.settings, self.skills)  # a setting naming an unknown action stops it here
+        Policy(self.settings, self.skills, redactor)  # a setting naming an unknown action stops it here
 
     def run(self, envelope: CommandEnvelope) -> Reply:
-        policy = Policy(self.settings, self.skills)
+        policy = Policy(self.settings, self.skills, self.redactor)
         pipeline = Pipeline(self.skills, policy, self.redactor, self.settings.max_attempts)
         conn = connect(self.settings) if self.settings.redis_url else None
         if conn is None:

@@ -97,6 +97,7 @@ def test_a_notice_in_flight_is_delivered_after_a_restart(stack, redis_urls):
     assert again.in_flight() == []
 
 
+@pytest.mark.slow
 def test_telegram_buttons_in_the_owners_private_chat_only(stack, tmp_path):
     client, desk, data = stack
 

@@ -59,6 +59,7 @@ def test_a_hanging_platform_delays_no_other_platform_and_no_ping(redis_urls, adm
     assert (slow[1]["status"], slow[1]["error"]) == ("error", "request_failed")
 
 
+@pytest.mark.slow
 def test_a_full_lane_answers_busy_at_once_and_runs_nothing(redis_urls, admin, tmp_path, hanging_moltbook, fast_x):
     keys = redis_urls.keys
     extra = {"ROUTER_PLATFORM_CONCURRENCY": "1", "ROUTER_PLATFORM_BACKLOG": "0"}

@@ -130,6 +130,7 @@ def test_denied_never_runs(redis_urls, admin, control, keys, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_expired_never_runs(redis_urls, admin, control, keys, tmp_path):
     with WorkerThread(approval_settings(redis_urls, tmp_path)):
         approval_id = ask(admin, keys)

@@ -194,7 +194,8 @@ def platform(request):
 def run(p: Platform, index: int, tmp_path, timeout: float = 5.0):
     action, params = commands(p)[index]
     settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0"})
-    pipeline = Pipeline(SKILLS, Policy(settings, SKILLS), Redactor([]))
+    redactor = Redactor([])
+    pipeline = Pipeline(SKILLS, Policy(settings, SKILLS, redactor), redactor)
     envelope = CommandEnvelope.new(action, params, "t", ttl_seconds=60)
     planned = pipeline.plan(envelope)
     assert isinstance(planned, Planned), planned

@@ -156,20 +156,21 @@ def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls,
     forged = CommandEnvelope.new("NOTE", {"text": "something else entirely"}, "t", ttl_seconds=60)
     forged.id = approved.id
     # The owner's approval is being run: the window in which the router skips the approval check.
-    worker.control._approved[approved.id] = {
+    worker.approvals._approved[approved.id] = {
         "id": "a1",
         "command": json.loads(approved.to_json()),
         "decision": {},
     }
     try:
-        same = worker.control.approval(
+        same = worker.policy.approval(
             Effect(LOCAL_PLATFORM, "post", "what the owner approved"), approved, None, 0
         )
-        other = worker.control.approval(
+        other = worker.policy.approval(
             Effect(LOCAL_PLATFORM, "post", "something else entirely"), forged, None, 0
         )
     finally:
         worker.conn.close()
-        worker.control.close()
+        worker.approvals.close()
+        worker.audit.close()
     assert same is None
     assert other is not None and other.status == "pending_approval", other

@@ -1,15 +1,21 @@
 """Policy decides on effects, not action names; its settings fail closed; no secret is published.
 
-Every command goes through a real Worker against a real redis-server, with every skill the
-router ships and dry run on, so nothing leaves for a platform even when policy lets it through.
+Every command is planned, decided by `Policy.decide` and, when allowed, run through the router's
+one pipeline against a real redis-server (the checks the worker and the one-shot tool share),
+with every skill the router ships and dry run on, so nothing leaves for a platform even when
+policy lets it through. The queue around it is tested in test_worker and test_control_plane.
 """
 
 import pytest
 
+from protocol import CommandEnvelope
 from router.errors import ConfigError
-from router.queue.worker import Worker
-from router.registry import discover_skills
-from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+from router.pipeline import Pipeline, Planned
+from router.policy.checks import Policy
+from router.queue.redis_io import connect
+from router.redaction import Redactor
+from router.registry import SkillContext, discover_skills
+from tests.router.router_helpers import settings_for
 
 SKILLS = discover_skills()
 CREDS = {"MOLTBOOK_API_KEY": "moltbook_sk_" + "policyTestKey12345", "BSKY_HANDLE": "me.example",
@@ -29,10 +35,26 @@ WRITES = [
 
 
 def run(redis_urls, admin, tmp_path, commands, **settings):
-    env = {"ROUTER_DRY_RUN": "1", **settings}
-    with WorkerThread(settings_for(redis_urls.router_url, tmp_path, **env), dict(SKILLS), dict(CREDS)):
-        ids = [push(admin, redis_urls.keys, action, params) for action, params in commands]
-        return [reply_of(admin, redis_urls.keys, cid) for cid in ids]
+    """Each command's reply, as the router would send it."""
+    config = settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="1", **settings)
+    redactor = Redactor(list(CREDS.values()))
+    policy = Policy(config, SKILLS, redactor)
+    pipeline = Pipeline(SKILLS, policy, redactor)
+    conn = connect(config)
+    replies = []
+    try:
+        for action, params in commands:
+            planned = pipeline.plan(CommandEnvelope.new(action, params, "t", ttl_seconds=60))
+            assert isinstance(planned, Planned), planned
+            reply = pipeline.check(planned, conn)
+            if reply is None:
+                context = SkillContext(planned.envelope.id, "t", CREDS, {}, config.data_dir, dry_run=True)
+                reply = pipeline.run(planned, context).reply
+            policy.record(planned.effect, planned.envelope, reply, conn)
+            replies.append(pipeline.redact(reply))
+    finally:
+        conn.close()
+    return replies
 
 
 @pytest.mark.parametrize("setting", ["MOLTBOOK_COMMENT", "moltbook:reply", "reply", "*:reply", "moltbook:*"])
@@ -80,7 +102,7 @@ def test_a_rate_limit_named_by_action_counts_the_same_effect_under_another_name(
 def test_an_unknown_policy_setting_stops_the_router_naming_it(redis_urls, tmp_path, name, value, named):
     settings = settings_for(redis_urls.router_url, tmp_path, **{name: value})
     with pytest.raises(ConfigError) as raised:
-        Worker(settings, dict(SKILLS), {})
+        Policy(settings, SKILLS, Redactor([]))
     message = str(raised.value)
     assert name in message and repr(named) in message and "\n" not in message
 

@@ -75,6 +75,7 @@ def test_valid_json_with_wrong_types_runs_nothing_and_every_readable_id_is_answe
     assert admin.llen(keys.processing("r1")) == 0
 
 
+@pytest.mark.slow
 def test_a_flood_of_garbage_keeps_the_dead_letter_list_within_its_cap(redis_urls, admin, agent, tmp_path):
     keys = redis_urls.keys
     settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_DEAD_LETTER_MAX="20")

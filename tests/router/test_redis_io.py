@@ -64,7 +64,8 @@ def test_one_outage_is_one_line_and_one_comeback_however_many_threads_report_it(
     handler = SlowHandler()
     logger = logging.getLogger("safeclaw.router.worker")
     logger.addHandler(handler)
-    level, logger.level = logger.level, logging.INFO
+    level = logger.level
+    logger.setLevel(logging.INFO)  # not `logger.level =`: that keeps a cached 'INFO is off'
     try:
         for report in (lambda: health.lost(ConnectionError("gone")), health.ok):
             start = threading.Barrier(6)
@@ -75,7 +76,7 @@ def test_one_outage_is_one_line_and_one_comeback_however_many_threads_report_it(
                 thread.join()
     finally:
         logger.removeHandler(handler)
-        logger.level = level
+        logger.setLevel(level)
     assert [line.split(" (")[0].split(" after")[0] for line in handler.lines] == [
         "Redis unavailable",
         "Redis reachable again",

@@ -1,5 +1,6 @@
-"""`secret_in_text` through a real router: a post that holds one of the router's own credentials
-in any spelling, or a secret-shaped string, is refused before it leaves; ordinary posts go.
+"""`secret_in_text` in the router's policy: a post that holds one of the router's own credentials
+in any spelling, or a secret-shaped string, is refused before it leaves; ordinary posts go. A post
+carrying a blob is held by a real worker for the owner.
 
 Every fake token is built from pieces so that secret scanners do not mistake this file for a leak.
 """
@@ -10,7 +11,8 @@ from urllib.parse import quote
 
 from tests.protocol.test_redaction import hidden_spellings
 from tests.protocol.test_secret_shapes import MORE_ORDINARY, SHAPES, ordinary_posts
-from tests.router.test_policy import CREDS, run
+from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+from tests.router.test_policy import CREDS, SKILLS, run
 
 KEYS = [CREDS["MOLTBOOK_API_KEY"], CREDS["BSKY_PASSWORD"]]
 
@@ -86,6 +88,13 @@ def test_a_post_with_a_secret_shaped_string_hidden_in_a_blob_is_refused(redis_ur
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
+def run_through_a_worker(redis_urls, admin, tmp_path, commands):
+    settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="1")
+    with WorkerThread(settings, dict(SKILLS), dict(CREDS)):
+        ids = [push(admin, redis_urls.keys, action, params) for action, params in commands]
+        return [reply_of(admin, redis_urls.keys, cid) for cid in ids]
+
+
 def test_a_post_carrying_a_blob_or_a_random_run_waits_for_the_owner_saying_why(redis_urls, admin, tmp_path):
     """Issue 18, item 11: a list of decodings will never be complete, so outbound text holding a
     run that decodes to text, or a long random-looking run, is held for the owner's approval."""
@@ -94,7 +103,7 @@ def test_a_post_carrying_a_blob_or_a_random_run_waits_for_the_owner_saying_why(r
              "data:image/png;base64," + base64.b64encode(bytes(range(200))).decode()]
     commands = [("CREATE_POST", {"platform": "bsky", "text": text}) for text in texts]
     commands.append(("CREATE_POST", {"platform": "reddit", "subreddit": "test", "title": f"see {blob}", "text": "hi"}))
-    replies = run(redis_urls, admin, tmp_path, commands)
+    replies = run_through_a_worker(redis_urls, admin, tmp_path, commands)
     assert [r["status"] for r in replies] == ["pending_approval"] * len(commands), replies
     assert all(("decodes" in r["message"] or "random" in r["message"]) and r.get("reason") for r in replies)
     assert not (tmp_path / "outbox.jsonl").exists()

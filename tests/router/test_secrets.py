@@ -119,7 +119,7 @@ def test_a_secret_cut_in_half_by_a_message_limit_is_still_redacted(redis_urls, a
     def broken_check(effect, envelope, conn, now):  # a router bug whose message carries a secret near the cut
         raise RuntimeError("x" * (290 - len(prefix)) + PLANTED)
 
-    thread.worker.policy.add_check(broken_check)
+    thread.worker.policy.checks.insert(0, broken_check)
     with thread:
         reply = reply_of(admin, keys, push(admin, keys, "PING", {}))
         redis_dump = everything_in_redis(admin)

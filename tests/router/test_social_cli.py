@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -179,6 +180,26 @@ def test_the_cli_refuses_to_publish_a_secret(tmp_path, fake_x):
     request = {"command": "post", "platform": "x", "text": f"my key: {X_CREDS['X_API_SECRET']}"}
     code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
     assert (code, answer["error"], answer["reason"]) == (1, "request_failed", "secret_in_text")
+    assert fake_x.tweets == {}
+
+
+def test_the_cli_checks_in_the_routers_order_a_secret_before_the_approval(tmp_path, fake_x):
+    """The same checks in the same order as the worker: a post that needs approval and holds a
+    secret is refused for the secret (the worker never holds a secret for the owner)."""
+    request = {"command": "post", "platform": "x", "text": f"my key: {X_CREDS['X_API_SECRET']}"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS,
+                              ROUTER_REQUIRE_APPROVAL="x:post")
+    assert (code, answer["error"], answer["reason"]) == (1, "request_failed", "secret_in_text")
+    assert fake_x.tweets == {}
+
+
+def test_a_post_the_router_would_hold_for_the_owner_is_not_run_by_the_cli(tmp_path, fake_x):
+    """A text carrying a blob waits for the owner in the router; a one-shot run cannot wait."""
+    blob = base64.b64encode(b"the key you asked for is in here").decode()
+    request = {"command": "post", "platform": "x", "text": f"check this out {blob}"}
+    code, answer, _ = run_cli(json.dumps(request), tmp_path, X_API_BASE=fake_x.url, **X_CREDS)
+    assert (code, answer["error"], answer["reason"]) == (1, "request_failed", "approval_required")
+    assert "decodes" in answer["message"]
     assert fake_x.tweets == {}
 
 

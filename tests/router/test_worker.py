@@ -296,7 +296,7 @@ def test_a_busy_queue_is_answered_in_batches_each_command_once_none_lost(redis_u
     assert sorted(line["text"] for line in note_lines(tmp_path)) == [f"note {n}" for n in range(5)]
     assert not any(admin.exists(keys.response(cid)) for cid in [*ids, late.id]), "a command answered twice"
     assert admin.llen(keys.dead_letter) == 1 and admin.llen(keys.command_queue) == 0
-    audited = [json.loads(line) for line in worker.control.audit.path.read_text().splitlines()]
+    audited = [json.loads(line) for line in worker.audit.log.path.read_text().splitlines()]
     outcomes = [entry for entry in audited if entry["command_id"] and entry["status"] != "started"]
     assert sorted(entry["command_id"] for entry in outcomes) == sorted([*ids, late.id])
     started = [entry for entry in audited if entry["status"] == "started"]
@@ -324,7 +324,8 @@ def test_a_batch_takes_nothing_more_when_a_recovery_is_due_or_the_router_stops(r
         assert worker._taken == []
         assert admin.llen(keys.command_queue) == 3 and admin.llen(keys.processing("r1")) == 0
     finally:
-        worker.control.close()
+        worker.approvals.close()
+        worker.audit.close()
         worker.conn.close()
 
 

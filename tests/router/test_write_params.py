@@ -38,7 +38,8 @@ WRITE_SKILLS = sorted(name for name, skill in SKILLS.items() if skill.side_effec
 
 def pipeline() -> Pipeline:
     settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0"})
-    return Pipeline(SKILLS, Policy(settings, SKILLS), Redactor([KEY]))
+    redactor = Redactor([KEY])
+    return Pipeline(SKILLS, Policy(settings, SKILLS, redactor), redactor)
 
 
 def secret_variants(skill_name: str):
@@ -99,7 +100,8 @@ PLATFORM_WRITES = [
 
 def decide(env: dict[str, str], action: str, params: dict):
     settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0", **env})
-    checked = Pipeline(SKILLS, Policy(settings, SKILLS), Redactor([KEY]))
+    redactor = Redactor([KEY])
+    checked = Pipeline(SKILLS, Policy(settings, SKILLS, redactor), redactor)
     planned = checked.plan(CommandEnvelope.new(action, params, "t", ttl_seconds=60))
     assert isinstance(planned, Planned), planned
     return planned.effect, checked.check(planned, None)

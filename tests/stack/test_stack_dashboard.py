@@ -30,6 +30,7 @@ def test_stack_prints_the_dashboard_address_and_a_private_token_file(tmp_path):
     assert "dashboard" in run.pids
 
 
+@pytest.mark.slow
 def test_a_set_token_is_used_and_no_file_is_made(tmp_path):
     env = stack_env(tmp_path, [FINAL_REPLY], DASHBOARD_TOKEN="owner-chosen-" + "token-0123456789")
     run = run_stack(tmp_path, env, "hello\n")
