@@ -15,7 +15,7 @@ from router.policy.checks import Policy
 from router.queue.redis_io import connect
 from router.redaction import Redactor
 from router.registry import SkillContext, discover_skills
-from tests.router.router_helpers import settings_for
+from tests.router.router_helpers import OWNER_TURN, settings_for
 
 SKILLS = discover_skills()
 CREDS = {"MOLTBOOK_API_KEY": "moltbook_sk_" + "policyTestKey12345", "BSKY_HANDLE": "me.example",
@@ -44,7 +44,7 @@ def run(redis_urls, admin, tmp_path, commands, **settings):
     replies = []
     try:
         for action, params in commands:
-            planned = pipeline.plan(CommandEnvelope.new(action, params, "t", ttl_seconds=60))
+            planned = pipeline.plan(CommandEnvelope.new(action, params, "t", ttl_seconds=60, origin=OWNER_TURN))
             assert isinstance(planned, Planned), planned
             reply = pipeline.check(planned, conn)
             if reply is None:
