@@ -69,11 +69,11 @@ def test_a_durable_line_that_cannot_be_written_raises_audit_unavailable(disk):
     assert verify(disk.root / "audit", KEY, None).exit_code == OK
 
 
-def fill_the_last_page(control) -> None:
+def fill_the_last_page(audit_log) -> None:
     """Audit lines until the file's last page takes no more (a full disk still has its tail)."""
     for i in range(100):
         try:
-            control.audit.append({"event": "filler", "n": i, "text": "f" * 200})
+            audit_log.append({"event": "filler", "n": i, "text": "f" * 200})
         except OSError:
             return
     raise AssertionError("the disk never filled")
@@ -86,9 +86,9 @@ def test_no_write_runs_without_its_durable_audit_line(redis_urls, admin, tmp_pat
     with WorkerThread(settings) as worker:
         first = reply_of(admin, keys, push(admin, keys, "NOTE", {"text": "before the disk filled"}))
         assert first["status"] == "ok", first
-        worker.control.audit.sync()
+        worker.audit.log.sync()
         disk.fill()
-        fill_the_last_page(worker.control)
+        fill_the_last_page(worker.audit.log)
         refused = [reply_of(admin, keys, push(admin, keys, "NOTE", {"text": f"while full {i}"}))
                    for i in range(4)]
         ping = reply_of(admin, keys, push(admin, keys, "PING", {}))
