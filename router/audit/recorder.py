@@ -182,8 +182,9 @@ class AuditRecorder:
         when it cannot be had, and then the write must not run."""
         decision = checked_decision(Reply(envelope.id, Status.OK), approval)
         approval_id = approval["id"] if approval is not None else None
+        ok = Reply(envelope.id, Status.OK)
         entry = audit_entry(envelope.id, envelope.action, envelope.conversation, effect_dict(effect),
-                            effect.text, decision, Reply(envelope.id, Status.OK), approval_id)
+                            effect.text, decision, ok, approval_id, envelope.origin)
         entry["status"] = "started"
         self.append(entry, durable=True, required=True)
 
