@@ -37,6 +37,7 @@ OUTCOMES = {  # audit status -> the word the filter and the page use
     "error": "failed",
     "unknown": "unknown",
     "expired": "expired",
+    "started": "started",  # a write's line before it runs (audit before effect); its outcome follows
 }
 VERBS = {  # kind -> (infinitive, past)
     "post": ("post on {p}", "Posted on {p}"),
@@ -123,6 +124,7 @@ def sentence(kind: str, platform: str, outcome: str, dry_run: bool, action: str)
         "failed": f"Failed to {what}",
         "unknown": f"Not known whether it managed to {what} (it may have happened)",
         "expired": f"Expired before it could {what}",
+        "started": f"Started to {what} (its outcome follows)",
     }.get(outcome, f"Tried to {what}")
 
 
@@ -155,6 +157,7 @@ def describe(record: dict[str, Any]) -> dict[str, Any]:
         "kind": kind,
         "action": text(record.get("action"), 60),
         "router": text(record.get("router"), 64),
+        "command_id": text(record.get("command_id"), 80),
         "read": _read_before(record),
     }
 
@@ -169,6 +172,14 @@ def _read_before(record: dict[str, Any]) -> list[str]:
 
 
 FILTERS = ("platform", "kind", "outcome", "origin")
+
+
+def superseded(item: dict[str, Any], finished: set[str] | dict[str, None], wanted: dict[str, str]) -> bool:
+    """A write's 'started' line whose outcome line exists says nothing more: left out, unless the
+    owner asks for started lines (a started line with no outcome is a write that may have run)."""
+    return (
+        item["outcome"] == "started" and item["command_id"] in finished and wanted.get("outcome") != "started"
+    )
 
 
 def matches(item: dict[str, Any], wanted: dict[str, str], words: list[str]) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dashboard.activity import describe, matches
+from dashboard.activity import describe, matches, superseded
 from dashboard.audit_mirror import AuditMirror
 from dashboard.values import json_object, number
 
@@ -86,9 +86,12 @@ def older_page(
     ]
     merged = heapq.merge(*streams, key=lambda pair: pair[0])
     found: list[dict[str, Any]] = []
+    finished: set[str] = set()  # read backwards: a write's outcome line comes before its start
     for negative_ts, record in itertools.islice(merged, MAX_SCANNED):
         item = describe(record)
-        if not matches(item, wanted, words):
+        if item["outcome"] != "started" and item["command_id"]:
+            finished.add(item["command_id"])
+        if superseded(item, finished, wanted) or not matches(item, wanted, words):
             continue
         if len(found) == limit:
             return found, cursor(found[-1]["ts"] if found else before)

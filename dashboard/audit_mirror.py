@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from dashboard.activity import describe, matches
+from dashboard.activity import describe, matches, superseded
 from dashboard.values import json_object
 from protocol import Keys
 
@@ -40,6 +40,7 @@ class AuditMirror:
         self.items: deque[tuple[str, dict[str, Any]]] = deque(maxlen=MAX_ITEMS)
         self.last_id = "0-0"
         self.hourly: Counter[tuple[int, str]] = Counter()  # (hour start, platform) -> actions done
+        self.finished: dict[str, None] = {}  # command ids with an outcome line (insertion ordered)
         self._lock = threading.Lock()
 
     def sync(self) -> list[dict[str, Any]]:
@@ -61,13 +62,21 @@ class AuditMirror:
                         item = describe(record)
                         self.items.append((self.last_id, item))
                         self._count(item)
+                        self._finish(item)
                         added.append(item)
                 if len(entries) < BATCH:
                     return added
 
+    def _finish(self, item: dict[str, Any]) -> None:
+        if item["outcome"] != "started" and item["command_id"]:
+            self.finished[item["command_id"]] = None
+            while len(self.finished) > MAX_ITEMS:
+                del self.finished[next(iter(self.finished))]
+
     def _reset(self) -> None:
         self.items.clear()
         self.hourly.clear()
+        self.finished.clear()
         self.last_id = "0-0"
 
     def _count(self, item: dict[str, Any]) -> None:
@@ -92,7 +101,7 @@ class AuditMirror:
             for entry_id, item in reversed(self.items):
                 if start is not None and _id_key(entry_id) >= start:
                     continue
-                if matches(item, wanted, words):
+                if not superseded(item, self.finished, wanted) and matches(item, wanted, words):
                     if len(found) == limit:
                         return found, cursor, False
                     found.append({**item, "id": entry_id})

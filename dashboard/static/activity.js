@@ -9,7 +9,7 @@ let filesReadable = false;
 
 export function activityItem(a) {
   const decision = a.decision ? "policy: " + a.decision + (a.error && !a.decision.startsWith("refused") ? ` (${a.error})` : "") : "";
-  return el("li", { class: "record outcome-" + a.outcome, "data-status": a.outcome, "data-id": a.id || "" },
+  return el("li", { class: "record outcome-" + a.outcome, "data-status": a.outcome, "data-id": a.id || "", "data-command": a.command_id || "" },
     el("span", { class: "sentence" }, a.sentence + (a.text ? ": " : "")),
     a.text ? el("q", { class: "text" }, a.text) : null,
     a.dry_run ? el("span", { class: "tag dry" }, "dry run") : null,
@@ -52,6 +52,10 @@ export async function loadActivity(more) {
 // A line arriving live joins the list only when no filter hides it (a filtered view is reloaded).
 export function liveActivity(item) {
   if (filtered()) return;
+  if (item.outcome !== "started" && item.command_id) {  // its "started" line has said all it could
+    document.querySelectorAll(`#activity li[data-status="started"][data-command="${CSS.escape(item.command_id)}"]`)
+      .forEach((n) => n.remove());
+  }
   renderActivity([item], "prepend");
   summarise();
 }

@@ -567,3 +567,17 @@ def test_redis_down_is_a_red_band_that_says_so_and_reads_are_503(tmp_path):
             response = client.get(path)
             assert response.status_code == 503 and response.json()["error"] == "redis_unavailable"
         assert client.get("/api/autonomy").status_code == 200  # the workspace needs no Redis
+
+
+def test_a_writes_started_line_is_left_out_once_its_outcome_is_written(api, redis_urls, tmp_path):
+    """Audit before effect: each write has a 'started' line before it runs, then its outcome. The
+    started line says nothing more once the outcome is there; alone, it is a write that may have run."""
+    admin = redis_urls.admin_client()
+    base = json.loads(audit_line("post", "ok", "hello"))
+    admin.xadd(KEYS.audit_stream, {"line": json.dumps({**base, "command_id": "c1", "status": "started"})})
+    admin.xadd(KEYS.audit_stream, {"line": json.dumps({**base, "command_id": "c1"})})
+    admin.xadd(KEYS.audit_stream, {"line": json.dumps({**base, "command_id": "c2", "status": "started"})})
+    shown = [a["sentence"] for a in api.get("/api/activity").json()["activity"]]
+    assert shown == ["Started to post on Bluesky (its outcome follows)", "Posted on Bluesky"]
+    started = api.get("/api/activity", params={"outcome": "started"}).json()["activity"]
+    assert [a["command_id"] for a in started] == ["c2", "c1"]
