@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 import redis
 
-from agent.config import AgentSettings
-from agent.config_sections import BrowserSettings, LLMSettings
+from agent.config.sections import BrowserSettings, LLMSettings
+from agent.config.settings import AgentSettings
 from agent.errors import AgentError
 from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat

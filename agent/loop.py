@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.actions import ActionContext, LocalAction
-from agent.config_sections import BrowserSettings
+from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM

@@ -13,7 +13,7 @@ from typing import Any
 from agent.actions import local_actions
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
-from agent.config import AgentSettings
+from agent.config.settings import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort

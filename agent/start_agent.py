@@ -33,7 +33,7 @@ use_the_installed_python()
 
 from dotenv import load_dotenv  # noqa: E402
 
-from agent.config import AgentSettings  # noqa: E402
+from agent.config.settings import AgentSettings  # noqa: E402
 from agent.errors import AgentError  # noqa: E402
 from agent.workspace_lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
 
@@ -51,7 +51,7 @@ EPILOG = """commands:
   autonomy health       exit 1 when autonomy is stuck (for the compose healthcheck)
 
 files and environment:
-  agent/config.json     settings (copied from agent/config_initial.json on first run; no secrets)
+  agent/config.json     settings (copied from agent/config/initial.json on first run; no secrets)
   agent/.env            secrets and hosts: REDIS_URL, OLLAMA_HOST, OPENAI_API_KEY, GEMINI_API_KEY,
                         TELEGRAM_BOT_TOKEN, REMOTE_BROWSER_SERVER (see .env.example)
   SAFECLAW_WORKSPACE    use another workspace folder (default: workspace/)
@@ -101,13 +101,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from agent.config import config_path_from_env, configure, load_settings, read_environment
+    from agent.config.settings import config_path_from_env, configure, load_settings, read_environment
 
     env = read_environment()
     if args.command == "config":
         if args.key == "telegram":
             from agent.channels.telegram_setup import configure_telegram
-            from agent.config_sections import TelegramSettings
+            from agent.config.sections import TelegramSettings
 
             configure_telegram(config_path_from_env(env), TelegramSettings.from_env(env))
             return 0
@@ -118,7 +118,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "doctor":
         from agent import health
-        from agent.config import load_config_file, settings_from_config
+        from agent.config.settings import load_config_file, settings_from_config
 
         # Doctor reports platform credentials in the environment as a problem to fix, so it
         # loads settings without the start-up check that refuses them.

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.actions import ActionContext
 from agent.actions import browser_vision as module
-from agent.config_sections import BrowserSettings
+from agent.config.sections import BrowserSettings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.workspace import Workspace
 from tests.support.web_pages import PageServer

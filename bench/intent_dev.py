@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.actions import local_actions
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm.local.decide import ClassifyThenFill
 from agent.llm.local.llm import LocalLLM, persona_of
 from agent.loop import AgentLoop

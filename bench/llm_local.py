@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.actions import local_actions
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm.local.llm import LocalLLM
 from agent.loop import AgentLoop
 from bench.local_suite import CaseResult, RecordingRouter, fresh_workspace, load_suite, run_suite

@@ -105,7 +105,7 @@ def lock_run_dir(run_dir: Path) -> IO[str]:
 
 def choose_llm(agent_env: dict[str, str]) -> str | None:
     """The provider to force on the agent, or None to keep the configured one."""
-    from agent.config import llm_settings_from_env
+    from agent.config.settings import llm_settings_from_env
     from agent.errors import ConfigError
     from agent.llm.select import choose_provider
 

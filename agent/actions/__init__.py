@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.config_sections import BrowserSettings
+from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
 from agent.llm.base import BaseLLM
 from agent.workspace import Workspace

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.actions import ActionError
-from agent.config_sections import BrowserSettings
+from agent.config.sections import BrowserSettings
 
 log = logging.getLogger("safeclaw.agent.browser")
 

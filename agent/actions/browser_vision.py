@@ -31,7 +31,7 @@ from agent.actions.browser_session import open_driver as open_driver
 from agent.actions.consent import dismiss_consent_banners
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.url_guard import CheckedURL
-from agent.config_sections import BrowserSettings
+from agent.config.sections import BrowserSettings
 from agent.workspace import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
 

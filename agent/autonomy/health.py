@@ -14,7 +14,7 @@ import redis
 from agent.autonomy.state import IDLE, Heartbeat, StateFiles
 
 if TYPE_CHECKING:
-    from agent.config import AgentSettings
+    from agent.config.settings import AgentSettings
     from agent.health import Check
 
 log = logging.getLogger("safeclaw.agent.autonomy")

@@ -21,7 +21,7 @@ from agent.loop import AgentLoop
 from agent.notify import OwnerNotifier
 
 if TYPE_CHECKING:
-    from agent.config import AgentSettings
+    from agent.config.settings import AgentSettings
 
 log = logging.getLogger("safeclaw.agent.autonomy")
 

@@ -57,7 +57,7 @@ from agent.workspace import read_json, write_json_atomic
 from protocol.origin import STRANGER, Origin, clip
 
 if TYPE_CHECKING:
-    from agent.config_sections import BlueskySettings
+    from agent.config.sections import BlueskySettings
     from agent.workspace import Workspace
 
 log = logging.getLogger("safeclaw.agent.bluesky")

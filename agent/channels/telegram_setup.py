@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent.config import Ask, Say, ask_valid, load_config_file
-from agent.config_sections import TelegramSettings
+from agent.config.sections import TelegramSettings
+from agent.config.settings import Ask, Say, ask_valid, load_config_file
 from agent.errors import ConfigError
 from agent.workspace import write_json_atomic
 

@@ -17,7 +17,7 @@ from agent.notify import OwnerNotifier
 from protocol import Keys
 
 if TYPE_CHECKING:
-    from agent.config import AgentSettings
+    from agent.config.settings import AgentSettings
 
 log = logging.getLogger("safeclaw.agent.cost")
 SUMMARY_TTL = 7 * 24 * 3600  # seconds; refreshed by every call

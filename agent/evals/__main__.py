@@ -122,7 +122,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     """(provider, model, the LLM to use or None for per-item scripted replies)."""
     if args.provider == "scripted":
         return "scripted", "recorded", None
-    from agent.config import load_settings
+    from agent.config.settings import load_settings
     from agent.cost.setup import meter
     from agent.llm import create_llm
 

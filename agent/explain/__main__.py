@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"explain: {message}", file=sys.stderr)
         return 2
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
-    from agent.config import load_settings
+    from agent.config.settings import load_settings
     from agent.cost.setup import meter
     from agent.service import build_llm, build_router
 

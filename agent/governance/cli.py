@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from agent.config import AgentSettings
+from agent.config.settings import AgentSettings
 from agent.governance.files import Governance, GovernanceError, stamp
 
 

@@ -9,7 +9,7 @@ from agent.errors import ConfigError
 from agent.llm.base import BaseLLM, LLMError
 
 if TYPE_CHECKING:
-    from agent.config_sections import LLMSettings
+    from agent.config.sections import LLMSettings
 
 __all__ = ["PROVIDERS", "BaseLLM", "LLMError", "create_llm"]
 

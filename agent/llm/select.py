@@ -9,8 +9,8 @@ import sys
 import urllib.error
 import urllib.request
 
-from agent.config import read_environment
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
+from agent.config.settings import read_environment
 from agent.errors import AgentError
 
 PROBE_TIMEOUT = 1.0

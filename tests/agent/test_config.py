@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agent.config import check_no_platform_credentials, configure, load_settings
+from agent.config.settings import check_no_platform_credentials, configure, load_settings
 from agent.errors import ConfigError
 
 

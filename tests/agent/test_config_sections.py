@@ -1,4 +1,4 @@
-"""Typed settings: every section parsed once in agent/config.py, errors naming the file and the key,
+"""Typed settings: every section parsed once in agent/config/settings.py, errors naming the file and the key,
 the environment read there and nowhere else in the agent."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import CONFIG_TEMPLATE, load_settings, settings_from_config
-from agent.config_sections import BlueskySettings, BrowserSettings, ChannelSettings, LLMSettings
+from agent.config.sections import BlueskySettings, BrowserSettings, ChannelSettings, LLMSettings
+from agent.config.settings import CONFIG_TEMPLATE, load_settings, settings_from_config
 from agent.errors import ConfigError
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
@@ -156,5 +156,6 @@ def test_only_the_settings_loader_reads_the_environment():
         for path in sorted(AGENT.rglob("*.py"))
         if (lines := environment_reads(path.read_text(encoding="utf-8")))
     }
-    assert readers == {"config.py": readers.get("config.py", [])}, readers
-    assert len(readers["config.py"]) == 1  # read_environment(), called once by each entry point
+    loader = "config/settings.py"
+    assert readers == {loader: readers.get(loader, [])}, readers
+    assert len(readers[loader]) == 1  # read_environment(), called once by each entry point

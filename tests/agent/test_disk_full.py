@@ -16,7 +16,7 @@ import pytest
 
 from agent import pending_writes
 from agent.channels.base import IncomingMessage
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from agent.config import settings_from_config
+from agent.config.settings import settings_from_config
 from agent.logs import setup_logging
 
 SECRETS = {

@@ -2,8 +2,8 @@
 
 import json
 
-from agent.config_reader import Section
-from agent.config_sections import TelegramSettings
+from agent.config.reader import Section
+from agent.config.sections import TelegramSettings
 from agent.notify import OwnerNotifier
 from tests.agent.channels.telegram_helpers import OWNER
 from tests.support.fake_telegram import FakeTelegram, server_error

@@ -4,7 +4,7 @@ import asyncio
 import io
 
 from agent.channels.console import ConsoleChannel
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop

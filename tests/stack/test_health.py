@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.health import AgentHeartbeat, status_lines
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 from tests.support.redis_server import free_port

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent.autonomy.cycle import AutonomyCycle
 from agent.autonomy.runner import build_cycle
-from agent.config import settings_from_config
+from agent.config.settings import settings_from_config
 from agent.cost.budget import BudgetGuard
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM

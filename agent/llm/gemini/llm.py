@@ -8,7 +8,7 @@ import httpx
 from google import genai
 from google.genai import errors, types
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact

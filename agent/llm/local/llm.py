@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.local.decide import ClassifyThenFill, Decision

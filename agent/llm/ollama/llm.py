@@ -8,7 +8,7 @@ import httpx
 import ollama
 from pydantic import ValidationError
 
-from agent.config_sections import DEFAULT_OLLAMA_HOST, LLMSettings, normalise_ollama_host
+from agent.config.sections import DEFAULT_OLLAMA_HOST, LLMSettings, normalise_ollama_host
 from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.redact import redact

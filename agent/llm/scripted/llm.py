@@ -13,7 +13,7 @@ from agent.llm.base import BaseLLM
 from agent.llm.usage import Usage
 
 if TYPE_CHECKING:
-    from agent.config_sections import LLMSettings
+    from agent.config.sections import LLMSettings
 
 REPLIES_ENV = "SAFECLAW_SCRIPTED_REPLIES"
 

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from agent.actions import ActionContext, ActionError
-from agent.config_reader import Section
-from agent.config_sections import BrowserSettings
+from agent.config.reader import Section
+from agent.config.sections import BrowserSettings
 from agent.llm.scripted.llm import ScriptedLLM
 from tests.agent.actions.processes import children_of
 from tests.support.web_pages import PageServer

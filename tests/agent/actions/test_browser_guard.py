@@ -20,7 +20,7 @@ import pytest
 from agent.actions import ActionError
 from agent.actions.browser_vision import browser_vision
 from agent.actions.guard_proxy import GuardProxy
-from agent.config_sections import browser_test_hosts
+from agent.config.sections import browser_test_hosts
 from agent.errors import ConfigError
 from tests.agent.actions.conftest import browser_settings
 

@@ -8,7 +8,7 @@ import os
 
 from agent.channels.base import IncomingMessage
 from agent.channels.telegram import TelegramChannel
-from agent.config import settings_from_config
+from agent.config.settings import settings_from_config
 
 OWNER = 111
 STRANGER = 666

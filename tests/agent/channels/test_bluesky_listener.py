@@ -13,9 +13,9 @@ from agent.actions import local_actions
 from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener
 from agent.channels.console import ConsoleChannel
 from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION, PostFilter
-from agent.config import load_settings
-from agent.config_reader import Section
-from agent.config_sections import BlueskySettings
+from agent.config.reader import Section
+from agent.config.sections import BlueskySettings
+from agent.config.settings import load_settings
 from agent.errors import ConfigError
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.loop import AgentLoop
@@ -423,7 +423,7 @@ def test_configuration_defaults_and_the_url_variable():
 
 
 def test_the_service_builds_the_listener_from_config_json(workspace, tmp_path):
-    from agent.config import CONFIG_TEMPLATE
+    from agent.config.settings import CONFIG_TEMPLATE
 
     shipped = json.loads(CONFIG_TEMPLATE.read_text())["channels"]["bluesky"]
     assert shipped["enabled"] is False and shipped["watch"] == []

@@ -8,7 +8,7 @@ import pytest
 from agent.actions import local_actions
 from agent.channels.base import IncomingMessage
 from agent.commands import COMMAND_NAMES, CommandDispatcher
-from agent.config import settings_from_config
+from agent.config.settings import settings_from_config
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.loop import AgentLoop
 from agent.service import AgentService

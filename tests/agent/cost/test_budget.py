@@ -129,7 +129,7 @@ def test_a_bad_budget_section_is_a_config_error(bad):
 def test_status_shows_the_spent_budget_and_how_to_raise_it(workspace, tmp_path, monkeypatch):
     import json as _json
 
-    from agent.config import load_settings
+    from agent.config.settings import load_settings
     from agent.cost.ledger import CostEntry
     from agent.health import check_budget
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.cost.budget import BudgetGuard, BudgetSettings
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.ollama.llm import OllamaLLM
 from agent.llm.openai.llm import OpenAILLM

@@ -6,7 +6,7 @@ import io
 import sys
 
 from agent.channels.base import IncomingMessage
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.service import AgentService, build_loop
 from tests.agent.channels.telegram_helpers import OWNER, make_settings, running, wait_for

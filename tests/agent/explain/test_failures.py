@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.cost.budget import BudgetSettings
 from agent.cost.metered import MeteredLLM
 from agent.errors import BudgetExhausted

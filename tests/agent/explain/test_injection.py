@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agent.channels.base import IncomingMessage
-from agent.config import load_settings
+from agent.config.settings import load_settings
 from agent.explain import explain_post
 from agent.llm.base import BaseLLM
 from agent.service import AgentService, build_loop

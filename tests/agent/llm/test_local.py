@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.local.llm import INSTALL_HINT, LocalLLM, shipped_model_path
 

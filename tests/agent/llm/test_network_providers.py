@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.ollama.llm import OllamaLLM

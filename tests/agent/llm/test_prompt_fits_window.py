@@ -11,7 +11,7 @@ import json
 import pytest
 
 from agent.actions import local_actions
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm import create_llm
 from agent.loop import AgentLoop, LoopLimits
 from agent.prompt import CHARS_PER_TOKEN

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import ConfigError, LLMError
 from agent.llm import PROVIDERS, create_llm
 from agent.llm.base import BaseLLM

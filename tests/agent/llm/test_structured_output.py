@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.gemini.llm import GeminiLLM
 from agent.llm.local.llm import LocalLLM, json_grammar, shipped_model_path

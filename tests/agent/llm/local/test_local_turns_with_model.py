@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from agent.actions import local_actions
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm.base import BaseLLM
 from agent.llm.local import decide
 from agent.llm.local.llm import LocalLLM, shipped_model_path

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.actions import local_actions
-from agent.config_sections import LLMSettings
+from agent.config.sections import LLMSettings
 from agent.llm.local import choose, decide
 from agent.llm.local.llm import CONTEXT_TOKENS, LocalLLM
 from agent.llm.local.warm_cache import WARM_CACHE

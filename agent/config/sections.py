@@ -2,12 +2,12 @@
 
 Each section is a frozen dataclass with `parse(section, env)`: it reads its keys through a
 `Section` (errors name the file and the key), applies the variables that override or complete
-it (hosts, keys, paths), and refuses keys it does not know. Only `agent/config.py` calls them;
+it (hosts, keys, paths), and refuses keys it does not know. Only `agent/config/settings.py` calls them;
 every other part receives its own section and never reads the environment.
 
 To add a channel: a dataclass with `enabled` and `parse()` here, and one line in
 `CHANNEL_SECTIONS` plus a field of `ChannelSettings`. To add a top-level section (say `budget`):
-a dataclass with `parse()`, and one field and one line in `agent/config.py`.
+a dataclass with `parse()`, and one field and one line in `agent/config/settings.py`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent.channels.jetstream import DEFAULT_JETSTREAM_URL, JETSTREAM_URL_VARIABLE, is_did
-from agent.config_reader import Env, Section, env_text
+from agent.config.reader import Env, Section, env_text
 from agent.errors import ConfigError
 
 LLM_PROVIDERS = ("ollama", "openai", "gemini", "local", "scripted")

@@ -1,7 +1,7 @@
 """The agent's settings: config.json (no secrets) plus the environment (secrets, Redis, hosts).
 
 `load_settings()` runs once at the entry point: it reads the environment (the only place in the
-agent that does) and parses every section into typed settings (`agent/config_sections.py`),
+agent that does) and parses every section into typed settings (`agent/config/sections.py`),
 with errors that name the file and the key. The result is passed down, never global; each part
 receives its own section (`settings.llm`, `settings.browser`, `settings.channels.telegram`, …).
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.config_reader import Env, Section, env_text
-from agent.config_sections import (
+from agent.config.reader import Env, Section, env_text
+from agent.config.sections import (
     DEFAULT_MODELS,
     LLM_PROVIDERS,
     BrowserSettings,
@@ -30,8 +30,8 @@ from agent.errors import ConfigError
 from agent.workspace import Workspace, read_json, write_json_atomic
 from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
 
-AGENT_DIR = Path(__file__).resolve().parent
-CONFIG_TEMPLATE = AGENT_DIR / "config_initial.json"
+AGENT_DIR = Path(__file__).resolve().parents[1]
+CONFIG_TEMPLATE = AGENT_DIR / "config" / "initial.json"
 DEFAULT_CONFIG = AGENT_DIR / "config.json"
 # The top-level keys of config.json; a new section adds its key here and its parse below.
 TOP_LEVEL_KEYS = ("llm", "timeout", "max_steps", "max_format_retries", "budget", "browser", "channels")
