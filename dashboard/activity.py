@@ -99,7 +99,8 @@ def decision_words(decision: str) -> str:
     if decision == "repeat":
         return "a repeat: the same command had already run once"
     if decision.startswith("approved by "):
-        return f"approved by {decision.removeprefix('approved by ')}"
+        by = decision.removeprefix("approved by ")
+        return "approved by you, from the dashboard" if by == "dashboard" else f"approved by {by}"
     for prefix in ("denied: ", "refused: "):
         if decision.startswith(prefix):
             reason = decision.removeprefix(prefix)
