@@ -8,6 +8,7 @@ can open or close a `<tool_code>` block of its own.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agent.commands.describe import asking, platform_name
@@ -21,7 +22,7 @@ from agent.llm.local.intents import (
     Intent,
     content_words,
 )
-from agent.llm.local.rules import GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
+from agent.llm.local.rules import ASKING, GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise
 
@@ -117,8 +118,18 @@ def small_talk_reply(message: str) -> str:
     return f"Hello! {WHAT_I_DO}"
 
 
+STATEMENT_OF_FACT = re.compile(
+    r"^\W*my\s+(?P<key>.{1,60}?)\s+(?:is called|is named|are called|is|are)\s+(?P<value>.{1,200}?)\W*$", re.I
+)
+
+
 def cannot_reply(message: str) -> str:
     """A request none of the actions does: said plainly, with what would do it. Nothing ran."""
+    fact = STATEMENT_OF_FACT.match(message)
+    if fact:
+        key, value = quoted(fact.group("key"), 60), quoted(fact.group("value"), 100)
+        return (f"I did not store that. To have me remember it, say: remember that my {key} is {value} "
+                f"(or /remember {key} = {value}).")
     words = {w.lower().strip(".,;:!?'\"") for w in message.split()} | content_words(message)
     if words & POST_WORDS:
         return (
@@ -133,7 +144,12 @@ def cannot_reply(message: str) -> str:
 
 
 def chat_reply(message: str) -> str:
-    return small_talk_reply(message) if SMALL_TALK.search(message) else cannot_reply(message)
+    """Small talk gets small talk; anything that asks for something (even after "hi") gets a plain
+    "I can't", with what would."""
+    rest = SMALL_TALK.sub(" ", message)
+    if SMALL_TALK.search(message) and not ASKING.search(rest):
+        return small_talk_reply(message)
+    return cannot_reply(message)
 
 
 def recalled(values: dict[str, Any] | None, request: TurnRequest) -> str:

@@ -22,6 +22,15 @@ THANKS = re.compile(r"^\W*(thanks|thank you|thx|cheers|ta)\b|\b(thanks|thank you
 HOW_ARE_YOU = re.compile(r"\bhow are (you|u)\b|\bhow'?s it going\b|\bhow do you do\b|^\W*what'?s up\b", re.I)
 GOODBYE = re.compile(r"^\W*(bye|goodbye|good night|see you|later)\b", re.I)
 SMALL_TALK = re.compile("|".join(p.pattern for p in (GREETING, THANKS, HOW_ARE_YOU, GOODBYE)), re.I)
+# A greeting or thanks in front of a request ("hey, can you post 'x' on bluesky?"): the request is
+# what the rules read.
+OPENING = re.compile(
+    r"^\W*(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening|day)|thanks|thank you|ok|okay)"
+    r"( there| safeclaw)?\b[\s,.!;:-]*", re.I)
+# Words that make a message ask for something, whatever small talk surrounds them.
+ASKING = re.compile(
+    r"\b(write|tell|make|create|compose|draft|generate|give|find|search|show|explain|translate|"
+    r"summari[sz]e|post|send|what|who|when|where|why|which|can you|could you|would you|please)\b", re.I)
 
 # (pattern, label) in order; the first match decides. Labels not on offer for a message are skipped.
 RULES: list[tuple[re.Pattern[str], str]] = [
@@ -51,6 +60,11 @@ PAGE_URL = re.compile(r"https?://\S+", re.I)
 
 def keyword_rule(message: str, offered: set[str]) -> str | None:
     """The label a rule picks for `message`, or None to let the model choose."""
+    request = OPENING.sub("", message, count=1)
+    if request and request != message:
+        label = keyword_rule(request, offered)
+        if label is not None:
+            return label
     for pattern, label in RULES:
         if label in offered and pattern.search(message):
             return label

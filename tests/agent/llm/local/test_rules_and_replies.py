@@ -93,3 +93,22 @@ def test_canned_answers():
     assert "/help" in answer_reply("abilities", None, request)
     assert "won't" in answer_reply("refuse", None, request)
     assert "/remember" in answer_reply("recall", {"key": "x"}, request)
+
+
+def test_a_greeting_in_front_of_a_request_leaves_the_request_to_the_rules():
+    offered = {"post", "notifications", "chat", "who", "abilities", "recall", "refuse"}
+    assert keyword_rule('hey, can you post "spring is here" on bluesky?', offered) == "post"
+    assert keyword_rule("hello, show my bluesky notifications", offered) == "notifications"
+    assert keyword_rule("Hi there!", offered) == "chat"
+
+
+def test_small_talk_answers_friendly_and_a_request_wrapped_in_it_is_told_plainly():
+    from agent.llm.local.replies import chat_reply
+
+    for small_talk in ("hi", "Hello!", "thanks!", "thanks a lot", "how are you?", "good morning"):
+        reply = chat_reply(small_talk)
+        assert "can't" not in reply and "/help" in reply, (small_talk, reply)
+    for asking in ("hey, write me a poem", "hi, what's the weather tomorrow?"):
+        assert chat_reply(asking).startswith("I can't do that"), asking
+    hint = chat_reply("my cat is called Tom")
+    assert "remember that my cat is Tom" in hint and "/remember cat = Tom" in hint
