@@ -71,11 +71,10 @@ class ResultWriter:
         """Store the record, push the reply, drop the command; every step safe to repeat."""
         self.finish_all([Answer(raw, reply, complete_record, recovered)])
 
-    def finish_all(self, answers: list[Answer], take: int = 0, wait: int | None = None) -> list[bytes]:
+    def finish_all(self, answers: list[Answer], take: int = 0) -> list[bytes]:
         """`finish` for several commands in one round trip. `take`: in the same round trip, move
-        up to that many next commands from the queue into the processing list and return them;
-        with `wait`, the last of those moves waits up to `wait` seconds for a command (BLMOVE),
-        so an idle router's reply and its wait for the next command are one round trip."""
+        up to that many next commands from the queue into the processing list (non-blocking
+        moves: a command already taken never waits for one more) and return them."""
         steps = [(answer, *self._prepare(answer)) for answer in answers]
         audit_lines = self.audit.take_mirror()
 
@@ -91,11 +90,8 @@ class ResultWriter:
                 if answer.recovered:
                     pipe.delete(self.keys.attempts(reply_id))
                 pipe.lrem(self.processing, 1, answer.raw)
-            for n in range(take):
-                if wait is not None and n == take - 1:
-                    pipe.blmove(self.keys.command_queue, self.processing, wait, "RIGHT", "LEFT")
-                else:
-                    pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
+            for _ in range(take):
+                pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
 
         results = self.write(write)
         taken = results[len(results) - take :] if take and len(results) >= take else []

@@ -210,7 +210,7 @@ class Worker:
             take = self._take if more else 0
             if answers:
                 try:
-                    self._taken = self.results.finish_all(answers, take, self.settings.block_seconds)
+                    self._taken = self.results.finish_all(answers, take)
                 except REDIS_DOWN:
                     raise
                 except Exception as exc:
