@@ -201,8 +201,8 @@ class AuditLog:
                 self._write_whole((text + "\n").encode("utf-8", "replace"))
                 self.seq, self.last_hash = record["seq"], digest
                 self._written += 1
-            if durable:
-                self.sync(checkpoint_errors=False)
+            if durable:  # the line durable now; its checkpoint comes with the next group commit
+                self.sync(checkpoint=False)
         except OSError as exc:
             if durable and not isinstance(exc, AuditUnavailable):
                 raise AuditUnavailable(exc.errno or errno.EIO, f"audit log {self.path}: {exc}") from exc
@@ -239,10 +239,10 @@ class AuditLog:
             raise
         self._bytes = start + done
 
-    def sync(self, checkpoint_errors: bool = True) -> None:
-        """fsync what was written, then checkpoint that head (no-op when nothing is new). A failing
-        checkpoint raises only with `checkpoint_errors` (else it is logged and tried again at the
-        next sync): the lines are durable either way."""
+    def sync(self, checkpoint: bool = True) -> None:
+        """fsync what was written, then (with `checkpoint`) checkpoint that head; no-op when
+        nothing is new. Without a key, or with `checkpoint` False, the head is checkpointed by a
+        later sync (the group commit's, or `close`)."""
         with self._sync_lock:
             with self._lock:
                 if self._fd is None:
@@ -254,14 +254,8 @@ class AuditLog:
             finally:
                 os.close(fd)
             self._synced = written
-            if self.key is not None and head[0] > self._checkpointed:
-                try:
-                    audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
-                except OSError as exc:
-                    if checkpoint_errors:
-                        raise
-                    log.error("audit log %s: checkpoint not written yet (%s)", self.name, exc)
-                    return
+            if checkpoint and self.key is not None and head[0] > self._checkpointed:
+                audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
                 self._checkpointed = head[0]
 
     def _flush_every(self, seconds: float) -> None:

@@ -56,6 +56,7 @@ class PlatformClient(ABC):
 
     key: str = ""  # "bsky", "mastodon", "reddit", "x", "moltbook"
     required: tuple[str, ...] = ()  # credential variables that must be set
+    reusable = False  # kept per lane thread for the next commands (`retime` applies a new timeout)
 
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         missing = [name for name in self.required if not credentials.get(name)]
@@ -66,6 +67,10 @@ class PlatformClient(ABC):
             )
         self.credentials = credentials
         self.env = env
+        self.timeout = timeout
+
+    def retime(self, timeout: float) -> None:
+        """The next command's timeout, on a kept client."""
         self.timeout = timeout
 
     @abstractmethod

@@ -63,6 +63,7 @@ def _iso(value: Any) -> str:
 class MastodonClient(PlatformClient):
     key = "mastodon"
     required = ("MASTODON_INSTANCE", "MASTODON_TOKEN")
+    reusable = True  # one session per lane thread: the instance's limit and the connection kept
 
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
@@ -75,6 +76,10 @@ class MastodonClient(PlatformClient):
             version_check_mode="none",
         )
         self._char_limit: int | None = None
+
+    def retime(self, timeout: float) -> None:
+        super().retime(timeout)
+        self.api.request_timeout = timeout
 
     def _guard(self, doing: str, call: Callable[[], T]) -> T:
         try:

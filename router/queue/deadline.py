@@ -67,9 +67,9 @@ class DeadlineRunner:
         if is_own_read(planned.effect):
             return self.pipeline.run(planned, ctx)
         once = Once()
-        with hangup.tracked() as connections:
+        with hangup.tracked() as command:
             queued = max(0.0, time.time() - taken_at) if taken_at is not None else 0.0
-            args = (raw, planned, once, connections, queued, left)
+            args = (raw, planned, once, command, queued, left)
             timer = threading.Timer(left, self._deadline_passed, args)
             timer.daemon = True
             timer.start()
@@ -88,12 +88,12 @@ class DeadlineRunner:
         return outcome
 
     def _deadline_passed(
-        self, raw: bytes, planned: Planned, once: Once, connections: hangup.Connections, queued: float,
+        self, raw: bytes, planned: Planned, once: Once, command: hangup.Command, queued: float,
         at_platform: float,
     ) -> None:
         if not once.claim():
             return
-        hangup.hang_up(connections)  # the lane's thread returns now, whatever its platform does
+        hangup.hang_up(command)  # the lane's thread returns now, whatever its platform does
         envelope, side_effect = planned.envelope, planned.skill.side_effect
         # Most of its time spent waiting in our own lane: not the platform's failure (the circuit
         # breaker does not count it), though it may still have happened.

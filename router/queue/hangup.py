@@ -2,11 +2,13 @@
 
 A socket timeout bounds each read, not the request: a platform that trickles its headers one
 byte every half second, or whose body never ends, holds a lane thread for as long as it likes.
-So while a command runs, every socket its thread connects is noted (Python's `socket.connect`
-audit event, raised by every library); at the command's deadline `hang_up` shuts them down,
-and the blocked read returns at once with an error the platform module reports as a failed
-request. A socket a TLS layer took over (the noted object is detached) is found by its file
-descriptor, and shut down only while that descriptor is still connected to the same address.
+So every socket a lane thread connects is noted (Python's `socket.connect` audit event, raised
+by every library), and kept noted while it lives: a platform client kept by that thread for
+the next commands reuses its connections there (`router.platforms.client_for`). At a command's
+deadline `hang_up` shuts down the open ones of its thread, and the blocked read returns at once
+with an error the platform module reports as a failed request. A socket a TLS layer took over
+(the noted object is detached) is found by its file descriptor, and shut down only while that
+descriptor is still connected to the same address.
 """
 
 from __future__ import annotations
@@ -24,20 +26,36 @@ from typing import Any
 _local = threading.local()
 
 
+MAX_NOTED = 64  # sockets remembered per thread (a client keeps a few; the rest are long closed)
+
+
 @dataclass
 class Connections:
-    """The sockets one command's thread connected (weakly held: a closed one is simply gone)."""
+    """The sockets one thread connected (weakly held: a closed one is simply gone), and which of
+    its commands is running (`generation`): a hang-up is for that command only."""
 
     noted: list[tuple[weakref.ref[socket.socket], int, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    generation: int = 0
+    active: bool = False
     hung_up: bool = False
 
     def note(self, sock: socket.socket, address: Any) -> None:
         with self.lock:
-            self.noted.append((weakref.ref(sock), sock.fileno(), address))
+            if not self.active:
+                return
+            self.noted = [*self.noted[-(MAX_NOTED - 1) :], (weakref.ref(sock), sock.fileno(), address)]
             late = self.hung_up
         if late:  # connected after the deadline: no request of this command may start now
             _shut(sock)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command's hold on its thread's connections."""
+
+    connections: Connections
+    generation: int
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -51,19 +69,30 @@ sys.addaudithook(_audit)
 
 
 @contextlib.contextmanager
-def tracked() -> Iterator[Connections]:
-    """Note the sockets this thread connects until the block ends."""
-    connections = Connections()
-    _local.connections = connections
-    try:
-        yield connections
-    finally:
-        _local.connections = None
-
-
-def hang_up(connections: Connections) -> int:
-    """Shut down every noted socket still open (from any thread); how many were."""
+def tracked() -> Iterator[Command]:
+    """A command running in this thread: its sockets (and those its thread kept) can be hung up
+    until the block ends."""
+    connections = getattr(_local, "connections", None)
+    if connections is None:
+        connections = _local.connections = Connections()
     with connections.lock:
+        connections.generation += 1
+        connections.active, connections.hung_up = True, False
+        command = Command(connections, connections.generation)
+    try:
+        yield command
+    finally:
+        with connections.lock:
+            connections.active = False
+
+
+def hang_up(command: Command) -> int:
+    """Shut down every socket of the command's thread still open, if the command still runs
+    there (called from another thread); how many were."""
+    connections = command.connections
+    with connections.lock:
+        if connections.generation != command.generation or not connections.active:
+            return 0
         connections.hung_up = True
         noted = list(connections.noted)
     done = 0

@@ -51,17 +51,19 @@ class Lanes:
         return True
 
     def _serve(self, lane: str) -> None:
+        with self._lock:
+            self._idle[lane] += 1
         while True:
             with self._lock:
-                self._idle[lane] += 1
                 while not self._waiting[lane] and not self._closed:
                     self._changed.wait()
-                self._idle[lane] -= 1
                 if self._closed or not self._waiting[lane]:
+                    self._idle[lane] -= 1
                     self._threads[lane] -= 1
                     self._changed.notify_all()
                     return
                 task, _drop = self._waiting[lane].popleft()
+                self._idle[lane] -= 1
                 self._running += 1
             try:
                 task()
@@ -71,6 +73,7 @@ class Lanes:
                 with self._lock:
                     self._running -= 1
                     self._pending[lane] -= 1
+                    self._idle[lane] += 1  # free again: the next command of this lane comes here
                     self._changed.notify_all()
 
     def pending(self, lane: str) -> int:

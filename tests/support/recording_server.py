@@ -114,6 +114,7 @@ class RecordingServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as real servers: no 40 ms wait between headers and body
 
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
