@@ -126,7 +126,7 @@ class Effect:
     """What the duplicate guard reads of a post."""
 
     def __init__(self, words: str) -> None:
-        self.platform, self.kind, self.all_text = "mastodon", "post", words
+        self.platform, self.kind, self.text, self.all_text = "mastodon", "post", words, words
 
 
 def guard_cost(server: RedisServer, history: int, checks: int = 50) -> dict[str, float]:
@@ -167,7 +167,8 @@ def main() -> int:
     rng = random.Random(1)
     server = RedisServer(persistent=False)
     server.start()
-    masto = FakeMastodon(token=TOKEN).start()
+    masto = FakeMastodon(token=TOKEN)
+    masto.start()
     try:
         with tempfile.TemporaryDirectory(prefix="safeclaw-bench-post-") as folder:
             floor_samples = floor(masto, args.posts, rng)
