@@ -1,5 +1,6 @@
 """The owner's list of pending approvals, a page at a time, in two round trips whatever the count:
-the ids (and the total) in one, every record of the page in the next."""
+the ids (and the total) in one, every record of the page and any decision already taken in the
+next."""
 
 from __future__ import annotations
 
@@ -24,15 +25,26 @@ def pending_page(conn: redis.Redis, keys: Keys, offset: int = 0, limit: int = PA
     pipe = conn.pipeline(transaction=False)
     for approval_id in ids:
         pipe.get(keys.approval(str(approval_id)))
+        pipe.get(keys.approval_decision(str(approval_id)))
+    found = pipe.execute() if ids else []
     views = []
-    for raw in pipe.execute() if ids else []:
+    for raw, decided in zip(found[0::2], found[1::2], strict=True):
         record = json_object(raw)
         if record is not None:
             try:
-                views.append(in_words({**shown_fields(record), **public_view(record)}))
+                view = in_words({**shown_fields(record), **public_view(record)})
             except (TypeError, ValueError):  # a record the router wrote that cannot be shown
                 continue
+            views.append({**view, "decision": decision_of(decided)})
     return {"approvals": views, "total": int(total), "offset": offset}
+
+
+def decision_of(raw: Any) -> dict[str, str] | None:
+    """The owner's decision already taken (a router has not acted on it yet), or None."""
+    value = json_object(raw)
+    if value is None or value.get("decision") not in ("approve", "deny"):
+        return None
+    return {"decision": str(value["decision"]), "by": text(value.get("by"), 80)}
 
 
 def in_words(view: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,8 @@ function card(a, refresh) {
   approve.addEventListener("click", () => decide(a.id, "approve", [approve, deny], refresh));
   deny.addEventListener("click", () => decide(a.id, "deny", [approve, deny], refresh));
   const expired = a.state === "expired";
-  if (expired) { approve.disabled = true; deny.disabled = true; }
+  const decided = a.decision && typeof a.decision === "object" ? a.decision : null;
+  if (expired || decided) { approve.disabled = true; deny.disabled = true; }
   const headingId = "approval-" + a.id;
   return el("li", { class: "approval", "data-id": a.id, "data-state": a.state, "aria-labelledby": headingId },
     el("h3", { id: headingId }, title),
@@ -60,7 +61,9 @@ function card(a, refresh) {
     repliedTo(a),
     readBefore(a),
     el("div", { class: "actions" }, approve, deny),
-    el("p", { class: "decided", role: "status" }));
+    el("p", { class: "decided", role: "status" }, decided
+      ? `${decided.decision === "approve" ? "Approved" : "Denied"} by ${decided.by === "dashboard" ? "you, from the dashboard" : decided.by}; waiting for a router to ${decided.decision === "approve" ? "run it once" : "close it"}.`
+      : ""));
 }
 
 async function decide(id, decision, buttons, refresh) {

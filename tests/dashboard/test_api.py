@@ -499,6 +499,10 @@ def test_approvals_list_approve_once_then_conflict(api, redis_urls):
     admin = redis_urls.admin_client()
     assert admin.lrange(KEYS.approvals_decided, 0, -1) == [request.approval_id]
     assert json.loads(admin.get(KEYS.approval_decision(request.approval_id)))["decision"] == "approve"
+    # Until a router acts on it, the list says it is decided (and by whom) instead of offering it again.
+    assert listed[0]["decision"] is None
+    again = api.get("/api/approvals").json()["approvals"][0]
+    assert again["decision"] == {"decision": "approve", "by": "dashboard"}
 
 
 @pytest.mark.parametrize("approval_id", ["nope", "a" * 32, "../../etc", "A" * 32])
