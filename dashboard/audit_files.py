@@ -129,6 +129,8 @@ def activity_page(
         if not ran_out or not readable:
             return {"activity": items, "older": older, "files": readable}
         older_than = mirror.oldest_ts() or float("inf")
+        if before:  # the copy may have dropped lines since that page: never go back above it
+            older_than = min(older_than, int(before.split("-", 1)[0]) / 1000)
     if directory is not None and readable:
         more, older = older_page(directory, older_than, query, words, limit - len(items))
         items += more
