@@ -21,7 +21,7 @@ import redis
 
 from agent.channels.display import escaped
 from agent.commands.describe import OUTBOX, the_thing
-from agent.memory import one_line
+from agent.workspace.memory import one_line
 from protocol import Keys
 
 log = logging.getLogger("safeclaw.agent.approvals")

@@ -23,9 +23,7 @@ from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.llm.base import BaseLLM
 from agent.llm.turn import TurnRequest, turn_request
-from agent.memory import entry_value, source_of, visible_to
 from agent.prompt import PromptInputs, render_prompt
-from agent.snapshot import TurnSnapshot
 from agent.tool_code import Action, parse_reply
 from agent.turn_origin import (
     OUTSIDE_TURN_LOCAL_ACTIONS,
@@ -36,7 +34,9 @@ from agent.turn_origin import (
     sources_read,
     turn_source,
 )
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
+from agent.workspace.memory import entry_value, source_of, visible_to
+from agent.workspace.snapshot import TurnSnapshot
 from protocol import intent_key
 from protocol.origin import OWNER, Origin
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.errors import NotSavedError
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 from protocol import CommandEnvelope
 from protocol.untrusted import sanitise_text
 

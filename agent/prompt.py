@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
-from agent.memory import select as select_memory
-from agent.memory import visible_to
-from agent.snapshot import TurnSnapshot
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
+from agent.workspace.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
+from agent.workspace.memory import select as select_memory
+from agent.workspace.memory import visible_to
+from agent.workspace.snapshot import TurnSnapshot
 from protocol.untrusted import (
     DEFAULT_MAX_CHARS,
     fence,
@@ -83,7 +83,7 @@ def render_catalogue(actions: list[dict[str, Any]]) -> str:
 
 def render_memory(memory: dict[str, Any], context: str = "", budget: int = MEMORY_PROMPT_TOKENS) -> str:
     """The owner's entries most relevant to `context` that fit `budget`; entries that came from
-    outside (see agent.memory.source_of) fenced as data, each with its source."""
+    outside (see agent.workspace.memory.source_of) fenced as data, each with its source."""
     if not memory:
         return "(nothing remembered yet)"
     view = select_memory(memory, context, budget)

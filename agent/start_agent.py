@@ -35,7 +35,7 @@ from dotenv import load_dotenv  # noqa: E402
 
 from agent.config.settings import AgentSettings  # noqa: E402
 from agent.errors import AgentError  # noqa: E402
-from agent.workspace_lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
+from agent.workspace.lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
 
 EPILOG = """commands:
   (none) / run          start the agent with the channels enabled in config.json (console by default)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent.memory import one_line
+from agent.workspace.memory import one_line
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, bounded_words, clip
 
 # Local actions whose results hold no one else's words (the rest may: pages, summaries of them).

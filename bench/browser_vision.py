@@ -25,7 +25,7 @@ from agent.actions import ActionContext
 from agent.actions import browser_vision as module
 from agent.config.sections import BrowserSettings
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 from tests.support.web_pages import PageServer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "browser_vision.json"

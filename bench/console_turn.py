@@ -36,7 +36,7 @@ from agent.loop import AgentLoop, LoopLimits  # noqa: E402
 from agent.pending_commands import PendingCommands  # noqa: E402
 from agent.router_client import RouterClient  # noqa: E402
 from agent.turn_origin import command_origin  # noqa: E402
-from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
+from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
 from bench.router_roundtrip import start_router, stop, wait_answering  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402

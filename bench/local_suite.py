@@ -18,7 +18,7 @@ from typing import Any
 from agent.actions import ActionContext, local_actions
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop
-from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace
+from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace
 
 SUITE = Path(__file__).resolve().parent / "data" / "everyday_requests.json"
 RECORDED_LOCALLY = ("_BROWSER_VISION", "_LLM_SUMMARY")  # no browser, no second model call

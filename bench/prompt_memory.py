@@ -5,7 +5,7 @@
 Drives the real loop and workspace with a scripted model (no LLM time), in a temporary
 workspace. Every tenth turn the model writes a new memory entry (then answers), the other turns
 it answers at once. Prints and saves the first prompt's size (characters and the cautious token
-estimate of agent/memory.py) at a few turns, and the mean turn time of the first and the last
+estimate of agent/workspace/memory.py) at a few turns, and the mean turn time of the first and the last
 100 turns. Writes bench/results/prompt_memory.json.
 """
 
@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from agent.actions import local_actions  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.loop import AgentLoop  # noqa: E402
-from agent.memory import estimate_tokens  # noqa: E402
-from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
+from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
+from agent.workspace.memory import estimate_tokens  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "prompt_memory.json"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES, Workspace
+from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ from typing import Any
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
 from agent.llm.base import BaseLLM
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 
 
 class ActionError(AgentError):

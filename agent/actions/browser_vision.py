@@ -32,7 +32,7 @@ from agent.actions.consent import dismiss_consent_banners
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.url_guard import CheckedURL
 from agent.config.sections import BrowserSettings
-from agent.workspace import write_bytes_atomic, write_text_atomic
+from agent.workspace.folder import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
 
 log = logging.getLogger("safeclaw.agent.browser")

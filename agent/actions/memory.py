@@ -1,6 +1,6 @@
 """_MEMORY_WRITE and _MEMORY_FORGET: merge key/value facts into workspace/memory.json, with their provenance.
 
-Only a turn the owner wrote may write memory (`agent.memory.check_writer`); what the turn had
+Only a turn the owner wrote may write memory (`agent.workspace.memory.check_writer`); what the turn had
 already read from outside is recorded with each entry, so the prompt shows it fenced, unless the
 values are the owner's own words (`agent.turn_origin`).
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from agent.actions import ActionContext, ActionError
 from agent.errors import NotSavedError
-from agent.memory import MemoryRefused, Provenance, check_writer
+from agent.workspace.memory import MemoryRefused, Provenance, check_writer
 from protocol.origin import said_by
 
 

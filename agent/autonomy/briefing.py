@@ -9,7 +9,7 @@ from typing import Any
 from agent.config.sections import AutonomySettings
 from agent.governance.files import Governance
 from agent.prompt import escape_text
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 from protocol.untrusted import fence
 
 AUTHOR = "Moltbook (autonomy cycle: posts and notifications by other agents)"

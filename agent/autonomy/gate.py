@@ -21,7 +21,7 @@ from agent.governance.files import Governance
 from agent.llm.base import BaseLLM
 from agent.loop import RouterPort
 from agent.prompt import escape_text
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 from protocol.untrusted import fence
 
 log = logging.getLogger("safeclaw.agent.autonomy")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
-from agent.workspace import read_json, write_json_atomic
+from agent.workspace.folder import read_json, write_json_atomic
 
 SEEN_LIMIT = 1000  # ids remembered per source; older ones are forgotten (the feed moved on)
 IDLE = "idle"

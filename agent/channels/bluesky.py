@@ -53,12 +53,12 @@ from agent.channels.jetstream import (
     wall_clock_us,
 )
 from agent.errors import ConfigError, StateFileError
-from agent.workspace import read_json, write_json_atomic
+from agent.workspace.folder import read_json, write_json_atomic
 from protocol.origin import STRANGER, Origin, clip
 
 if TYPE_CHECKING:
     from agent.config.sections import BlueskySettings
-    from agent.workspace import Workspace
+    from agent.workspace.folder import Workspace
 
 log = logging.getLogger("safeclaw.agent.bluesky")
 STATE_FILE = "bluesky_listener.json"

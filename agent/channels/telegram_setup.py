@@ -16,7 +16,7 @@ from typing import Any
 from agent.config.sections import TelegramSettings
 from agent.config.settings import Ask, Say, ask_valid, load_config_file
 from agent.errors import ConfigError
-from agent.workspace import write_json_atomic
+from agent.workspace.folder import write_json_atomic
 
 TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 API_BASE_VARIABLE = "TELEGRAM_API_BASE"

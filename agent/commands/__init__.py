@@ -23,8 +23,8 @@ from agent.commands.parse import (
 )
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
-from agent.memory import MemoryRefused, is_public
 from agent.turn_origin import command_origin
+from agent.workspace.memory import MemoryRefused, is_public
 from protocol.origin import OWNER, Origin
 
 if TYPE_CHECKING:

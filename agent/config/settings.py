@@ -27,7 +27,7 @@ from agent.config.sections import (
 )
 from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
-from agent.workspace import Workspace, read_json, write_json_atomic
+from agent.workspace.folder import Workspace, read_json, write_json_atomic
 from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
 
 AGENT_DIR = Path(__file__).resolve().parents[1]

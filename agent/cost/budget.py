@@ -18,7 +18,7 @@ from agent.cost.ledger import CostEntry, CostLedger, utc_day
 from agent.cost.prices import Price, parse_overrides
 from agent.errors import BudgetExhausted, ConfigError, CostsUnrecorded, StateFileError
 from agent.llm.usage import Usage
-from agent.workspace import read_json, write_json_atomic
+from agent.workspace.folder import read_json, write_json_atomic
 
 log = logging.getLogger("safeclaw.agent.cost")
 ALERT_FRACTION = 0.8

@@ -19,8 +19,7 @@ from typing import Any
 from dotenv import load_dotenv
 
 from agent.errors import AgentError
-from agent.pending_writes import write_failure_reason
-from agent.workspace_files import write_text_atomic
+from agent.workspace.files import write_failure_reason, write_text_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "evals" / "results"

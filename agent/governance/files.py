@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import AgentError
-from agent.workspace import read_json, write_json_atomic, write_text_atomic
+from agent.workspace.folder import read_json, write_json_atomic, write_text_atomic
 from protocol.untrusted import neutralise
 
 MAX_ENTRY_CHARS = 500

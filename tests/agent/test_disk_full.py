@@ -14,14 +14,14 @@ import time
 
 import pytest
 
-from agent import pending_writes
 from agent.channels.base import IncomingMessage
 from agent.config.settings import load_settings
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop
-from agent.workspace import SHIPPED_WORKSPACE, TEMPLATES
-from agent.workspace_files import STALE_TEMP_SECONDS
+from agent.workspace import pending_writes
+from agent.workspace.files import STALE_TEMP_SECONDS
+from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES
 from tests.agent.test_start_agent import run_agent
 from tests.support.small_disk import mount_tmpfs, small_disk, unmount
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from agent.memory import (
+from agent.prompt import PromptInputs, build_prompt, render_memory
+from agent.workspace.memory import (
     MAX_ENTRIES,
     MAX_KEY_CHARS,
     MAX_TOTAL_CHARS,
@@ -14,7 +15,6 @@ from agent.memory import (
     Provenance,
     estimate_tokens,
 )
-from agent.prompt import PromptInputs, build_prompt, render_memory
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.test_loop import make_loop, tool
 

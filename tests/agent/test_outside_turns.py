@@ -13,7 +13,7 @@ import pytest
 from agent.commands import CommandDispatcher
 from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
-from agent.memory import Provenance
+from agent.workspace.memory import Provenance
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.test_loop import RecordingRouter, make_loop, tool
 

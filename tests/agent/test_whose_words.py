@@ -20,8 +20,8 @@ from agent.errors import LLMError
 from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.loop import AgentLoop, LoopLimits
-from agent.memory import Provenance, source_of
 from agent.router_client import RouterClient
+from agent.workspace.memory import Provenance, source_of
 from protocol import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin
 from router.policy import approvals

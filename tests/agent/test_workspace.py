@@ -4,7 +4,7 @@ import os
 import pytest
 
 from agent.errors import StateFileError
-from agent.workspace import HISTORY_PAIRS, conversation_filename, write_json_atomic
+from agent.workspace.folder import HISTORY_PAIRS, conversation_filename, write_json_atomic
 
 
 def test_memory_merge_records_when_and_where(workspace):

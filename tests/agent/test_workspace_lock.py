@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from agent.workspace_lock import WorkspaceBusy, WorkspaceLock
+from agent.workspace.lock import WorkspaceBusy, WorkspaceLock
 from tests.agent.test_start_agent import REPO, run_agent
 
 HOLD = textwrap.dedent(
@@ -19,7 +19,7 @@ HOLD = textwrap.dedent(
     import sys, time
     sys.path.insert(0, {repo!r})
     from pathlib import Path
-    from agent.workspace_lock import WorkspaceLock
+    from agent.workspace.lock import WorkspaceLock
     lock = WorkspaceLock(Path({root!r})).acquire()
     print("held", flush=True)
     time.sleep(60)

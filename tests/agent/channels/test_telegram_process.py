@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 from tests.support.fake_telegram import FakeTelegram
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,7 +1,7 @@
 """Turn requests built on the shipped action catalogue, as the agent builds them."""
 
 from agent.llm.turn import TurnRequest
-from agent.workspace import SHIPPED_WORKSPACE, Workspace
+from agent.workspace.folder import SHIPPED_WORKSPACE, Workspace
 
 
 def catalogue():

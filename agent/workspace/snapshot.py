@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.workspace import Workspace
+from agent.workspace.folder import Workspace
 
 
 def for_conversation(actions: list[dict[str, Any]], conversation: str) -> list[dict[str, Any]]:

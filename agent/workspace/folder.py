@@ -1,6 +1,6 @@
 """The agent's workspace: prompt templates and state, plain files a person can read and edit.
 
-Every state file is written atomically (`agent/workspace_files.py`) through `PendingWrites`:
+Every state file is written atomically (`agent/workspace/files.py`) through `PendingWrites`:
 one that cannot be written (disk full) is kept in memory and written when it can be. A state
 file that cannot be parsed raises `StateFileError` naming it, and is never overwritten.
 """
@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
-from agent.memory import Provenance, merged, with_public
-from agent.pending_writes import PendingWrites
-from agent.workspace_files import check_writable, remove_stale_temp_files
-from agent.workspace_files import read_json as read_json
-from agent.workspace_files import write_bytes_atomic as write_bytes_atomic
-from agent.workspace_files import write_json_atomic as write_json_atomic
-from agent.workspace_files import write_text_atomic as write_text_atomic
+from agent.workspace.files import check_writable, remove_stale_temp_files
+from agent.workspace.files import read_json as read_json
+from agent.workspace.files import write_bytes_atomic as write_bytes_atomic
+from agent.workspace.files import write_json_atomic as write_json_atomic
+from agent.workspace.files import write_text_atomic as write_text_atomic
+from agent.workspace.memory import Provenance, merged, with_public
+from agent.workspace.pending_writes import PendingWrites
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_WORKSPACE = REPO_ROOT / "workspace"
 # Templates shipped with the code; a new workspace gets a copy of each one it lacks.
 TEMPLATES = ("PROMPT.md", "PROMPT_local.md", "SOUL.md", "agent_action.json", "router_actions.json")

@@ -9,27 +9,15 @@ of a file it could not write, raises `NotSavedError` saying why and where, and t
 from __future__ import annotations
 
 import copy
-import errno
 import logging
 import threading
 from pathlib import Path
 from typing import Any
 
 from agent.errors import NotSavedError
-from agent.workspace_files import write_json_atomic
+from agent.workspace.files import write_failure_reason, write_json_atomic
 
 log = logging.getLogger("safeclaw.agent.workspace")
-REASONS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-}
-
-
-def write_failure_reason(exc: OSError) -> str:
-    return REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
 
 
 class PendingWrites:

@@ -7,6 +7,7 @@ start. `check_writable` turns a read-only or unwritable folder into one clear li
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -17,6 +18,13 @@ from typing import Any
 from agent.errors import StateFileError
 
 STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no write still running (they take ms)
+REASONS = {  # why a write failed, in the owner's words
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+}
 
 
 def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
@@ -85,10 +93,12 @@ def remove_stale_temp_files(folders: list[Path], now: float | None = None) -> li
     return removed
 
 
+def write_failure_reason(exc: OSError) -> str:
+    return REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+
+
 def check_writable(folder: Path) -> None:
     """Create and remove a probe file in `folder`; StateFileError with the reason if that fails."""
-    from agent.pending_writes import write_failure_reason
-
     try:
         fd, probe = tempfile.mkstemp(prefix=".write-probe.", suffix=".tmp", dir=folder)
         os.close(fd)
