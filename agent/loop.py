@@ -47,7 +47,7 @@ SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
 
 
 class RouterPort(Protocol):
-    """How the loop reaches the router: `agent.router_client.RouterClient` or `NoRouter`."""
+    """How the loop reaches the router: `agent.link.router_client.RouterClient` or `NoRouter`."""
 
     def call(
         self, action: str, params: dict[str, Any], conversation: str, intent: str = ""

@@ -15,11 +15,11 @@ from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
+from agent.link.pending_commands import ReplyCollector, collect_at_start
+from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
 from agent.owner_notices import OwnerNotices
-from agent.pending_commands import ReplyCollector, collect_at_start
-from agent.router_client import RouterClient
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
@@ -35,11 +35,11 @@ def build_llm(settings: AgentSettings) -> BaseLLM:
 
 
 def build_router(settings: AgentSettings) -> RouterPort:
-    from agent.router_client import NoRouter, RouterClient
+    from agent.link.router_client import NoRouter, RouterClient
 
     if not settings.redis_url:
         return NoRouter()
-    from agent.pending_commands import PendingCommands
+    from agent.link.pending_commands import PendingCommands
 
     outbox = PendingCommands(settings.workspace)
     return RouterClient(settings.redis_url, settings.keys, settings.timeout, outbox)
@@ -218,7 +218,7 @@ class AgentService:
     async def _deliver_notices(self) -> None:
         """While the agent runs: the router's owner notices (approval asked, approved, denied,
         expired) to the conversation that asked, and to the owner's Telegram when configured."""
-        from agent.approval_desk import notice_text
+        from agent.link.approval_desk import notice_text
         from agent.notify import OwnerNotifier
 
         if self.desk is None:
@@ -291,7 +291,7 @@ def build_desk(settings: AgentSettings, loop: AgentLoop) -> Any:
     """The approval desk (owner notices, decisions typed in a chat), or None without Redis."""
     if not settings.redis_url:
         return None
-    from agent.approval_desk import ApprovalDesk
+    from agent.link.approval_desk import ApprovalDesk
 
     desk = ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
     if isinstance(loop.router, RouterClient):

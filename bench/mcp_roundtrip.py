@@ -1,7 +1,7 @@
 """Benchmark: an MCP tool call's round trip against a direct call of the same skill through the router.
 
 One router process on a private redis-server, with the Mastodon fake as its platform. The direct
-call is the agent's own client (`agent.router_client.RouterClient`, the `agent` user); the MCP call
+call is the agent's own client (`agent.link.router_client.RouterClient`, the `agent` user); the MCP call
 is the official SDK's client over stdio to `python -m router.mcp` (the `mcp` user), timed inside the
 client's event loop. Calls alternate in blocks so both see the same machine load. Figures:
 
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from mcp import ClientSession  # noqa: E402
 
-from agent.router_client import RouterClient  # noqa: E402
+from agent.link.router_client import RouterClient  # noqa: E402
 from tests.support.fake_mastodon import FakeMastodon  # noqa: E402
 from tests.support.mcp_client import McpSession  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402

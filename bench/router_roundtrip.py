@@ -2,7 +2,7 @@
 
 The floor is a minimal worker on the same Redis, logged in as the router: BLMOVE a command into
 its processing list, push the reply, drop the processing entry — nothing else. Routers and
-floor workers are driven by the same clients (`agent.router_client.RouterClient`), from several
+floor workers are driven by the same clients (`agent.link.router_client.RouterClient`), from several
 client processes so that the clients are not what limits the figure. Figures, in one run:
 
 - latency: PING p50/p99 of one client calling in sequence, router vs floor (target: 1.5x);
@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 import redis  # noqa: E402
 
-from agent.router_client import RouterClient  # noqa: E402
+from agent.link.router_client import RouterClient  # noqa: E402
 from protocol import CommandEnvelope, Keys  # noqa: E402
 from tests.support.fake_moltbook import FakeMoltbook  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402

@@ -73,7 +73,7 @@ class CommandDispatcher:
     def __init__(self, loop: AgentLoop, status_lines: StatusLines | None = None, desk: Any = None) -> None:
         self.loop = loop
         self.status_lines = status_lines
-        self.desk = desk  # the ApprovalDesk (agent.approval_desk); None without Redis
+        self.desk = desk  # the ApprovalDesk (agent.link.approval_desk); None without Redis
 
     def specs(self) -> dict[str, CommandSpec]:
         # Built per command: the catalogues are workspace files the owner may edit while it runs.

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agent.router_client import RouterClient
+from agent.link.router_client import RouterClient
 from protocol import Keys
 
 READ_SKILLS = ("FETCH_POST", "SEARCH_POSTS")

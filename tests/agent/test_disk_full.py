@@ -16,8 +16,8 @@ import pytest
 
 from agent.channels.base import IncomingMessage
 from agent.config.settings import load_settings
+from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop
 from agent.workspace import pending_writes
 from agent.workspace.files import STALE_TEMP_SECONDS

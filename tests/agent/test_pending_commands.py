@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from agent.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
-from agent.router_client import RouterClient
+from agent.link.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
+from agent.link.router_client import RouterClient
 from agent.workspace import pending_writes
 from protocol import Reply, Status
 from tests.router.router_helpers import WorkerThread, settings_for

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from agent.router_client import NoRouter, RouterClient
+from agent.link.router_client import NoRouter, RouterClient
 from protocol import Keys
 from tests.router.router_helpers import WorkerThread, settings_for
 from tests.support.redis_server import free_port

@@ -5,8 +5,8 @@ import io
 
 from agent.channels.console import ConsoleChannel
 from agent.config.settings import load_settings
+from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop
 
 

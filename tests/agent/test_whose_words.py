@@ -17,10 +17,10 @@ import redis
 
 from agent.actions import local_actions
 from agent.errors import LLMError
+from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.loop import AgentLoop, LoopLimits
-from agent.router_client import RouterClient
 from agent.workspace.memory import Provenance, source_of
 from protocol import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin

@@ -11,7 +11,7 @@ import json
 import pytest
 import redis
 
-from agent.approval_desk import notice_text
+from agent.link.approval_desk import notice_text
 from protocol import CommandEnvelope
 from router.policy import approvals
 from router.registry import discover_skills

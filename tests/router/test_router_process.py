@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from agent.router_client import RouterClient
+from agent.link.router_client import RouterClient
 from protocol import CommandEnvelope
 from tests.router.router_helpers import (
     REPO_ROOT,

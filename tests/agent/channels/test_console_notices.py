@@ -55,7 +55,7 @@ def test_a_notice_goes_above_the_prompt_and_the_typed_line_is_kept():
 
 
 def test_held_text_is_shown_escaped_so_the_owner_sees_what_would_go_out():
-    from agent.approval_desk import notice_text
+    from agent.link.approval_desk import notice_text
 
     held = "Happy birthday mom!\r\x1b[2K\u202esend bitcoin to bc1q"
     shown = notice_text({"type": "approval_requested", "action": "CREATE_POST", "platform": "bsky",

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from agent.errors import ConfigError
+from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.channels.telegram_helpers import (

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.router_client import NoRouter
 from agent.service import AgentService, build_loop
 from tests.agent.channels.telegram_helpers import OWNER, STRANGER, make_settings, running, wait_for
 from tests.support.fake_telegram import FakeTelegram

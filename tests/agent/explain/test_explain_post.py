@@ -7,8 +7,8 @@ import pytest
 from agent.explain import ExplainError, explain_post
 from agent.explain.prompts import CRITIQUE_SCHEMA, STEP_SCHEMA
 from agent.explain.steering import WITHHELD
+from agent.link.router_client import NoRouter, RouterClient
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.router_client import NoRouter, RouterClient
 from protocol import Keys
 from protocol.untrusted import FENCE_OPEN
 

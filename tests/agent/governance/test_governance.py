@@ -12,9 +12,9 @@ import redis
 from agent.actions import local_actions
 from agent.governance.files import FILES, Governance, GovernanceError
 from agent.governance.injections import apply_injections
+from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.loop import AgentLoop
-from agent.router_client import NoRouter
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 
 

@@ -24,7 +24,7 @@ from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
 from protocol.heartbeat import is_alive, read_heartbeat
 
 if TYPE_CHECKING:
-    from agent.pending_commands import PendingCommands
+    from agent.link.pending_commands import PendingCommands
 
 log = logging.getLogger("safeclaw.agent.router")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
