@@ -13,7 +13,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -247,7 +247,9 @@ class CommandEnvelope:
         return (now if now is not None else _now()) > self.expires_at
 
     def to_json(self) -> str:
-        data = asdict(self)
+        # Its own fields as they are (json.dumps copies nothing; asdict deep-copied the params and
+        # walked the origin only to have it replaced: a third of an MCP call's time in the server).
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         if self.origin is None:
             del data["origin"]
         else:

@@ -40,6 +40,7 @@ from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONVERSATION = MCP_VIA
+MAX_IDLE_CONNECTIONS = 16
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
@@ -59,14 +60,11 @@ class QueueLink:
         self.response_prefix = response_prefix
         self.timeout = timeout
         self.session = uuid.uuid4().hex  # a write's id holds within one server's life
-        self.conn = aioredis.Redis.from_url(
-            redis_url,
-            decode_responses=True,
-            socket_connect_timeout=3,
-            socket_timeout=timeout + 5,
-            retry=Retry(NoBackoff(), 0),
-            max_connections=64,
-        )
+        self.redis_url = redis_url
+        # One connection per call in flight (a BLPOP holds its connection), kept for the next:
+        # cheaper than redis-py's pool and per-read timeouts (a third of the server's time per
+        # call); a call's whole wait has one deadline instead.
+        self._idle: list[aioredis.Redis] = []
         self._in_flight: dict[str, asyncio.Task[Reply]] = {}
 
     async def call(self, action: str, params: dict[str, Any], side_effect: bool) -> Reply:
@@ -101,8 +99,39 @@ class QueueLink:
             intent=intent,
             origin=MCP_ORIGIN,
         )
+        client = self._idle.pop() if self._idle else self._connect()
+        reusable = False
         try:
-            await self.conn.lpush(self.command_queue, envelope.to_json())
+            with anyio.move_on_after(self.timeout + 5):
+                reply = await self._exchange(client, envelope, action)
+                reusable = True
+                return reply
+            return Reply(
+                command_id,
+                Status.UNKNOWN,
+                f"Redis did not answer within {self.timeout + 5:g}s; {action} may or may not have been sent",
+                error="no_answer",
+            )
+        finally:
+            if reusable and len(self._idle) < MAX_IDLE_CONNECTIONS:
+                self._idle.append(client)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await client.aclose()
+
+    def _connect(self) -> aioredis.Redis:
+        return aioredis.Redis.from_url(
+            self.redis_url,
+            decode_responses=True,
+            socket_connect_timeout=3,
+            retry=Retry(NoBackoff(), 0),
+            single_connection_client=True,
+        )
+
+    async def _exchange(self, client: aioredis.Redis, envelope: CommandEnvelope, action: str) -> Reply:
+        command_id = envelope.id
+        try:
+            await client.lpush(self.command_queue, envelope.to_json())
         except REDIS_DOWN as exc:
             return Reply(
                 command_id,
@@ -121,7 +150,7 @@ class QueueLink:
         deadline = time.monotonic() + self.timeout
         while (left := deadline - time.monotonic()) > 0:
             try:
-                popped = await self.conn.blpop([key], timeout=max(0.01, left))
+                popped = await client.blpop([key], timeout=max(0.01, left))
             except REDIS_DOWN:
                 await asyncio.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
                 continue
@@ -159,7 +188,8 @@ class QueueLink:
         return reply
 
     async def close(self) -> None:
-        await self.conn.aclose()
+        while self._idle:
+            await self._idle.pop().aclose()
 
 
 class OneShotLink:

@@ -2,12 +2,12 @@
 
 What a platform returns was written by other people. The router's skills sanitise it (control
 and invisible characters, markup, length) and flag each item that matches injection patterns,
-with the one sanitiser the agent uses (`protocol.untrusted`); the reply reaches the server
-already redacted by the router. Here the flags are gathered and said at the top, every secret
-shape the server's redactor knows is taken out once more (the server holds no credential, so what
-it knows are shapes), and the text block is fenced as outside data with a fresh nonce, its JSON
-holding no `<` or `>` (escaped), so no text inside can close the fence. The result's `_meta` says
-`safeclaw/untrusted: true`, and `structured_content` carries the same answer as JSON.
+with the one sanitiser the agent uses (`protocol.untrusted`), and the router redacts every reply
+before it leaves (every credential it holds, in any spelling, and every secret shape): the server,
+which holds no credential, knows less than that redactor and adds nothing to it. Here the flags
+are gathered and said at the top, and the text block is fenced as outside data with a fresh
+nonce, its JSON holding no `<` or `>` (escaped), so no text inside can close the fence. The
+result's `_meta` says `safeclaw/untrusted: true`; `structured_content` holds the same answer.
 
 A held call is not an error: it says the approval id and how the owner approves it. A refusal or
 a failure is `is_error` with the router's reason and when to retry; `unknown` says plainly that
@@ -24,7 +24,6 @@ from typing import Any
 import mcp_types as types
 
 from protocol import Reply, Status
-from protocol.redaction import Redactor
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 
 UNTRUSTED = {"safeclaw/untrusted": True}
@@ -37,8 +36,8 @@ _ADVICE = {
 _LABEL = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
-def tool_result(action: str, reply: Reply, redactor: Redactor) -> types.CallToolResult:
-    answer: dict[str, Any] = redactor.value(_answer(reply))
+def tool_result(action: str, reply: Reply) -> types.CallToolResult:
+    answer = _answer(reply)
     reasons = flags_in(answer.get("result"))
     if reasons:
         answer["flagged"] = reasons

@@ -21,7 +21,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from protocol import Reply, Status
-from protocol.redaction import Redactor
 from router.mcp.links import Link
 from router.mcp.results import tool_result
 from router.mcp.stdio import serve_streams
@@ -43,7 +42,6 @@ class RouterTools:
         self.skills = dict(skills)
         self.link = link
         self.tools = catalogue(skills, read_only)
-        self.redactor = Redactor()  # no credential here: secret shapes only
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -56,9 +54,7 @@ class RouterTools:
         name = params.name
         if name not in self.tools:
             known = ", ".join(self.tools)
-            raise MCPError(
-                INVALID_PARAMS, self.redactor.text(f"unknown tool {name[:60]!r}; this server offers: {known}")
-            )
+            raise MCPError(INVALID_PARAMS, f"unknown tool {name[:60]!r}; this server offers: {known}")
         skill = self.skills[name]
         arguments = params.arguments if params.arguments is not None else {}
         try:
@@ -72,7 +68,7 @@ class RouterTools:
                 "it may or may not have reached the router",
                 error="internal_error",
             )
-        return tool_result(name, reply, self.redactor)
+        return tool_result(name, reply)
 
 
 def build_server(tools: RouterTools) -> Server[Any]:
