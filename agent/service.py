@@ -19,7 +19,7 @@ from agent.link.pending_commands import ReplyCollector, collect_at_start
 from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
-from agent.owner_notices import OwnerNotices
+from agent.owner.conversation_notices import OwnerNotices
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
@@ -219,7 +219,7 @@ class AgentService:
         """While the agent runs: the router's owner notices (approval asked, approved, denied,
         expired) to the conversation that asked, and to the owner's Telegram when configured."""
         from agent.link.approval_desk import notice_text
-        from agent.notify import OwnerNotifier
+        from agent.owner.alerts import OwnerNotifier
 
         if self.desk is None:
             return

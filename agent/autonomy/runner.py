@@ -18,7 +18,7 @@ from agent.cost.metered import MeteredLLM
 from agent.governance.files import Governance
 from agent.governance.injections import apply_injections
 from agent.loop import AgentLoop
-from agent.notify import OwnerNotifier
+from agent.owner.alerts import OwnerNotifier
 
 if TYPE_CHECKING:
     from agent.config.settings import AgentSettings

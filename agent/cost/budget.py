@@ -26,7 +26,7 @@ DEFAULT_DAILY_USD = 2.0
 DEFAULT_TOTAL_USD = 50.0
 MAX_USD = 1_000_000.0
 
-# (kind, text) -> None: tells the owner (see agent.notify.OwnerNotifier).
+# (kind, text) -> None: tells the owner (see agent.owner.alerts.OwnerNotifier).
 Notify = Callable[[str, str], None]
 
 

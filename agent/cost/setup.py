@@ -13,7 +13,7 @@ from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
 from agent.errors import ConfigError
 from agent.llm.base import BaseLLM
-from agent.notify import OwnerNotifier
+from agent.owner.alerts import OwnerNotifier
 from protocol import Keys
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ def test_a_crash_before_the_message_is_recorded_does_not_claim_it_is_saved(works
 
 
 def test_a_notice_for_a_channel_still_starting_is_sent_once_it_runs(workspace, monkeypatch):
-    from agent import owner_notices
+    from agent.owner import conversation_notices as owner_notices
 
     monkeypatch.setattr(owner_notices, "NOTICE_RETRY_SECONDS", 0.01)
     settings = load_settings()
