@@ -24,6 +24,7 @@ test: install lint typecheck pytest
 
 bench: install
 	$(PY) bench/router_roundtrip.py
+	$(PY) bench/mcp_roundtrip.py
 	$(PY) bench/injection_flagging.py
 	$(PY) bench/browser_vision.py
 	$(PY) bench/jetstream_filter.py
