@@ -38,6 +38,7 @@ _SPACES = re.compile(r"\s+")
 # Five or more single letters in a row, each followed by the same kind of separator: "i g n o r e".
 _SPACED = re.compile(r"(?<!\w)(?:\w[ ._*\-]){5,}\w(?!\w)")
 _WORD_KEY, _BIGRAM_KEY = "\x01", "\x02"  # prefixes no character n-gram can start with (folded text)
+_BIGRAM_FORMAT = (_BIGRAM_KEY + "{} {}").format
 _VIEW_LIMIT = 2 * MAX_SCAN_CHARS  # folding may lengthen a text (a ligature is several letters)
 _SLICES = {n: [slice(i, i + n) for i in range(_VIEW_LIMIT + 2)] for n in NGRAMS}
 # What a base64, hex, base85 or character-code run needs before `blobs` is worth asking.
@@ -181,6 +182,14 @@ def _view_score(view: str, weights: dict[str, float], bias: float) -> float:
     padded = " " + view + " "
     cut = padded.__getitem__
     zero = itertools.repeat(0.0)
+    if len(view) <= WINDOW:  # one window (most posts): plain sums, no prefix arrays
+        tokens = _WORDS.findall(view)
+        sizes = [max(0, len(padded) - n + 1) for n in NGRAMS]
+        total = sum(sum(map(get, map(cut, itertools.islice(_SLICES[n], size)), zero))
+                    for n, size in zip(NGRAMS, sizes, strict=True))
+        total += sum(map(get, map(_WORD_KEY.__add__, tokens), zero))
+        total += sum(map(get, map(_BIGRAM_FORMAT, tokens, tokens[1:]), zero))
+        return bias + total * scale(sum(sizes) + len(tokens) + max(0, len(tokens) - 1))
     gram_sums = {  # C-level loops: this is where the time goes
         n: [
             0.0,
@@ -190,15 +199,10 @@ def _view_score(view: str, weights: dict[str, float], bias: float) -> float:
         ]
         for n in NGRAMS
     }
-    words = [(m.start(), m.group()) for m in _WORDS.finditer(view)]
-    starts = [at for at, _ in words]
-    unigram = [0.0, *itertools.accumulate(get(_WORD_KEY + w, 0.0) for _, w in words)]
-    bigram = [
-        0.0,
-        *itertools.accumulate(
-            get(f"{_BIGRAM_KEY}{a} {b}", 0.0) for (_, a), (_, b) in itertools.pairwise(words)
-        ),
-    ]
+    tokens = _WORDS.findall(view)
+    starts = [m.start() for m in _WORDS.finditer(view)]
+    unigram = [0.0, *itertools.accumulate(map(get, map(_WORD_KEY.__add__, tokens), zero))]
+    bigram = [0.0, *itertools.accumulate(map(get, map(_BIGRAM_FORMAT, tokens, tokens[1:]), zero))]
     best = -math.inf
     for start, end in windows(len(view)):
         stop = end + 2 if end == len(view) else end + 1

@@ -93,6 +93,8 @@ _INVISIBLE = {
     "\u180e",
 }
 
+_DROP_INVISIBLE = dict.fromkeys(map(ord, _INVISIBLE))
+
 # Secrets worth flagging after "the ..."; the weaker words below only after "your"/"its".
 _STRONG_SECRETS = (
     r"(?:api[\s_-]?keys?|credentials?|(?:secret|access|auth|api|bearer)\s+tokens?|"
@@ -214,7 +216,7 @@ def pattern_reasons(
     """Names of the injection patterns `text` matches (an empty list when none does)."""
     folded = unicodedata.normalize("NFKC", text)
     # Also match with invisible characters removed, so "ig\u200bnore previous instructions" is seen.
-    visible = "".join(ch for ch in folded if ch not in _INVISIBLE)
+    visible = folded.translate(_DROP_INVISIBLE)
     texts = (folded, visible) if visible != folded else (folded,)
     return [name for name, found in patterns if any(found.search(t) for t in texts)]
 

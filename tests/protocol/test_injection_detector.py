@@ -82,17 +82,17 @@ def test_ordinary_posts_are_not_flagged(model: Model, text: str) -> None:
     assert injection_reasons(text) == []
 
 
-def test_the_held_out_split_stays_where_it_was_measured(model: Model) -> None:
-    """The test split of the written texts (never read by the trainer): at least 85% of the
-    injections flagged (the issue's target), at most 5% of the ordinary social posts (measured:
-    4.0%, above the issue's 3%; bench/injection_flagging.py prints the current figures)."""
+def test_the_held_out_split_meets_the_targets(model: Model) -> None:
+    """The test split of the written texts (never read by the trainer or the threshold): at least
+    85% of the injections flagged, at most 3% of the ordinary social posts (issue 20's targets;
+    bench/injection_flagging.py prints the current figures and the outside sets')."""
     test = [s for s in injection_corpus.written() if s.split == "test"]
     injections = [s.text for s in test if s.injection]
     posts = [s.text for s in test if s.kind == "ordinary_posts"]
     assert len(injections) > 100 and len(posts) > 80
     recall = sum(bool(injection_reasons(t)) for t in injections) / len(injections)
     false_positives = sum(bool(injection_reasons(t)) for t in posts) / len(posts)
-    assert recall >= 0.85 and false_positives <= 0.05, (recall, false_positives)
+    assert recall >= 0.85 and false_positives <= 0.03, (recall, false_positives)
 
 
 def test_the_splits_never_share_a_text() -> None:
