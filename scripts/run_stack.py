@@ -338,22 +338,53 @@ def health(args: argparse.Namespace) -> int:
     return subprocess.call(agent_command(args, args.command), cwd=REPO_ROOT, env=env)
 
 
+# Every command of ./safeclaw (the script runs some itself, this runner the rest), for --help
+# and for a misspelt one.
+COMMANDS_HELP = """commands:
+  (none) / run        Redis + router + dashboard + agent, the console in the foreground
+  status              while it runs: the LLM the agent uses, Redis, routers, kill switch, dry run, queue
+  doctor              what is missing or wrong, one line each, and how to fix it
+  install             only install (what `make install` runs); fails if anything is missing
+  approvals           commands waiting for your decision; approve ID / deny ID
+  stop-posting        the live kill switch (resume-posting lifts it)
+  audit verify        check the audit log's hash chain
+  rules [accept N]    the agent's rule proposals
+  agent ARGS          the agent alone (./safeclaw agent --help)
+  router ARGS         the router alone (./safeclaw router --help)
+  social              the one-shot tool: one JSON command on stdin, one JSON answer
+  mcp                 the MCP server on stdio
+  python ARGS         the installed Python (e.g. ./safeclaw python -m router.catalogue)
+  compose-init        Redis users and passwords for docker compose
+
+environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), SAFECLAW_RUN_DIR
+(default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. Platform credentials go in
+router/.env only; see .env.example."""
+ALL_COMMANDS = ("run", "status", "doctor", "install", "approvals", "approve", "deny", "stop-posting",
+                "resume-posting", "audit", "rules", "agent", "router", "social", "mcp", "python",
+                "compose-init")
+
+
+def unknown_command(word: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, ALL_COMMANDS, n=1)
+    hint = f"; did you mean ./safeclaw {close[0]}?" if close else ""
+    return f"unknown command {word!r}{hint} (./safeclaw --help lists them)"
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="./safeclaw",
         description="Run SafeClaw: a private Redis, the router, the dashboard and the agent (console).",
-        epilog="Environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), "
-               "SAFECLAW_RUN_DIR (default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. "
-               "Platform credentials go in router/.env only; see .env.example.",
+        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("command", nargs="?", default="run", choices=["run", "status", "doctor"],
-                        help="run the stack (default), or show status / check the setup of the running "
-                             "one; also: approvals, approve ID, deny ID, stop-posting, resume-posting, "
-                             "audit verify")
+                        help="run the stack (default), or status / doctor of the running one; the other "
+                             "commands are listed below")
     parser.add_argument("--no-dashboard", action="store_true", help="run without the dashboard")
     parser.add_argument("--channel", action="append", metavar="NAME", help="agent channel (repeatable)")
     parser.add_argument("--verbose", "-v", action="store_true", help="the agent logs INFO to stderr too")
-    parser.add_argument("--run-dir", type=Path,
+    parser.add_argument("--run-dir", type=Path, help="passwords, Redis data and pids (default .run/)",
                         default=Path(os.environ.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run"))
     # Other dotenv files than agent/.env and router/.env: for tests.
     parser.add_argument("--agent-env", type=Path, default=REPO_ROOT / "agent" / ".env",
@@ -371,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
         return control(argv)
     if argv and argv[0] == "mcp":
         return mcp(argv[1:])
+    if argv and not argv[0].startswith("-") and argv[0] not in ("run", "status", "doctor"):
+        say(unknown_command(argv[0]))
+        return 2
     args = parse_args(argv)
     try:
         return health(args) if args.command in ("status", "doctor") else run(args)

@@ -104,3 +104,16 @@ def test_each_command_shown_works_as_written(where, command, fresh_machine_path,
     assert done.returncode == 0, f"{where}\n$ {' '.join(command)}\n{done.stdout}{done.stderr}"
     assert "Traceback" not in done.stdout + done.stderr, where
     assert done.stdout.strip(), f"{where}: no help printed"
+
+
+def test_a_misspelt_command_is_named_with_the_closest_one_and_nothing_starts(tmp_path):
+    env = {**os.environ, "SAFECLAW_SKIP_INSTALL": "1", "SAFECLAW_RUN_DIR": str(tmp_path / "run")}
+    done = subprocess.run(["./safeclaw", "statsu"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert "unknown command 'statsu'; did you mean ./safeclaw status?" in done.stderr
+    assert not (tmp_path / "run").exists()  # no Redis, no router was started
+    listed = subprocess.run(["./safeclaw", "--help"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                            timeout=60).stdout
+    for command in ("status", "doctor", "install", "approvals", "agent ARGS", "router ARGS", "social", "python"):
+        assert f"\n  {command}" in listed, command
