@@ -9,6 +9,8 @@ client processes so that the clients are not what limits the figure. Figures, in
 - throughput: PING/s of three routers vs three floor workers under 4 client processes
   (target: at least 80%);
 - hang: PING p50 while commands to a hanging platform are in flight (target: within 2x);
+- bursts: 2, 4 and 8 PINGs pushed at once to an idle router, 30 times each: how many bursts
+  held a command half a second or more (a router blocking with commands in hand held one ~1 s);
 - profile: where one router PING's time goes (cProfile over many PINGs, in process).
 
 Prints the figures and writes bench/results/router_roundtrip.json.
@@ -185,6 +187,33 @@ def throughput(url: str, keys: Keys, calls: int, clients: int) -> dict[str, Any]
     }
 
 
+# -- bursts ----------------------------------------------------------------------------------------
+def bursts(url: str, keys: Keys, rounds: int = 30) -> dict[str, Any]:
+    """PINGs pushed together to an idle router; per burst size, the bursts whose last reply took
+    0.5 s or more, and the slowest burst."""
+    conn = redis.Redis.from_url(url)
+    figures: dict[str, Any] = {}
+    try:
+        for size in (2, 4, 8):
+            held, slowest = 0, 0.0
+            for _ in range(rounds):
+                time.sleep(0.3)  # idle: the router is waiting in its BLMOVE
+                envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=30) for _ in range(size)]
+                start = time.perf_counter()
+                conn.lpush(keys.command_queue, *[e.to_json() for e in envelopes])
+                for envelope in envelopes:
+                    if conn.blpop([keys.response(envelope.id)], timeout=10) is None:
+                        raise RuntimeError("a PING of a burst was not answered")
+                took = time.perf_counter() - start
+                held += took >= 0.5
+                slowest = max(slowest, took)
+            figures[f"burst_{size}"] = {"bursts": rounds, "held_half_a_second": held,
+                                         "slowest_ms": round(slowest * 1000, 1)}
+    finally:
+        conn.close()
+    return figures
+
+
 # -- a hanging platform ---------------------------------------------------------------------------
 def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> dict[str, Any]:
     """PING latency of one router while four reads of a hanging Moltbook are always in flight."""
@@ -305,11 +334,12 @@ def main() -> int:
             workers.append(start(0))
             wait_answering(url, keys)
             one = sequential(url, keys, args.calls)
+            burst = bursts(url, keys)
             workers += [start(1), start(2)]
             time.sleep(1.5)
             wait_answering(url, keys)
             three = throughput(url, keys, args.calls * 4, args.clients)
-            results[name] = {"latency_one_worker": one, "throughput_three_workers": three}
+            results[name] = {"latency_one_worker": one, "bursts": burst, "throughput_three_workers": three}
             stop(workers)
         results["router_with_hanging_platform"] = with_hanging_platform(server, data_dir, args.calls)
         profile = profile_ping(server, data_dir, 2000)

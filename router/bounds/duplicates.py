@@ -18,12 +18,18 @@ Stored: no text, only each trigram's 32-bit CRC (sorted, base64) in a sorted set
 window are trimmed on every check, and the key's TTL ends a quiet platform's history. As in
 `pacing`, a check adds its own entry before it reads, so two similar texts racing on two routers
 cannot both pass.
+
+Incremental: a guard keeps the history it has read, decoded, and each check fetches only the
+entries sent since its newest one (less `SLACK_SECONDS` for clocks and round trips between
+routers) together with the set's size; when the size is not what it knows (an entry taken out,
+or one it missed), it reads the whole history again.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import threading
 import unicodedata
 import uuid
 import zlib
@@ -34,6 +40,7 @@ from router.bounds import Counters, Denial, EffectLike, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 DAY = 24 * 3600
+SLACK_SECONDS = 300.0  # another router's entry may carry a send time this far behind ours
 # Letters that look like Latin ones and are used to dodge filters (a subset of Unicode's
 # confusables: the lowercase Cyrillic, Greek, Armenian and Latin variants that render like ASCII).
 _LOOKALIKE_PAIRS = (
@@ -87,6 +94,38 @@ def decode(text: str) -> frozenset[int]:
     return frozenset(values)
 
 
+class _Known:
+    """One history as this guard last read it: member -> (trigram count, packed trigrams, sent at),
+    the trigrams decoded on first use."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, str, float]] = {}
+        self.decoded: dict[str, frozenset[int]] = {}
+        self.newest = float("-inf")
+
+    def merge(self, fetched: list[tuple[bytes | str, float]]) -> None:
+        for raw, sent_at in fetched:
+            name = as_text(raw)
+            if name not in self.entries:
+                _, size, packed = name.split("|", 2)
+                self.entries[name] = (int(size), packed, float(sent_at))
+            self.newest = max(self.newest, float(sent_at))
+
+    def trim(self, oldest: float) -> None:
+        for name in [n for n, entry in self.entries.items() if entry[2] < oldest]:
+            self.drop(name)
+
+    def drop(self, name: str) -> None:
+        self.entries.pop(name, None)
+        self.decoded.pop(name, None)
+
+    def grams(self, name: str) -> frozenset[int]:
+        found = self.decoded.get(name)
+        if found is None:
+            found = self.decoded[name] = decode(self.entries[name][1])
+        return found
+
+
 @dataclass(frozen=True)
 class SentEntry:
     """This command's text in the history; `release` takes it out when the text was not sent."""
@@ -100,6 +139,8 @@ class DuplicateGuard:
         self.settings = settings
         self.prefix = prefix  # e.g. "safeclaw:router:sent:"
         self.window = settings.duplicate_days * DAY
+        self._known: dict[str, _Known] = {}
+        self._lock = threading.Lock()
 
     def key(self, platform: str) -> str:
         return f"{self.prefix}{'all' if self.settings.duplicate_scope == 'all' else platform}"
@@ -111,13 +152,40 @@ class DuplicateGuard:
         grams = trigrams(published)
         key = self.key(effect.platform)
         member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
+        with self._lock:
+            known = self._known.get(key)
+            since = None if known is None else known.newest - SLACK_SECONDS
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.zremrangebyscore(key, "-inf", f"({now - self.window}")
         pipe.zadd(key, {member: now})
-        pipe.zrange(key, 0, -1, withscores=True)
+        if since is None:
+            pipe.zrange(key, 0, -1, withscores=True)
+        else:
+            pipe.zrangebyscore(key, since, "+inf", withscores=True)
+            pipe.zcard(key)
         pipe.expire(key, self.window + DAY)
-        entries: list[tuple[bytes | str, float]] = pipe.execute()[2]
-        match = self._most_similar(grams, member, entries, now)
+        answers = pipe.execute()
+        with self._lock:
+            known = self._known.setdefault(key, _Known()) if since is None else self._known[key]
+            if since is None:
+                known.entries.clear()
+                known.decoded.clear()
+            known.merge(list(answers[2]))
+            known.trim(now - self.window)
+            if since is not None and len(known.entries) != int(answers[3]):
+                known = self._known[key] = _Known()  # an entry taken out, or one missed: read all
+                reload = True
+            else:
+                reload = False
+        if reload:
+            everything: list[tuple[bytes | str, float]] = conn.zrange(key, 0, -1, withscores=True)  # type: ignore[assignment]
+            with self._lock:
+                known.merge(everything)
+                known.trim(now - self.window)
+        with self._lock:
+            match = self._most_similar(grams, member, known, now)
+            if match is not None:
+                known.drop(member)
         if match is None:
             return SentEntry(key, member)
         conn.zrem(key, member)
@@ -132,26 +200,28 @@ class DuplicateGuard:
         )
 
     def _most_similar(
-        self, grams: frozenset[int], member: str, entries: list[tuple[bytes | str, float]], now: float
+        self, grams: frozenset[int], member: str, known: _Known, now: float
     ) -> tuple[float, float] | None:
         threshold = self.settings.duplicate_threshold
         ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
         best: tuple[float, float] | None = None
-        for raw, sent_at in entries:
-            name = as_text(raw)
+        for name, (size, _packed, sent_at) in known.entries.items():
             if name == member or sent_at <= now - self.window:
                 continue
-            _, size, packed = name.split("|", 2)
-            small, large = sorted((len(grams), int(size)))
+            small, large = sorted((len(grams), size))
             if large and small / large < ratio:
                 continue
-            score = similarity(grams, decode(packed))
+            score = similarity(grams, known.grams(name))
             if score >= threshold and (best is None or score > best[0]):
                 best = (score, sent_at)
         return best
 
     def release(self, conn: Counters, entry: SentEntry) -> None:
         conn.zrem(entry.key, entry.member)
+        with self._lock:
+            known = self._known.get(entry.key)
+            if known is not None:
+                known.drop(entry.member)
 
 
 def _ago(seconds: float) -> str:

@@ -109,6 +109,12 @@ class _Commands:
     def zremrangebyscore(self, name: str, min: Any, max: Any) -> Any:
         return self._call("zremrangebyscore", name, min, max)
 
+    def zrangebyscore(self, name: str, min: Any, max: Any, withscores: bool = False) -> Any:
+        return self._call("zrangebyscore", name, min, max, withscores=withscores)
+
+    def zcard(self, name: str) -> Any:
+        return self._call("zcard", name)
+
     def lpush(self, name: str, *values: Any) -> Any:
         return self._call("lpush", name, *values)
 
@@ -291,6 +297,22 @@ class EmbeddedStore(_Commands):
         rows = db.execute("SELECT member, score FROM zsets WHERE key = ? ORDER BY score, member", (key,))
         picked = _slice(list(rows), start, end)
         return [(str(m), float(s)) for m, s in picked] if withscores else [str(m) for m, _ in picked]
+
+    def _zrangebyscore(
+        self, db: sqlite3.Connection, now: float, key: str, low: Any, high: Any, withscores: bool
+    ) -> list[Any]:
+        self._require(db, key, "zsets")
+        (lo, lo_open), (hi, hi_open) = _bound(low, True), _bound(high, False)
+        rows = db.execute(
+            f"SELECT member, score FROM zsets WHERE key = ? AND score {'>' if lo_open else '>='} ? "
+            f"AND score {'<' if hi_open else '<='} ? ORDER BY score, member",
+            (key, lo, hi),
+        )
+        return [(str(m), float(sc)) for m, sc in rows] if withscores else [str(m) for m, _ in rows]
+
+    def _zcard(self, db: sqlite3.Connection, now: float, key: str) -> int:
+        self._require(db, key, "zsets")
+        return int(db.execute("SELECT COUNT(*) FROM zsets WHERE key = ?", (key,)).fetchone()[0])
 
     def _zremrangebyscore(self, db: sqlite3.Connection, now: float, key: str, low: Any, high: Any) -> int:
         self._require(db, key, "zsets")

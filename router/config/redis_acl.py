@@ -93,7 +93,8 @@ def router_user(keys: Keys, password: str) -> str:
                 "+get", "+set", "+del", "+exists", "+expire", "+ttl", "+incr", "+incrby",
                 "+lpush", "+rpush", "+lrange", "+lrem", "+lindex", "+llen", "+lmove", "+ltrim",
                 # hard bounds (router.bounds): quota counters, pacing and sent-text histories
-                "+decr", "+decrby", "+getdel", "+zadd", "+zrange", "+zrem", "+zremrangebyscore",
+                "+decr", "+decrby", "+getdel", "+zadd", "+zrange", "+zrangebyscore", "+zcard", "+zrem",
+                "+zremrangebyscore",
             ],
             [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
             [f"%R~{keys.kill_switch}", "+get"],

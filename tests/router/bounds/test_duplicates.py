@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import pytest
@@ -170,3 +171,57 @@ def test_racing_routers_send_a_text_at_most_once(redis_urls):
     for thread in threads:
         thread.join(timeout=60)
     assert len(passed) == 6 and sum(passed) <= 1
+
+
+def distinct(n: int) -> str:
+    return f"Entry {n}: " + " ".join(hashlib.sha256(f"{n}-{k}".encode()).hexdigest()[:10] for k in range(10))
+
+
+def test_a_guard_keeps_what_it_read_and_sees_other_routers_sends_and_releases(redis_urls):
+    """Each router's guard reads only the entries sent since its newest one; another router's
+    send is still seen, and a text another router took back no longer counts."""
+    mine, theirs = guard(), guard()
+    texts = [distinct(n) for n in range(30)]
+    with router_conn(redis_urls.router_url) as conn:
+        for n, text in enumerate(texts[:20]):
+            assert isinstance(mine.take(conn, post(text), NOON + n), SentEntry)
+        fetched: list[int] = []
+        real_pipeline = conn.pipeline
+
+        def pipeline(*args, **kwargs):
+            pipe = real_pipeline(*args, **kwargs)
+            execute = pipe.execute
+            pipe.execute = lambda: (lambda answers: fetched.append(len(answers[2])) or answers)(execute())
+            return pipe
+
+        conn.pipeline = pipeline  # type: ignore[method-assign]
+        assert isinstance(mine.take(conn, post(texts[20]), NOON + 21), SentEntry)
+        assert fetched == [21]  # the slack (5 min) covers them all here: read, not decoded again
+        # Another router sends a text; this guard refuses a copy of it.
+        sent = theirs.take(conn, post(texts[21]), NOON + 22)
+        assert isinstance(sent, SentEntry)
+        assert isinstance(mine.take(conn, post(texts[21]), NOON + 23), Denial)
+        # The other router takes it back (its post failed): the same text may go now.
+        theirs.release(conn, sent)
+        assert isinstance(mine.take(conn, post(texts[21]), NOON + 24), SentEntry)
+
+
+def test_a_guard_reads_only_what_is_new_once_its_history_is_older_than_the_slack(redis_urls):
+    bound = guard()
+    with router_conn(redis_urls.router_url) as conn:
+        for n in range(10):
+            bound.take(conn, post(distinct(100 + n)), NOON + 1000 * n)
+        fetched: list[int] = []
+        real_pipeline = conn.pipeline
+
+        def pipeline(*args, **kwargs):
+            pipe = real_pipeline(*args, **kwargs)
+            execute = pipe.execute
+            pipe.execute = lambda: (lambda answers: fetched.append(len(answers[2])) or answers)(execute())
+            return pipe
+
+        conn.pipeline = pipeline  # type: ignore[method-assign]
+        later = NOON + 10_000
+        assert isinstance(bound.take(conn, post("A new text, nothing like the old ones at all."), later), SentEntry)
+        assert isinstance(bound.take(conn, post(distinct(103)), later + 1), Denial)  # still known
+    assert fetched[0] <= 2  # the newest old one (within the slack) and its own: not the whole week
