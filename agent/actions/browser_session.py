@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.actions import ActionError
+from agent.actions.context import ActionError
 from agent.config.sections import BrowserSettings
 
 log = logging.getLogger("safeclaw.agent.browser")

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.actions import ActionContext, ActionError
 from agent.actions.browser_session import DEFAULT_CHROMEDRIVER as DEFAULT_CHROMEDRIVER
 from agent.actions.browser_session import DEFAULT_CHROMIUM as DEFAULT_CHROMIUM
 from agent.actions.browser_session import BrowserSession, Deadline, close_session, first_line
 from agent.actions.browser_session import find_binary as find_binary
 from agent.actions.browser_session import open_driver as open_driver
 from agent.actions.consent import dismiss_consent_banners
+from agent.actions.context import ActionContext, ActionError
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.url_guard import CheckedURL
 from agent.config.sections import BrowserSettings

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.actions import ActionError
+from agent.actions.context import ActionError
 from agent.actions.url_guard import CheckedURL, check_url
 
 log = logging.getLogger("safeclaw.agent.browser.proxy")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.actions import ActionContext, ActionError
+from agent.actions.context import ActionContext, ActionError
 from agent.errors import NotSavedError
 from agent.workspace.memory import MemoryRefused, Provenance, check_writer
 from protocol.origin import said_by

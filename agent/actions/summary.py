@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.actions import ActionContext, ActionError
+from agent.actions.context import ActionContext, ActionError
 from agent.errors import StateFileError
 from protocol.untrusted import fence, sanitise_text
 

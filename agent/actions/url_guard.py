@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agent.actions import ActionError
+from agent.actions.context import ActionError
 
 ALLOWED_SCHEMES = ("http", "https")
 MAX_URL_CHARS = 2048

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.actions import ActionContext, ActionError
+from agent.actions.context import ActionContext, ActionError
 from agent.governance.files import Governance, GovernanceError
 
 
