@@ -72,6 +72,9 @@ def router_part(beat: dict[str, Any], now: float) -> dict[str, Any]:
     words = f"Router {router_id} is running: {skills} skill(s), " + (
         f"connected to {', '.join(platforms)}" if platforms else "no platform connected yet"
     )
+    young = texts(beat.get("new_account"), 40, 10)
+    if young:
+        words += f"; new-account limits on {', '.join(young)} (its first days: fewer posts allowed)"
     problems: list[str] = []
     fixes: list[str] = []
     circuits: dict[str, Any] = beat["circuits"] if isinstance(beat.get("circuits"), dict) else {}

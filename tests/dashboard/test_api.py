@@ -159,7 +159,8 @@ def test_router_liveness_follows_the_one_heartbeat_rule(api, redis_urls):
     admin.set(KEYS.router_heartbeat("fresh"), json.dumps({**beat, "router_id": "fresh", "ts": now}))
     admin.set(KEYS.router_heartbeat("slow"), json.dumps({**beat, "router_id": "slow", "ts": now - 25}))
     admin.set(
-        KEYS.router_heartbeat("long"), json.dumps({**beat, "router_id": "long", "ts": now - 100, "ttl": 60})
+        KEYS.router_heartbeat("long"),
+        json.dumps({**beat, "router_id": "long", "ts": now - 100, "ttl": 60, "new_account": ["moltbook"]}),
     )
     admin.set(KEYS.router_heartbeat("stuck"), json.dumps({**beat, "router_id": "stuck", "ts": now - 31}))
     shown = parts(api.get("/api/status").json())
@@ -167,6 +168,7 @@ def test_router_liveness_follows_the_one_heartbeat_rule(api, redis_urls):
     assert states == {"fresh": "ok", "slow": "ok", "long": "ok", "stuck": "bad"}
     assert "may have crashed" in shown["router:stuck"]["words"]
     assert "connected to bsky" in shown["router:fresh"]["words"]
+    assert "new-account limits on moltbook" in shown["router:long"]["words"]
     assert shown["agent"]["state"] == "ok" and shown["llm"]["state"] == "ok"
 
 
