@@ -42,7 +42,7 @@ MAX_WORDS = 40
 MAX_WORD_CHARS = 8000
 MAX_LABEL_CHARS = 300
 _VIA = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # a label is one line
 
 
 class OriginError(ValueError):
@@ -71,6 +71,8 @@ class Origin:
             if not isinstance(value, str) or len(value) > MAX_LABEL_CHARS or _CONTROL.search(value):
                 raise OriginError(f"origin {name} must be a line of at most {MAX_LABEL_CHARS} characters")
         _lines("taint", self.taint, MAX_SOURCES, MAX_SOURCE_CHARS)
+        if any(_CONTROL.search(source) for source in self.taint):
+            raise OriginError("origin taint must be lines (a source is shown to the owner as one line)")
         _lines("owner_words", self.owner_words, MAX_WORDS, MAX_WORD_CHARS)
         _lines("author_words", self.author_words, MAX_WORDS, MAX_WORD_CHARS)
         if not isinstance(self.hold_writes, bool):
