@@ -184,7 +184,7 @@ class AuditRecorder:
         approval_id = approval["id"] if approval is not None else None
         ok = Reply(envelope.id, Status.OK)
         entry = audit_entry(envelope.id, envelope.action, envelope.conversation, effect_dict(effect),
-                            effect.text, decision, ok, approval_id, envelope.origin)
+                            effect.text, decision, ok, approval_id, envelope.origin, envelope.params)
         entry["status"] = "started"
         self.append(entry, durable=True, required=True)
 

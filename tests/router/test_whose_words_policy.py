@@ -14,6 +14,7 @@ from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, said_by
 from router.config.settings import RouterSettings
 from router.policy.checks import Policy
 from router.policy.whose_words import post_key
+from router.redaction import Redactor
 from router.registry import discover_skills
 
 SKILLS = discover_skills()
@@ -24,7 +25,8 @@ PAGE = ("_BROWSER_VISION https://news.example/a",)
 
 
 def policy(**env: str) -> Policy:
-    return Policy(RouterSettings.from_env({"REDIS_URL": "redis://router:x@127.0.0.1:1/0", **env}), SKILLS)
+    settings = RouterSettings.from_env({"REDIS_URL": "redis://router:x@127.0.0.1:1/0", **env})
+    return Policy(settings, SKILLS, Redactor([]))
 
 
 def decide(check_policy: Policy, action: str, params: dict, origin: Origin | None):
