@@ -1,7 +1,6 @@
-"""What the dashboard shows, read from Redis as the control user (and the governance files).
-
-Each function returns plain JSON-ready data; none writes anything.
-"""
+"""The smaller reads of the dashboard: heartbeats, today's quotas, the LLM cost summary, the
+governance files and rule proposals. Each returns plain JSON-ready data in one round trip and
+writes nothing; the state band is `dashboard.state`, the activity `dashboard.audit_mirror`."""
 
 from __future__ import annotations
 
