@@ -3,7 +3,7 @@ of restatements to their post, on the eval dataset.
 
     .venv/bin/python bench/explain_similarity.py
 
-Background bullets are the final answers recorded in agent/evals/data/explain_dataset.json.
+Background bullets are the final answers recorded in evals/data/explain_dataset.json.
 Restatements are made from each post mechanically (verbatim with a citation, with a lead-in,
 every fifth word dropped, the two halves swapped, lower-cased without punctuation, upper-cased,
 full-width, zero-width characters between letters, emoji between words, Cyrillic look-alikes,
@@ -23,8 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.evals.dataset import load_dataset  # noqa: E402
 from agent.explain.checks import RESTATE_THRESHOLD, similarity  # noqa: E402
+from evals.dataset import load_dataset  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "explain_similarity.json"
 

@@ -3,7 +3,7 @@ router Worker (FETCH_POST, SEARCH_POSTS) → the fake AppView."""
 
 import pytest
 
-from agent.evals.stack import EvalStack
+from evals.stack import EvalStack
 from tests.support.fake_bsky import FakeBluesky
 
 

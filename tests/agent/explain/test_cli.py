@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agent.evals.stack import EvalStack
+from evals.stack import EvalStack
 from tests.agent.explain.test_explain_post import BULLETS, seed, step, verdict
 from tests.conftest import REPO_ROOT
 

@@ -3,8 +3,8 @@ posts (the shared corpus, the eval dataset) stay as they are."""
 
 import pytest
 
-from agent.evals.dataset import load_dataset
 from agent.explain.steering import WITHHELD, steers, withhold
+from evals.dataset import load_dataset
 from tests.protocol.test_untrusted import corpus
 
 

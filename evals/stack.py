@@ -1,8 +1,8 @@
 """The reads of an eval run go the production way: the agent's RouterClient → a private
 redis-server with SafeClaw's ACL users → a router Worker holding only the public read skills
 (FETCH_POST, SEARCH_POSTS) and no credential → an AppView (the fake one offline, the real one
-with --live). This tool wires both sides, as `./safeclaw` does; the agent itself never imports
-the router."""
+with --live). This tool wires both sides, as `./safeclaw` does; it lives outside the agent, which
+never imports the router."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ import signal
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from agent.link.router_client import RouterClient
 from protocol import Keys
+from router.config.settings import RouterSettings
+from router.queue.worker import Worker
+from router.registry import discover_skills
+from scripts.stack_redis import PrivateRedis
 
 READ_SKILLS = ("FETCH_POST", "SEARCH_POSTS")
 ROUTER_TIMEOUT = 30.0
@@ -26,21 +29,18 @@ class EvalStack:
         self.appview_url = appview_url  # None: the router's default, the real public AppView
         self.keys = Keys()
         self.router: RouterClient | None = None
-        self._redis: Any = None  # scripts.stack_redis.PrivateRedis
-        self._worker: Any = None  # router.queue.worker.Worker
+        self._redis: PrivateRedis | None = None
+        self._worker: Worker | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def agent_redis_url(self) -> str:
         """The agent user's REDIS_URL of the running stack (for an agent in another process)."""
+        if self._redis is None:
+            raise RuntimeError("the eval stack is not running")
         return str(self._redis.url("agent"))
 
     def __enter__(self) -> RouterClient:
-        from router.config.settings import RouterSettings
-        from router.queue.worker import Worker
-        from router.registry import discover_skills
-        from scripts.stack_redis import PrivateRedis
-
         self._redis = redis = PrivateRedis(self.run_dir, self.keys)
         redis.start()
         env = {

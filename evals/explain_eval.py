@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError, LLMError
-from agent.evals.dataset import EvalItem, load_into, scripted_replies
-from agent.evals.judge import PASS_SCORE, judge
-from agent.evals.stack import EvalStack
 from agent.explain import ExplainError, explain_post
 from agent.llm.base import BaseLLM
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.llm.usage import estimated_usage
+from evals.dataset import EvalItem, load_into, scripted_replies
+from evals.judge import PASS_SCORE, judge
+from evals.stack import EvalStack
 
 Say = Callable[[str], None]
 

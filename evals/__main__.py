@@ -1,4 +1,4 @@
-"""python -m agent.evals explain [--live] [--provider P]: score the post explainer on its dataset.
+"""python -m evals explain [--live] [--provider P]: score the post explainer on its dataset.
 
 Prints each post's verdict and the pass rate; writes evals/results/explain-<time>.json and
 .html (open the .html in a browser). Offline by default: the dataset's posts are served by a
@@ -20,13 +20,16 @@ from dotenv import load_dotenv
 
 from agent.errors import AgentError
 from agent.workspace.files import write_failure_reason, write_text_atomic
+from evals.dataset import DEFAULT_DATASET, load_dataset
+from evals.explain_eval import run_live, run_offline, scripted_factory, summarise
+from evals.report import render_report
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "evals" / "results"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m agent.evals", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evals", description=__doc__.split("\n")[0])
     parser.add_argument("suite", choices=["explain"], help="which eval to run")
     parser.add_argument(
         "--live", action="store_true", help="read the real Bluesky AppView (items with a live_url)"
@@ -55,10 +58,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agent.evals.dataset import DEFAULT_DATASET, load_dataset
-    from agent.evals.explain_eval import run_live, run_offline, scripted_factory, summarise
-    from agent.evals.report import render_report
-
     items = load_dataset(args.dataset or DEFAULT_DATASET)
     if args.only:
         unknown = [name for name in args.only if name not in {item.id for item in items}]

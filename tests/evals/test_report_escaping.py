@@ -8,8 +8,8 @@ import shutil
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
 
-from agent.evals.__main__ import main
-from agent.evals.report import render_report
+from evals.__main__ import main
+from evals.report import render_report
 from tests.conftest import REPO_ROOT
 from tests.dashboard.conftest import browser  # noqa: F401  (the headless Chromium fixture)
 

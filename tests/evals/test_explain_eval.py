@@ -1,4 +1,4 @@
-"""`python -m agent.evals explain` end to end in CI: the dataset through the fake AppView, a real
+"""`python -m evals explain` end to end in CI: the dataset through the fake AppView, a real
 router and Redis, the scripted provider; then the HTML report in a real headless Chromium."""
 
 import json
@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from agent.evals.__main__ import main
-from agent.evals.dataset import CATEGORIES, load_dataset
-from agent.evals.judge import JUDGE_SCHEMA, PASS_SCORE
+from evals.__main__ import main
+from evals.dataset import CATEGORIES, load_dataset
+from evals.judge import JUDGE_SCHEMA, PASS_SCORE
 from tests.conftest import REPO_ROOT
 from tests.dashboard.conftest import browser  # noqa: F401  (the headless Chromium fixture)
 

@@ -3,8 +3,8 @@ live_url until someone has read it: --live stays refused until then."""
 
 import json
 
-from agent.evals.dataset import CATEGORIES, DEFAULT_DATASET, load_dataset
 from agent.explain.address import post_address
+from evals.dataset import CATEGORIES, DEFAULT_DATASET, load_dataset
 
 CANDIDATES = DEFAULT_DATASET.with_name("live_url_candidates.json")
 
