@@ -136,7 +136,8 @@ class QueueLink:
             return Reply(
                 command_id,
                 Status.ERROR,
-                f"{action} was not sent: Redis is unreachable ({type(exc).__name__})",
+                f"{action} was not sent: the router's Redis is unreachable ({type(exc).__name__}); "
+                "is SafeClaw running (./safeclaw)?",
                 error="router_unreachable",
             )
         except redis.ResponseError as exc:  # NOPERM: not the `mcp` user, or another queue name

@@ -68,3 +68,15 @@ def test_by_default_a_write_is_refused_as_it_would_wait_for_approval(tmp_path, m
         held = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "needs the owner's yes"})
     assert held.is_error is True and held.structured_content["error"] == "approval_required"
     assert "MCP client" in held.structured_content["message"] and mastodon.statuses == {}
+
+
+def test_a_stopped_stack_is_said_and_nothing_runs_elsewhere(tmp_path):
+    """A REDIS_URL that does not answer (the stack is stopped) is never a fall back to the one-shot
+    path, whose counters are not the routers': the call says what to do."""
+    env = {"REDIS_URL": "redis://mcp:not-running-7f3e@127.0.0.1:9/0", "ROUTER_DATA_DIR": str(tmp_path / "data")}
+    with McpSession(env, stderr_path=tmp_path / "mcp.stderr") as session:
+        result = session.call_tool("GET_PROFILE", {"platform": "mastodon"})
+        again = session.call_tool("PING", {})
+    assert result.is_error is True and result.structured_content["error"] == "router_unreachable"
+    assert "./safeclaw" in result.structured_content["message"] and again.is_error is True
+    assert not (tmp_path / "data").exists()
