@@ -31,11 +31,14 @@ def use_the_installed_python() -> None:
 
 use_the_installed_python()
 
-from dotenv import load_dotenv  # noqa: E402
+try:  # a Ctrl-C while the agent starts leaves quietly, as one later does, never with a traceback
+    from dotenv import load_dotenv
 
-from agent.config.settings import AgentSettings  # noqa: E402
-from agent.errors import AgentError  # noqa: E402
-from agent.workspace.lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
+    from agent.config.settings import AgentSettings
+    from agent.errors import AgentError
+    from agent.workspace.lock import WorkspaceBusy, WorkspaceLock
+except KeyboardInterrupt:
+    raise SystemExit(0) from None
 
 EPILOG = """commands:
   (none) / run          start the agent with the channels enabled in config.json (console by default)

@@ -30,6 +30,22 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+
+class EarlyStop:
+    """A Ctrl-C (or SIGTERM) before the stack's own handler is in place, even during the imports
+    below: noted, never a traceback; the run then stops at its next step."""
+
+    asked = False
+
+    @classmethod
+    def note(cls, _signum: int, _frame: FrameType | None) -> None:
+        cls.asked = True
+
+
+if __name__ == "__main__":
+    for _signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_signum, EarlyStop.note)
+
 import redis  # noqa: E402
 
 from protocol import Keys  # noqa: E402
@@ -58,6 +74,14 @@ def die_with_parent() -> None:
     """In the child: get SIGTERM if this runner dies without stopping us (Linux prctl)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def agent_child_setup() -> None:
+    """In the agent's process: a Ctrl-C while Python itself starts would end in a traceback, so the
+    agent starts with SIGINT ignored; its console takes Ctrl-C once it is up (and until then this
+    runner stops it by SIGTERM)."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Stack:
@@ -120,12 +144,14 @@ def choose_llm(agent_env: dict[str, str]) -> str | None:
     return provider if provider != configured else None
 
 
-def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, router_id: str) -> None:
-    """Until the router's heartbeat is in Redis (read with the agent's user, as `status` does)."""
+def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, router_id: str,
+                    stopped: Callable[[], bool] = lambda: False) -> None:
+    """Until the router's heartbeat is in Redis (read with the agent's user, as `status` does), or
+    the owner stops the start."""
     client = redis.Redis.from_url(agent_url, socket_connect_timeout=2, socket_timeout=5)
     deadline = time.monotonic() + ROUTER_READY_SECONDS
     try:
-        while client.get(keys.router_heartbeat(router_id)) is None:
+        while client.get(keys.router_heartbeat(router_id)) is None and not stopped():
             if router.poll() is not None:
                 raise StackError(f"the router exited with code {router.returncode}; see logs/router.log "
                                  "and logs/router.console.log")
@@ -255,7 +281,7 @@ def launch_agent(
 ) -> subprocess.Popen[Any]:
     """The agent on this terminal, in the foreground group (a Ctrl-C reaches it directly); it shows
     nothing until the gate opens."""
-    agent = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, **gate.env()}, preexec_fn=die_with_parent,
+    agent = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, **gate.env()}, preexec_fn=agent_child_setup,
                              pass_fds=(gate.read_end,))
     gate.handed_over()
     stack.record("agent", agent)
@@ -292,7 +318,11 @@ def run(args: argparse.Namespace) -> int:
 
     previous: list[Callable[..., Any] | int | None] = [signal.signal(s, interrupt)
                                                        for s in (signal.SIGINT, signal.SIGTERM)]
+    stack.interrupted = stack.interrupted or EarlyStop.asked
+    console_open = False
     try:
+        if stack.interrupted:
+            return 0
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
         keys = Keys.from_env(os.environ)
         agent_url, router_url, control_url, redis_ready = redis_urls(args, stack, keys, agent_file,
@@ -300,6 +330,8 @@ def run(args: argparse.Namespace) -> int:
         router_env, dry_run = router_environment(os.environ, router_file, router_url)
         router = start_router(args, stack, router_env)
         redis_ready()
+        if stack.interrupted:
+            return 0
         dashboard = launch_dashboard(args, stack, control_url)
         provider = choose_llm(merged(agent_file, os.environ))
         agent_env = agent_environment(os.environ, agent_url, provider)
@@ -309,7 +341,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             agent = launch_agent(stack, agent_command(args), agent_env, gate)
             router_id = merged(router_file, router_env)["ROUTER_ID"]
-            wait_for_router(router, agent_url, keys, router_id)
+            wait_for_router(router, agent_url, keys, router_id, lambda: stack.interrupted)
+            if stack.interrupted:
+                return 0
             data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
             outbox = Path(data_dir) / "outbox.jsonl"
             dry = f"; dry run: posts are recorded in {outbox}" if dry_run else ""
@@ -318,12 +352,16 @@ def run(args: argparse.Namespace) -> int:
             if stack.interrupted:
                 return 0
             gate.open()
+            console_open = True
         finally:
             gate.close()
         return wait_for_agent(stack, agent)
     finally:
         stack.stop_all()
         terminal.restore()
+        if stack.interrupted and not console_open:  # the console says Bye itself; else end the ^C line
+            sys.stderr.write("\n")
+            sys.stderr.flush()
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         lock.close()
