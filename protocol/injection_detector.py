@@ -40,11 +40,11 @@ _SPACED = re.compile(r"(?<!\w)(?:\w[ ._*\-]){5,}\w(?!\w)")
 _WORD_KEY, _BIGRAM_KEY = "\x01", "\x02"  # prefixes no character n-gram can start with (folded text)
 _BIGRAM_FORMAT = (_BIGRAM_KEY + "{} {}").format
 _VIEW_LIMIT = 2 * MAX_SCAN_CHARS  # folding may lengthen a text (a ligature is several letters)
-_SLICES = {n: [slice(i, i + n) for i in range(_VIEW_LIMIT + 2)] for n in NGRAMS}
 # What a base64, hex, base85 or character-code run needs before `blobs` is worth asking.
 _MAY_HOLD_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{16,}|[!-u]{20,}|\d{2,3}[ ,;]+\d{2,3}[ ,;]+\d{2,3}")
 # A word with digits or signs standing for letters between its letters: "r3v34l", "y0ur", "p4$$w0rd".
 _LEET_WORD = re.compile(r"\b[\w@$]*[a-z][0134578@$]+[a-z][\w@$]*")
+_LEET_INSIDE = re.compile(r"[a-z][0134578@$]+[a-z]")  # the cheap test first
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _BINARY = re.compile(r"(?:[01]{8}\s+){5,}[01]{8}")  # bytes written as bits
 # Words frequent in ordinary English: a text without them may be ROT13, a text with them is not.
@@ -118,12 +118,12 @@ def views(text: str) -> list[str]:
     if _MAY_HOLD_BLOB.search(text):
         for blob in blobs(text, depth=2)[:8]:
             out += [normalise(t) for t in blob.texts[:2] if t.strip()]
-    for run in _BINARY.findall(text)[:8]:
+    for run in _BINARY.findall(text)[:8] if text.count("0") + text.count("1") >= 48 else ():
         out.append(normalise("".join(chr(int(byte, 2)) for byte in run.split())))
     words = main.split()
     if len(words) >= 3 and sum(w in _COMMON for w in words) < 0.08 * len(words):
         out += [codecs.encode(main, "rot13"), main[::-1]]
-    if len(_LEET_WORD.findall(main)) >= 2:
+    if len(_LEET_INSIDE.findall(main, 0, 4096)) >= 2:
         out.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), main))
     if _SPACED.search(main):
         out.append(_SPACED.sub(lambda m: m.group(0)[::2], main))
@@ -150,6 +150,12 @@ def windows(length: int) -> list[tuple[int, int]]:
     if starts[-1] != length - WINDOW:
         starts.append(length - WINDOW)
     return [(s, s + WINDOW) for s in starts]
+
+
+@functools.cache
+def _slices(n: int) -> list[slice]:
+    """The n-character slices of a view, made once (cutting by a ready slice keeps the loop in C)."""
+    return [slice(i, i + n) for i in range(_VIEW_LIMIT + 2)]
 
 
 def scale(count: int) -> float:
@@ -185,7 +191,7 @@ def _view_score(view: str, weights: dict[str, float], bias: float) -> float:
     if len(view) <= WINDOW:  # one window (most posts): plain sums, no prefix arrays
         tokens = _WORDS.findall(view)
         sizes = [max(0, len(padded) - n + 1) for n in NGRAMS]
-        total = sum(sum(map(get, map(cut, itertools.islice(_SLICES[n], size)), zero))
+        total = sum(sum(map(get, map(cut, itertools.islice(_slices(n), size)), zero))
                     for n, size in zip(NGRAMS, sizes, strict=True))
         total += sum(map(get, map(_WORD_KEY.__add__, tokens), zero))
         total += sum(map(get, map(_BIGRAM_FORMAT, tokens, tokens[1:]), zero))
@@ -194,7 +200,7 @@ def _view_score(view: str, weights: dict[str, float], bias: float) -> float:
         n: [
             0.0,
             *itertools.accumulate(
-                map(get, map(cut, itertools.islice(_SLICES[n], max(0, len(padded) - n + 1))), zero)
+                map(get, map(cut, itertools.islice(_slices(n), max(0, len(padded) - n + 1))), zero)
             ),
         ]
         for n in NGRAMS
