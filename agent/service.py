@@ -10,15 +10,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agent.actions import local_actions
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.link.pending_commands import ReplyCollector, collect_at_start
 from agent.link.router_client import RouterClient
-from agent.llm.base import BaseLLM
-from agent.loop import AgentLoop, LoopLimits, RouterPort
+from agent.loop import AgentLoop
 from agent.owner.conversation_notices import OwnerNotices
 
 log = logging.getLogger("safeclaw.agent")
@@ -26,42 +24,6 @@ CHANNELS = ("console", "telegram", "bluesky", "autonomy")
 FLUSH_EVERY = 5.0  # seconds between tries to write what a full disk refused
 NOTICE_EVERY = 1.0  # seconds between looks for the router's owner notices
 PROGRESS_SEND_SECONDS = 10.0  # longest wait for one progress line to reach the channel
-
-
-def build_llm(settings: AgentSettings) -> BaseLLM:
-    from agent.llm import create_llm
-
-    return create_llm(settings.llm)
-
-
-def build_router(settings: AgentSettings) -> RouterPort:
-    from agent.link.router_client import NoRouter, RouterClient
-
-    if not settings.redis_url:
-        return NoRouter()
-    from agent.link.pending_commands import PendingCommands
-
-    outbox = PendingCommands(settings.workspace)
-    return RouterClient(settings.redis_url, settings.keys, settings.timeout, outbox)
-
-
-def build_loop(
-    settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None
-) -> AgentLoop:
-    from agent.cost.setup import meter
-
-    settings.workspace.ensure()
-    loop = AgentLoop(
-        workspace=settings.workspace,
-        # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
-        llm=meter(llm or build_llm(settings), settings),
-        local=local_actions(),
-        router=router or build_router(settings),
-        limits=LoopLimits(settings.max_steps, settings.max_format_retries),
-        browser=settings.browser,
-    )
-    loop.autonomy_hold_writes = settings.channels.autonomy.approve_public_writes
-    return loop
 
 
 class AgentService:

@@ -162,8 +162,9 @@ def wait_for_the_stack(gate: str) -> bool:
 
 
 def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "") -> int:
+    from agent.app import build_loop
     from agent.logs import setup_logging
-    from agent.service import AgentService, build_loop, enabled_channels
+    from agent.service import AgentService, enabled_channels
 
     removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line
     lock = WorkspaceLock(settings.workspace.root).acquire()  # one agent per workspace, for its life
@@ -191,7 +192,7 @@ def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
     if args.key != "once":
         print("usage: start_agent.py autonomy {once|health}", file=sys.stderr)
         return 2
-    from agent.autonomy.runner import run_once
+    from agent.app import run_autonomy_once
     from agent.logs import setup_logging
 
     settings.workspace.ensure()
@@ -204,7 +205,7 @@ def autonomy_command(settings: AgentSettings, args: argparse.Namespace) -> int:
         return 0
     try:
         setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
-        return run_once(settings)
+        return run_autonomy_once(settings)
     finally:
         lock.release()
 

@@ -75,17 +75,3 @@ def build_cycle(
         before_turn=before_turn,
         after_cycle=after_cycle,
     )
-
-
-def run_once(settings: AgentSettings) -> int:
-    """Exactly one cycle; prints its outcome on one line."""
-    from agent.service import build_loop
-
-    cycle = build_cycle(settings, build_loop(settings))
-    report = cycle.run_once()
-    extra = f" — {report.detail}" if report.detail and report.outcome != "acted" else ""
-    print(
-        f"autonomy cycle {report.cycle}: {report.outcome}; {report.new_items} new item(s), "
-        f"{report.llm_calls} LLM call(s), {len(report.public)} public action(s){extra}"
-    )
-    return 0

@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"explain: {message}", file=sys.stderr)
         return 2
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
+    from agent.app import build_llm, build_router
     from agent.config.settings import load_settings
     from agent.cost.setup import meter
-    from agent.service import build_llm, build_router
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

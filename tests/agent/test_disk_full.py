@@ -14,11 +14,12 @@ import time
 
 import pytest
 
+from agent.app import build_loop
 from agent.channels.base import IncomingMessage
 from agent.config.settings import load_settings
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 from agent.workspace import pending_writes
 from agent.workspace.files import STALE_TEMP_SECONDS
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES

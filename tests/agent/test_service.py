@@ -3,11 +3,12 @@
 import asyncio
 import io
 
+from agent.app import build_loop
 from agent.channels.console import ConsoleChannel
 from agent.config.settings import load_settings
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 
 
 def test_a_bug_in_one_turn_is_answered_and_the_console_reads_on(workspace):

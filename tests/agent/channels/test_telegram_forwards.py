@@ -14,10 +14,11 @@ import time
 
 import pytest
 
+from agent.app import build_loop
 from agent.errors import ConfigError
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.channels.telegram_helpers import (
     OWNER,

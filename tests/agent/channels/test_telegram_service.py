@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
+from agent.app import build_loop
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 from tests.agent.channels.telegram_helpers import OWNER, STRANGER, make_settings, running, wait_for
 from tests.support.fake_telegram import FakeTelegram
 

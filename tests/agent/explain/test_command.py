@@ -5,10 +5,11 @@ import asyncio
 import io
 import sys
 
+from agent.app import build_loop
 from agent.channels.base import IncomingMessage
 from agent.config.settings import load_settings
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 from tests.agent.channels.telegram_helpers import OWNER, make_settings, running, wait_for
 from tests.agent.explain.test_explain_post import BULLETS, seed, step, verdict
 from tests.support.fake_telegram import FakeTelegram

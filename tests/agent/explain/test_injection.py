@@ -9,11 +9,12 @@ import json
 
 import pytest
 
+from agent.app import build_loop
 from agent.channels.base import IncomingMessage
 from agent.config.settings import load_settings
 from agent.explain import explain_post
 from agent.llm.base import BaseLLM
-from agent.service import AgentService, build_loop
+from agent.service import AgentService
 from tests.agent.explain.test_explain_post import step
 
 ATTACKS = [

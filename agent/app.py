@@ -1,0 +1,54 @@
+"""The agent's wiring: settings -> the LLM (metered by the budget), the router port, the loop, and
+one autonomy cycle; the entry points (`start_agent`, `python -m agent.explain`) build from here."""
+
+from __future__ import annotations
+
+from agent.actions import local_actions
+from agent.autonomy.runner import build_cycle
+from agent.config.settings import AgentSettings
+from agent.cost.setup import meter
+from agent.link.pending_commands import PendingCommands
+from agent.link.router_client import NoRouter, RouterClient
+from agent.llm import create_llm
+from agent.llm.base import BaseLLM
+from agent.loop import AgentLoop, LoopLimits, RouterPort
+
+
+def build_llm(settings: AgentSettings) -> BaseLLM:
+    return create_llm(settings.llm)
+
+
+def build_router(settings: AgentSettings) -> RouterPort:
+    if not settings.redis_url:
+        return NoRouter()
+    outbox = PendingCommands(settings.workspace)
+    return RouterClient(settings.redis_url, settings.keys, settings.timeout, outbox)
+
+
+def build_loop(
+    settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None
+) -> AgentLoop:
+    settings.workspace.ensure()
+    loop = AgentLoop(
+        workspace=settings.workspace,
+        # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
+        llm=meter(llm or build_llm(settings), settings),
+        local=local_actions(),
+        router=router or build_router(settings),
+        limits=LoopLimits(settings.max_steps, settings.max_format_retries),
+        browser=settings.browser,
+    )
+    loop.autonomy_hold_writes = settings.channels.autonomy.approve_public_writes
+    return loop
+
+
+def run_autonomy_once(settings: AgentSettings) -> int:
+    """Exactly one cycle; prints its outcome on one line."""
+    cycle = build_cycle(settings, build_loop(settings))
+    report = cycle.run_once()
+    extra = f" — {report.detail}" if report.detail and report.outcome != "acted" else ""
+    print(
+        f"autonomy cycle {report.cycle}: {report.outcome}; {report.new_items} new item(s), "
+        f"{report.llm_calls} LLM call(s), {len(report.public)} public action(s){extra}"
+    )
+    return 0
