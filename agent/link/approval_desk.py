@@ -232,5 +232,8 @@ class ApprovalDesk:
         params = {"approval_id": approval_id.strip(), "decision": decision, "code": entry["code"]}
         result = self.router.call(APPROVAL_DECISION, params, conversation)
         if result.get("status") == "ok":
-            return f"Done: {result.get('message') or decision}."
+            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"))
+            if decision == "approve":
+                return f"Done: {what} is approved; the router runs it once, and you will be told how it went."
+            return f"Done: {what} is denied; it will not run."
         return f"The router refused it: {result.get('message') or result.get('error')}"

@@ -50,7 +50,10 @@ def test_owner_approves_with_a_slash_command_and_it_runs_once(stack, workspace):
     commands = CommandDispatcher(loop, None, desk)
     assert approval_id in commands.handle("console", "/approvals")
     assert commands.handle("console", "/approve").startswith("Usage: /approve <id>")
-    assert commands.handle("console", f"/approve {approval_id}").startswith("Done")
+    approved = commands.handle("console", f"/approve {approval_id}")
+    assert approved == (
+        "Done: your request to note is approved; the router runs it once, and you will be told how it went."
+    )
     wait_until(lambda: note_lines(data), "the approved note")
     [settled] = wait_until(desk.take, "the outcome notice")
     assert settled.data["state"] == "approved"
@@ -82,7 +85,7 @@ def test_deny_with_a_slash_command(stack, workspace):
     approval_id = held(client)
     wait_until(desk.take, "the request notice")
     commands = CommandDispatcher(AgentLoop(workspace, ScriptedLLM([]), local_actions(), client), None, desk)
-    assert commands.handle("console", f"/deny {approval_id}").startswith("Done")
+    assert commands.handle("console", f"/deny {approval_id}") == "Done: your request to note is denied; it will not run."
     [settled] = wait_until(desk.take, "the outcome notice")
     assert settled.data["state"] == "denied" and note_lines(data) == []
 
