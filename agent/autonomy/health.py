@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import redis
 
 from agent.autonomy.state import IDLE, Heartbeat, StateFiles
+from agent.status_line import Check
 
 if TYPE_CHECKING:
     from agent.config.settings import AgentSettings
-    from agent.health import Check
 
 log = logging.getLogger("safeclaw.agent.autonomy")
 MISSED_INTERVALS = 3
@@ -56,8 +56,6 @@ def publish_health(conn: redis.Redis, key: str, beat: Heartbeat | None, now: flo
 
 def autonomy_check(settings: AgentSettings, now: float | None = None) -> Check | None:
     """A status/doctor line, or None when autonomy is off and has never run."""
-    from agent.health import Check
-
     files = StateFiles(settings.workspace.root)
     beat = files.last_heartbeat()
     if not settings.channels.autonomy.enabled and beat is None:
