@@ -43,7 +43,8 @@ def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
         raise ActionError(str(exc)) from None
     except NotSavedError as exc:
         keys, note = sorted(str(k) for k in new_memory or {}), not_on_disk(exc)
-    return {"saved": keys, "message": f"remembered {', '.join(keys)}{note}"}
+    result = {"saved": keys, "message": f"remembered {', '.join(keys)}{note}"}
+    return result | ({"disk": note} if note else {})
 
 
 def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
@@ -65,4 +66,5 @@ def memory_forget(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     if not removed:
         raise ActionError(f"nothing is remembered under {', '.join(map(repr, missing))}")
     note = f" (nothing was remembered under {', '.join(map(repr, missing))})" if missing else ""
-    return {"forgotten": removed, "message": f"forgot {', '.join(removed)}{note}{disk_note}"}
+    result = {"forgotten": removed, "message": f"forgot {', '.join(removed)}{note}{disk_note}"}
+    return result | ({"disk": disk_note} if disk_note else {})

@@ -106,9 +106,9 @@ def done(action: str, params: dict[str, Any], result: dict[str, Any]) -> str:
     """One line on an action that went through."""
     if action == "_MEMORY_WRITE" and isinstance(params.get("new_memory"), dict):
         pairs = "; ".join(f"{k} = {_short(v)}" for k, v in params["new_memory"].items())
-        return f"Remembered: {pairs}."
+        return f"Remembered: {pairs}{result.get('disk', '')}."
     if action == "_MEMORY_FORGET" and isinstance(result.get("forgotten"), list):
-        return f"Forgot: {', '.join(map(str, result['forgotten']))}."
+        return f"Forgot: {', '.join(map(str, result['forgotten']))}{result.get('disk', '')}."
     if isinstance(result.get("notifications"), list):
         return describe_notifications(result)
     if result.get("summary"):

@@ -87,6 +87,9 @@ CONTROL_REFUSED = [
     ("multi", lambda c: c.execute_command("MULTI")),
 ]
 AGENT_ALLOWED = [
+    # Which approvals wait (ids only; the records stay unreadable): /approvals and
+    # `./safeclaw approvals` read one list.
+    ("zrange pending", lambda c: c.zrange(KEYS.approvals_pending, 0, -1)),
     (
         "lmove a notice in flight",
         lambda c: c.lmove(KEYS.owner_notices, KEYS.owner_notices_inflight, "RIGHT", "LEFT"),
@@ -105,7 +108,8 @@ AGENT_REFUSED = [
     ("lpush decided", lambda c: c.lpush(KEYS.approvals_decided, "a1")),
     ("get approval record", lambda c: c.get(APPROVAL)),
     ("set approval record", lambda c: c.set(APPROVAL, "{}")),
-    ("zrange pending", lambda c: c.zrange(KEYS.approvals_pending, 0, -1)),
+    ("zadd pending (hold its own command)", lambda c: c.zadd(KEYS.approvals_pending, {"a1": 1})),
+    ("zrem pending (drop a held command)", lambda c: c.zrem(KEYS.approvals_pending, "a1")),
     ("lpush rule injection (rules only the owner writes)", lambda c: c.lpush(KEYS.rule_injections, "{}")),
     ("lpush a notice (forge an owner notice)", lambda c: c.lpush(KEYS.owner_notices, "{}")),
     ("xadd audit", lambda c: c.xadd(KEYS.audit_stream, {"line": "x"})),
