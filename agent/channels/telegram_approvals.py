@@ -8,21 +8,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Update
 from telegram.error import TelegramError
 
 from agent.channels.text_split import split_message
 
-if TYPE_CHECKING:
-    from agent.channels.telegram import TelegramChannel
-
 log = logging.getLogger("safeclaw.agent.telegram")
 # Every message goes as plain text with no link preview: a reply can quote a stranger's post, and
 # Markdown would turn `[Account locked](https://evil…)` into a live link that hides its address.
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 BUTTON_DATA = re.compile(r"^approval:(approve|deny):([0-9a-f]{32})$")
+
+
+class OwnerBot(Protocol):
+    """What of the Telegram channel the approvals use (`agent.channels.telegram.TelegramChannel`)."""
+
+    application: Any
+    allowed: frozenset[int]  # the owners' user ids (a private chat's id is its user's id)
+
+    async def _with_retry(self, call: Callable[[], Awaitable[Any]]) -> Any: ...
 
 
 def approval_keyboard(approval_id: str) -> InlineKeyboardMarkup:
@@ -36,7 +43,7 @@ def approval_keyboard(approval_id: str) -> InlineKeyboardMarkup:
     )
 
 
-async def send_notice(channel: TelegramChannel, chat_id: int, data: dict[str, Any], text: str) -> None:
+async def send_notice(channel: OwnerBot, chat_id: int, data: dict[str, Any], text: str) -> None:
     """A notice to one chat; a request gets buttons only in an owner's private chat."""
     assert channel.application is not None
     bot = channel.application.bot
@@ -55,7 +62,7 @@ async def send_notice(channel: TelegramChannel, chat_id: int, data: dict[str, An
         await channel._with_retry(send)
 
 
-async def on_approval_button(channel: TelegramChannel, update: Update, desk: Any) -> None:
+async def on_approval_button(channel: OwnerBot, update: Update, desk: Any) -> None:
     """Approve or Deny pressed: only an allowlisted owner, in their own private chat."""
     query = update.callback_query
     if query is None:
