@@ -295,4 +295,6 @@ def decide(conn: redis.Redis, keys: Keys, approval_id: str, decision: str, by: s
         raise ApprovalError(f"approval {approval_id} was already decided")
     conn.lpush(keys.approvals_decided, approval_id)
     verb = "approved: the router runs it once" if decision == "approve" else "denied: it will not run"
-    return f"{record.get('action')} {approval_id} {verb}"
+    effect = record["effect"] if isinstance(record.get("effect"), dict) else {}
+    what = f"the {effect.get('kind') or 'command'} on {effect.get('platform') or 'the router'}"
+    return f"{approval_id} ({what}) {verb}"
