@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol.blobs import blobs
-from protocol.spellings import MAY_BE_ESCAPED, decode, fold
+from protocol.spellings import MAY_BE_ESCAPED, decode, fold_char
 
 MODEL_FILE = Path(__file__).with_name("injection_model.json.gz")
 MAX_SCAN_CHARS = 8_000  # a longer text is read at its start and its end: the cost stays bounded
@@ -102,8 +102,25 @@ def model() -> Model:
 def normalise(text: str) -> str:
     """Folded for reading: escapes undone, look-alike and full-width letters as ASCII, invisible
     characters dropped, lower case, white space as single spaces."""
-    folded = decode(text)[0] if MAY_BE_ESCAPED.search(text) else fold(text)[0]
+    if MAY_BE_ESCAPED.search(text):
+        folded = decode(text)[0]
+    else:
+        folded = text if text.isascii() else text.translate(_FOLD_TABLE)
     return _SPACES.sub(" ", folded.casefold()).strip()
+
+
+class _FoldTable(dict[int, str]):
+    """`protocol.spellings.fold` as a translation table, filled as characters are met, so a text
+    in another script is folded in one C loop instead of a call per character."""
+
+    def __missing__(self, code: int) -> str:
+        folded = chr(code) if code < 128 else fold_char(chr(code))
+        if len(self) < 65_536:  # the table stays bounded whatever text comes
+            self[code] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
 
 
 def views(text: str) -> list[str]:
@@ -121,7 +138,9 @@ def views(text: str) -> list[str]:
     for run in _BINARY.findall(text)[:8] if text.count("0") + text.count("1") >= 48 else ():
         out.append(normalise("".join(chr(int(byte, 2)) for byte in run.split())))
     words = main.split()
-    if len(words) >= 3 and sum(w in _COMMON for w in words) < 0.08 * len(words):
+    # ROT13 and reversal are for Latin text, which ASCII mostly is
+    mostly_ascii = len(main.encode("utf-8", "surrogatepass")) <= 1.1 * len(main)
+    if mostly_ascii and len(words) >= 3 and sum(w in _COMMON for w in words) < 0.08 * len(words):
         out += [codecs.encode(main, "rot13"), main[::-1]]
     if len(_LEET_INSIDE.findall(main, 0, 4096)) >= 2:
         out.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), main))
