@@ -84,6 +84,17 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
     return 2 * len(a & b) / (len(a) + len(b))
 
 
+PROFILE_BUCKETS = 64
+
+
+def profile(grams: frozenset[int]) -> tuple[int, ...]:
+    """How many of the trigram hashes fall in each of 64 buckets (by their low bits)."""
+    counts = [0] * PROFILE_BUCKETS
+    for gram in grams:
+        counts[gram & (PROFILE_BUCKETS - 1)] += 1
+    return tuple(counts)
+
+
 def encode(grams: frozenset[int]) -> str:
     return base64.b64encode(array("I", sorted(grams)).tobytes()).decode("ascii")
 
@@ -101,6 +112,7 @@ class _Known:
     def __init__(self) -> None:
         self.entries: dict[str, tuple[int, str, float]] = {}
         self.decoded: dict[str, frozenset[int]] = {}
+        self.profiles: dict[str, tuple[int, ...]] = {}
         self.newest = float("-inf")
 
     def merge(self, fetched: list[tuple[bytes | str, float]]) -> None:
@@ -118,11 +130,18 @@ class _Known:
     def drop(self, name: str) -> None:
         self.entries.pop(name, None)
         self.decoded.pop(name, None)
+        self.profiles.pop(name, None)
 
     def grams(self, name: str) -> frozenset[int]:
         found = self.decoded.get(name)
         if found is None:
             found = self.decoded[name] = decode(self.entries[name][1])
+        return found
+
+    def profile(self, name: str) -> tuple[int, ...]:
+        found = self.profiles.get(name)
+        if found is None:
+            found = self.profiles[name] = profile(self.grams(name))
         return found
 
 
@@ -170,6 +189,7 @@ class DuplicateGuard:
             if since is None:
                 known.entries.clear()
                 known.decoded.clear()
+                known.profiles.clear()
             known.merge(list(answers[2]))
             known.trim(now - self.window)
             if since is not None and len(known.entries) != int(answers[3]):
@@ -205,11 +225,17 @@ class DuplicateGuard:
         threshold = self.settings.duplicate_threshold
         ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
         best: tuple[float, float] | None = None
+        mine: tuple[int, ...] | None = None
         for name, (size, _packed, sent_at) in known.entries.items():
             if name == member or sent_at <= now - self.window:
                 continue
             small, large = sorted((len(grams), size))
             if large and small / large < ratio:
+                continue
+            mine = profile(grams) if mine is None else mine
+            # The overlap is at most the sum of the smaller count in each hash bucket: when even
+            # that cannot reach the threshold, the exact comparison is not needed.
+            if 2 * sum(map(min, mine, known.profile(name))) < threshold * (len(grams) + size):
                 continue
             score = similarity(grams, known.grams(name))
             if score >= threshold and (best is None or score > best[0]):

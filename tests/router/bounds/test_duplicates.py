@@ -225,3 +225,21 @@ def test_a_guard_reads_only_what_is_new_once_its_history_is_older_than_the_slack
         assert isinstance(bound.take(conn, post("A new text, nothing like the old ones at all."), later), SentEntry)
         assert isinstance(bound.take(conn, post(distinct(103)), later + 1), Denial)  # still known
     assert fetched[0] <= 2  # the newest old one (within the slack) and its own: not the whole week
+
+
+def test_the_bucket_bound_never_hides_a_match():
+    """The bucket profile only skips pairs whose exact similarity is below the threshold."""
+    import random
+
+    from router.bounds.duplicates import profile
+
+    rng = random.Random(5)
+    pool = [rng.getrandbits(32) for _ in range(3000)]
+    for _ in range(400):
+        a = frozenset(rng.sample(pool, rng.randrange(1, 300)))
+        keep = rng.random()
+        b = frozenset([g for g in a if rng.random() < keep] + rng.sample(pool, rng.randrange(0, 60)))
+        bound = sum(map(min, profile(a), profile(b)))
+        assert bound >= len(a & b)
+        if similarity(a, b) >= 0.9:
+            assert 2 * bound >= 0.9 * (len(a) + len(b))
