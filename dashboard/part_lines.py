@@ -15,6 +15,7 @@ from dashboard.values import json_object, number, text, texts
 from protocol.heartbeat import is_alive, read_heartbeat
 
 log = logging.getLogger("safeclaw.dashboard")
+NEAR_BUDGET = 0.8  # a share of the daily budget spent that is worth a look
 START_ROUTER = "start it with ./safeclaw (or python router/start_router.py) and read logs/router.log"
 START_AGENT = "start it with ./safeclaw (or python agent/start_agent.py)"
 OK, WARN, BAD, OFF, SETUP, UNKNOWN = "ok", "warn", "bad", "off", "setup", "unknown"
@@ -153,6 +154,14 @@ def llm_part(agent_raw: Any, cost_raw: Any, now: float) -> dict[str, Any]:
     if report is None:
         return part("llm", "LLM", OK, f"{name}: no call yet{spent}")
     if report.get("ok") is True:
+        if today is not None and daily and today >= NEAR_BUDGET * daily:
+            return part(
+                "llm",
+                "LLM",
+                WARN,
+                f"{name} answers; {today / daily:.0%} of today's budget is spent{spent}",
+                "at the budget every LLM call stops until 00:00 UTC; raise budget.daily_usd to allow more",
+            )
         return part("llm", "LLM", OK, f"{name} answers{spent}")
     error = text(report.get("error"), 200) or "failing"
     return part(

@@ -587,3 +587,18 @@ def test_a_writes_started_line_is_left_out_once_its_outcome_is_written(api, redi
     assert shown == ["Started to post on Bluesky (its outcome follows)", "Posted on Bluesky"]
     started = api.get("/api/activity", params={"outcome": "started"}).json()["activity"]
     assert [a["command_id"] for a in started] == ["c2", "c1"]
+
+
+def test_the_llm_line_warns_near_the_daily_budget_and_says_when_it_is_spent(api, redis_urls):
+    admin = redis_urls.admin_client()
+    beat = {"ts": time.time(), "llm_provider": "ollama", "llm_model": "m", "llm": {"ok": True}}
+    admin.set(KEYS.agent_heartbeat, json.dumps(beat))
+
+    def llm(today: float) -> dict:
+        admin.set(KEYS.agent_cost, json.dumps({"today_usd": today, "daily_budget_usd": 2.0}))
+        return parts(api.get("/api/status").json())["llm"]
+
+    assert llm(0.5)["state"] == "ok" and "$0.50 of $2.00 spent today" in llm(0.5)["words"]
+    assert llm(1.7)["state"] == "warn" and "85% of today's budget is spent" in llm(1.7)["words"]
+    spent = llm(2.0)
+    assert spent["state"] == "bad" and "no LLM call until 00:00 UTC" in spent["words"]
