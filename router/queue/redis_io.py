@@ -203,6 +203,9 @@ class Batch:
     def lrem(self, key: str, count: int, value: Any) -> None:
         self.commands.append(("LREM", key, count, value))
 
+    def llen(self, key: str) -> None:
+        self.commands.append(("LLEN", key))
+
     def lmove(self, source: str, destination: str, src: str, dest: str) -> None:
         self.commands.append(("LMOVE", source, destination, src, dest))
 

@@ -63,6 +63,7 @@ class ResultWriter:
         self.dead_letters = dead_letters
         self.health = health
         self._stop = stop
+        self.queued = 0  # commands left in the queue after the last round trip that took some
 
     def drop(self, raw: bytes) -> None:
         self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
@@ -71,10 +72,12 @@ class ResultWriter:
         """Store the record, push the reply, drop the command; every step safe to repeat."""
         self.finish_all([Answer(raw, reply, complete_record, recovered)])
 
-    def finish_all(self, answers: list[Answer], take: int = 0) -> list[bytes]:
+    def finish_all(self, answers: list[Answer], take: int = 0, wait: int | None = None) -> list[bytes]:
         """`finish` for several commands in one round trip. `take`: in the same round trip, move
-        up to that many next commands from the queue into the processing list (non-blocking
-        moves: a command already taken never waits for one more) and return them."""
+        up to that many next commands from the queue into the processing list and return them.
+        The moves never block behind one another (a command already taken never waits for one
+        more): only a single move (`take` 1, an idle router) waits up to `wait` seconds (BLMOVE),
+        so an idle router's reply and its wait for the next command are one round trip."""
         steps = [(answer, *self._prepare(answer)) for answer in answers]
         audit_lines = self.audit.take_mirror()
 
@@ -90,12 +93,20 @@ class ResultWriter:
                 if answer.recovered:
                     pipe.delete(self.keys.attempts(reply_id))
                 pipe.lrem(self.processing, 1, answer.raw)
-            for _ in range(take):
-                pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
+            if take == 1 and wait is not None:
+                pipe.blmove(self.keys.command_queue, self.processing, wait, "RIGHT", "LEFT")
+            else:
+                for _ in range(take):
+                    pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
+            if take:
+                pipe.llen(self.keys.command_queue)  # how many to take next time
 
         results = self.write(write)
-        taken = results[len(results) - take :] if take and len(results) >= take else []
-        return [as_bytes(item) for item in taken if item is not None]
+        if not take or len(results) < take + 1:
+            self.queued = 0
+            return []
+        self.queued = int(results[-1])
+        return [as_bytes(item) for item in results[-take - 1 : -1] if item is not None]
 
     def _prepare(self, answer: Answer) -> tuple[bytes, bytes | None]:
         """The reply as it is pushed, and the done record when the answer completes one."""

@@ -210,7 +210,7 @@ class Worker:
             take = self._take if more else 0
             if answers:
                 try:
-                    self._taken = self.results.finish_all(answers, take)
+                    self._taken = self.results.finish_all(answers, take, self.settings.block_seconds)
                 except REDIS_DOWN:
                     raise
                 except Exception as exc:
@@ -218,9 +218,9 @@ class Worker:
                     log.error("router error answering %d command(s): %s", len(answers), reason, exc_info=True)
                     for answer in answers:
                         self._set_aside(answer.raw, reason)
-                # Take twice as many while every one asked for came, else one more than came.
-                full = take > 0 and len(self._taken) == take
-                self._take = min(MAX_BATCH, 2 * take) if full else len(self._taken) + 1
+                # Next time, as many as were left waiting (non-blocking moves), else one move
+                # that waits for the next command (an idle router).
+                self._take = min(MAX_BATCH, self.results.queued) or 1
 
     def _handle(self, raw: bytes, recovering: bool = False, answers: list[Answer] | None = None) -> None:
         """Answer one queue item. Whatever goes wrong short of Redis being unavailable, the item

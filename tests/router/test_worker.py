@@ -358,6 +358,7 @@ def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin
 
 def test_an_idle_router_answers_each_command_then_blocks_with_nothing_in_hand(redis_urls, admin, keys,
                                                                                tmp_path):
+    """Its own BLMOVE (not the one in its reply's round trip) only ever with nothing taken."""
     thread = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
     in_hand = []
     blmove = thread.worker.conn.blmove
@@ -367,4 +368,6 @@ def test_an_idle_router_answers_each_command_then_blocks_with_nothing_in_hand(re
         wait_until(lambda: admin.llen(keys.processing("r1")) == 0, "the processing list to empty")
     assert [reply["status"] for reply in replies] == ["ok"] * 12
     # It blocks only when it took nothing (the reply's round trip took the next one if it had come).
-    assert in_hand and set(in_hand) == {0}
+    assert set(in_hand) <= {0}
+    # Idle, the wait for the next command rides in the reply's round trip: few separate BLMOVEs.
+    assert len(in_hand) <= 4, f"{len(in_hand)} separate BLMOVEs for 12 commands sent one at a time"
