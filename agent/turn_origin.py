@@ -133,3 +133,11 @@ def owner_messages(history: list[dict[str, Any]], current: str | None) -> tuple[
     if current is not None:
         said.append(current)
     return bounded_words(said)
+
+
+def explain_origin(address: str) -> Origin:
+    """The origin of the explainer's commands (the owner asked; they read the post and searches):
+    reads only, and a write one asked for would wait for the owner."""
+    address = clip(address.strip(), 200)
+    return Origin(OWNER, "explain", owner_words=(f"/explain {address}",),
+                  taint=(f"the post {address} and the posts /explain searched",))

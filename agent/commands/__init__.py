@@ -23,9 +23,8 @@ from agent.commands.parse import (
 )
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
-from agent.turn_origin import command_origin
+from agent.turn_origin import command_origin, explain_origin
 from agent.workspace.memory import MemoryRefused, is_public
-from protocol.origin import OWNER, Origin, clip
 
 if TYPE_CHECKING:
     from agent.loop import AgentLoop
@@ -112,10 +111,7 @@ class CommandDispatcher:
 
     def explain(self, conversation: str, args: str, progress: Progress | None) -> str:
         """/explain: the post explainer, reading through the router's public skills."""
-        address = clip(args.strip(), 200)
-        # Its commands read public posts only; any write one asked for would wait for the owner.
-        origin = Origin(OWNER, "explain", owner_words=(f"/explain {address}",),
-                        taint=(f"the post {address} and the posts /explain searched",))
+        origin = explain_origin(args)
         with cost_label(f"{conversation}:explain"), command_origin(origin):
             return explain_reply(args, self.loop.router, self.loop.llm, progress)
 

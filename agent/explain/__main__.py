@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.app import build_llm, build_router
     from agent.config.settings import load_settings
     from agent.cost.setup import meter
+    from agent.turn_origin import command_origin, explain_origin
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
         llm = meter(build_llm(settings), settings)  # the owner's budget applies here too
         router = build_router(settings)
-        result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
+        with command_origin(explain_origin(args.url)):
+            result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
     except ExplainError as exc:
         return _fail(args, exc.kind, exc.message)
     except AgentError as exc:
