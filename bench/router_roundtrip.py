@@ -253,8 +253,9 @@ def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> di
 # -- where one PING's time goes -------------------------------------------------------------------
 def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, Any]:
     """cProfile of the router's own handling of PINGs (decode to reply written), in process."""
+    from router.app import build_worker
     from router.config.settings import RouterSettings
-    from router.queue.worker import Worker, as_bytes
+    from router.queue.worker import as_bytes
     from router.registry import discover_skills
 
     settings = RouterSettings.from_env(
@@ -265,7 +266,7 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
             "ROUTER_AUDIT_DIR": str(data_dir / "audit-profile"),
         }
     )
-    worker = Worker(settings, discover_skills(), {})
+    worker = build_worker(settings, discover_skills(), {})
     admin = server.admin_client()
     envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=60).to_json() for _ in range(pings)]
     profiler = cProfile.Profile()
@@ -280,7 +281,6 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     for text in envelopes:
         admin.delete(server.keys.response(json.loads(text)["id"]))
     admin.close()
-    worker.approvals.close()
     worker.audit.close()
     worker.conn.close()
     stats: Any = pstats.Stats(profiler)

@@ -14,6 +14,7 @@ from types import TracebackType
 
 from agent.link.router_client import RouterClient
 from protocol import Keys
+from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
 from router.registry import discover_skills
@@ -52,7 +53,7 @@ class EvalStack:
         if self.appview_url:
             env["BSKY_APPVIEW"] = self.appview_url
         skills = {name: skill for name, skill in discover_skills().items() if name in READ_SKILLS}
-        self._worker = worker = Worker(RouterSettings.from_env(env), skills, {})
+        self._worker = worker = build_worker(RouterSettings.from_env(env), skills, {})
         self._thread = threading.Thread(target=worker.run, name="eval-router", daemon=True)
         self._thread.start()
         self.router = RouterClient(redis.url("agent"), self.keys, ROUTER_TIMEOUT)

@@ -38,11 +38,11 @@ import signal  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from types import FrameType  # noqa: E402
 
+from router.app import build_worker  # noqa: E402
 from router.config.credentials import load_credentials, platforms_with_credentials, secret_values  # noqa: E402
 from router.config.settings import DEFAULT_ENV_FILE, RouterSettings  # noqa: E402
 from router.errors import ConfigError  # noqa: E402
 from router.logs import setup_logging  # noqa: E402
-from router.queue.worker import Worker  # noqa: E402
 from router.redaction import Redactor  # noqa: E402
 from router.registry import Skill, discover_skills  # noqa: E402
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None, extra_skills: Mapping[str, Skill] | None
         return 2
     log.info("platforms with credentials: %s", ", ".join(platforms_with_credentials(credentials)) or "none")
     try:
-        worker = Worker(settings, skills, credentials, redactor)
+        worker = build_worker(settings, skills, credentials, redactor)
     except ConfigError as exc:  # a policy setting naming an unknown action or effect
         log.error("%s", exc)
         return 2

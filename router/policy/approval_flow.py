@@ -22,8 +22,6 @@ from functools import partial
 from typing import Any
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
 from protocol.origin import NO_ORIGIN
@@ -36,7 +34,7 @@ from router.policy.effects import Effect
 from router.policy.payload_preview import preview
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
-from router.queue.redis_io import REDIS_DOWN, client_options
+from router.queue.redis_io import REDIS_DOWN
 from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.control")
@@ -51,19 +49,14 @@ RunApproved = Callable[[CommandEnvelope, Settle], bool]
 
 
 class ApprovalFlow:
-    def __init__(self, settings: RouterSettings, redactor: Redactor, audit: AuditRecorder) -> None:
+    def __init__(
+        self, settings: RouterSettings, redactor: Redactor, audit: AuditRecorder, conn: redis.Redis
+    ) -> None:
         self.settings = settings
         self.keys = settings.keys
         self.redactor = redactor
         self.audit = audit
-        self.conn = redis.Redis.from_url(
-            settings.redis_url,
-            decode_responses=True,
-            socket_connect_timeout=3,
-            socket_timeout=10,
-            retry=Retry(NoBackoff(), 0),
-            **client_options(settings.redis_url),
-        )
+        self.conn = conn  # the router's one pool (bytes; `approvals.text` reads what it returns)
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
         )
@@ -76,9 +69,6 @@ class ApprovalFlow:
         self._running: set[str] = set()
         self._approved_lock = threading.Lock()
         self._next_sweep = 0.0
-
-    def close(self) -> None:
-        self.conn.close()
 
     # -- the hold ---------------------------------------------------------------------------------
     def hold(self, effect: Effect, envelope: CommandEnvelope, reason: str, now: float) -> Decision | None:

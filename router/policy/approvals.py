@@ -55,6 +55,11 @@ def code_digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8", "replace")).hexdigest()
 
 
+def text(value: object) -> str:
+    """A value as Redis gave it, to the router's bytes client or a text client alike."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
 def is_approval_id(value: object) -> bool:
     return isinstance(value, str) and len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
@@ -175,11 +180,11 @@ class ApprovalStore:
     def take_decided(self) -> str | None:
         """Move one decided id into this router's list (it stays there until `done`)."""
         value = self.conn.lmove(self.keys.approvals_decided, self.taken, "RIGHT", "LEFT")
-        return None if value is None else str(value)
+        return None if value is None else text(value)
 
     def held(self) -> list[str]:
         """Ids this router took and did not finish (after a crash), oldest first."""
-        return [str(v) for v in reversed(self.conn.lrange(self.taken, 0, -1))]
+        return [text(v) for v in reversed(self.conn.lrange(self.taken, 0, -1))]
 
     def done(self, approval_id: str) -> None:
         self.conn.lrem(self.taken, 1, approval_id)
@@ -201,13 +206,13 @@ class ApprovalStore:
         """Pending approvals past their expiry, soonest first, at most `limit`: only these are read."""
         now = time.time() if now is None else now
         found = self.conn.zrangebyscore(self.keys.approvals_pending, "-inf", now, start=0, num=limit)
-        return [str(v) for v in found]
+        return [text(v) for v in found]
 
     def decided_page(self, limit: int = SWEEP_PAGE) -> list[str]:
         """Of the next page of still-pending approvals (a cursor that goes round the set, one page a
         sweep), those with a decision: a decision whose wake-up push was lost. One round trip for
         the ids, one for their decision keys, whatever the backlog."""
-        ids = [str(v) for v in self.conn.zrangebyscore(
+        ids = [text(v) for v in self.conn.zrangebyscore(
             self.keys.approvals_pending, "-inf", "+inf", start=self._sweep_offset, num=limit
         )]
         self._sweep_offset = 0 if len(ids) < limit else self._sweep_offset + limit
@@ -272,7 +277,7 @@ def pending(conn: redis.Redis, keys: Keys, now: float | None = None) -> list[dic
     settles them), oldest request first."""
     views = []
     for approval_id in conn.zrange(keys.approvals_pending, 0, -1):
-        record = load_record(conn, keys, str(approval_id))
+        record = load_record(conn, keys, text(approval_id))
         if record is not None:
             views.append(public_view(record, now))
     return sorted(views, key=lambda v: float(v.get("requested_at") or 0))

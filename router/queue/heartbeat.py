@@ -25,7 +25,7 @@ from router.errors import describe
 from router.policy import kill_switch
 from router.policy.checks import Policy
 from router.queue.dead_letter import DeadLetters
-from router.queue.redis_io import REDIS_DOWN, connect
+from router.queue.redis_io import REDIS_DOWN
 
 log = logging.getLogger("safeclaw.router.worker")
 
@@ -83,16 +83,13 @@ class Heartbeat:
         key = self.keys.router_heartbeat(self.settings.router_id)
         conn.set(key, self.value(self.dead_letters.size(conn), conn), ex=self.settings.heartbeat_ttl)
 
-    def loop(self) -> None:
-        conn = connect(self.settings)
-        try:
-            while not self._stop.is_set():
-                try:
-                    self.beat(conn)
-                except redis.RedisError:
-                    pass  # Redis unavailable: the main loop says so in the log
-                except Exception as exc:  # the beat thread lives as long as the router
-                    log.error("heartbeat not written (%s)", describe(exc), exc_info=True)
-                self._stop.wait(self.settings.heartbeat_ttl / 3)
-        finally:
-            conn.close()
+    def loop(self, conn: redis.Redis) -> None:
+        """Beat until the router stops, on the router's pool (its own connection from it)."""
+        while not self._stop.is_set():
+            try:
+                self.beat(conn)
+            except redis.RedisError:
+                pass  # Redis unavailable: the main loop says so in the log
+            except Exception as exc:  # the beat thread lives as long as the router
+                log.error("heartbeat not written (%s)", describe(exc), exc_info=True)
+            self._stop.wait(self.settings.heartbeat_ttl / 3)

@@ -34,7 +34,6 @@ import redis
 
 from protocol import CommandEnvelope, ProtocolError, Reply, Status
 from router.audit.recorder import AuditRecorder
-from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
 from router.pipeline import Pipeline, Planned, decode, readable_id
@@ -46,7 +45,7 @@ from router.queue.deadline import DeadlineRunner, is_own_read, seconds_left
 from router.queue.heartbeat import Heartbeat
 from router.queue.lanes import InFlight, Lanes, Once
 from router.queue.records import CommandRecords
-from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes, connect
+from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes
 from router.queue.results import Answer, ResultWriter
 from router.queue.triage import Decider
 from router.redaction import Redactor
@@ -61,22 +60,23 @@ SHUTDOWN_GRACE_SECONDS = 5.0  # how long a stopping router waits for commands at
 class Worker:
     def __init__(
         self, settings: RouterSettings, skills: Mapping[str, Skill], credentials: Mapping[str, str],
-        redactor: Redactor | None = None,
+        redactor: Redactor, conn: redis.Redis,
     ) -> None:
+        """`conn`: the process's one Redis pool (`router.app`), used by every part of the worker."""
         self.settings = settings
         self.keys = settings.keys
         self.skills = dict(skills)
         self.credentials = dict(credentials)
-        self.redactor = redactor or Redactor(secret_values(settings.env, credentials))
+        self.redactor = redactor
+        self.conn = conn
         self.audit = AuditRecorder(settings, self.redactor)
-        self.approvals = ApprovalFlow(settings, self.redactor, self.audit)
+        self.approvals = ApprovalFlow(settings, self.redactor, self.audit, conn)
         self.policy = Policy(settings, self.skills, self.redactor, hold=self.approvals.hold)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
         self.processing = self.keys.processing(settings.router_id)
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
         )
-        self.conn = connect(settings)
         self.records = CommandRecords(self.conn, settings)
         self._stop = threading.Event()
         self.health = RedisHealth(on_back=self._recover_soon)
@@ -103,7 +103,8 @@ class Worker:
         self._stop.set()
 
     def run(self) -> None:
-        beat = threading.Thread(target=self.heartbeat.loop, name="router-heartbeat", daemon=True)
+        beat = threading.Thread(target=self.heartbeat.loop, args=(self.conn,), name="router-heartbeat",
+                                daemon=True)
         beat.start()
         log.info("router %s started; skills: %s", self.settings.router_id, ", ".join(sorted(self.skills)))
         try:
@@ -121,7 +122,6 @@ class Worker:
             self._clear_heartbeat()
             self.audit.flush(self.conn)
             self.conn.close()
-            self.approvals.close()
             self.audit.close()
             log.info("router %s stopped", self.settings.router_id)
 

@@ -15,6 +15,7 @@ import redis
 
 from protocol import CommandEnvelope
 from protocol.origin import OWNER, Origin
+from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
 from router.registry import Skill
@@ -47,7 +48,7 @@ class WorkerThread:
 
     def __init__(self, settings: RouterSettings, skills: dict[str, Skill] | None = None,
                  credentials: dict[str, str] | None = None) -> None:
-        self.worker = Worker(settings, skills or MY_SKILLS, credentials or {})
+        self.worker = build_worker(settings, skills or MY_SKILLS, credentials or {})
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
 
     def __enter__(self) -> Worker:

@@ -146,12 +146,12 @@ def test_an_action_or_conversation_that_could_forge_a_log_line_is_malformed(fiel
 
 
 def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls, tmp_path):
+    from router.app import build_worker
     from router.policy.effects import LOCAL_PLATFORM, Effect
-    from router.queue.worker import Worker
     from router.skills.note.skill import SKILL as NOTE
 
     settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")
-    worker = Worker(settings, {"NOTE": NOTE}, {})
+    worker = build_worker(settings, {"NOTE": NOTE}, {})
     approved = CommandEnvelope.new("NOTE", {"text": "what the owner approved"}, "t", ttl_seconds=60)
     forged = CommandEnvelope.new("NOTE", {"text": "something else entirely"}, "t", ttl_seconds=60)
     forged.id = approved.id
@@ -170,7 +170,6 @@ def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls,
         )
     finally:
         worker.conn.close()
-        worker.approvals.close()
         worker.audit.close()
     assert same is None
     assert other is not None and other.status == "pending_approval", other

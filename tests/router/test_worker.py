@@ -6,8 +6,8 @@ import time
 import pytest
 
 from protocol import CommandEnvelope, Reply, Status
+from router.app import build_worker
 from router.errors import SkillError
-from router.queue.worker import Worker
 from router.registry import Skill
 from tests.router.router_helpers import (
     MY_SKILLS,
@@ -210,7 +210,7 @@ def test_heartbeat_lists_skills_and_platforms(redis_urls, admin, keys, tmp_path)
 def test_wrong_router_password_is_a_config_error(redis_urls, tmp_path):
     from router.errors import ConfigError
     bad_url = redis_urls.router_url.replace("router:", "router:x", 1)
-    worker = Worker(settings_for(bad_url, tmp_path), MY_SKILLS, {})
+    worker = build_worker(settings_for(bad_url, tmp_path), MY_SKILLS, {})
     with pytest.raises(ConfigError, match="REDIS_URL"):
         worker.run()
 
@@ -307,7 +307,7 @@ def test_a_busy_queue_is_answered_in_batches_each_command_once_none_lost(redis_u
 
 def test_a_batch_takes_nothing_more_when_a_recovery_is_due_or_the_router_stops(redis_urls, admin, keys,
                                                                                   tmp_path):
-    worker = Worker(settings_for(redis_urls.router_url, tmp_path), MY_SKILLS, {})
+    worker = build_worker(settings_for(redis_urls.router_url, tmp_path), MY_SKILLS, {})
     try:
         for _ in range(6):
             push(admin, keys, "PING", {})
@@ -324,7 +324,6 @@ def test_a_batch_takes_nothing_more_when_a_recovery_is_due_or_the_router_stops(r
         assert worker._taken == []
         assert admin.llen(keys.command_queue) == 3 and admin.llen(keys.processing("r1")) == 0
     finally:
-        worker.approvals.close()
         worker.audit.close()
         worker.conn.close()
 

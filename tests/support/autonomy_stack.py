@@ -24,6 +24,7 @@ from agent.config.settings import settings_from_config
 from agent.cost.budget import BudgetGuard
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
+from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
 from router.registry import discover_skills
@@ -116,7 +117,7 @@ def autonomy_stack(
             "MOLTBOOK_API_BASE": moltbook.base,
             **(router_env or {}),
         }
-        worker = Worker(RouterSettings.from_env(env), discover_skills(), {"MOLTBOOK_API_KEY": key})
+        worker = build_worker(RouterSettings.from_env(env), discover_skills(), {"MOLTBOOK_API_KEY": key})
         worker.policy.clock = clock
         thread = threading.Thread(target=worker.run, daemon=True)
         thread.start()
