@@ -26,7 +26,10 @@ import redis
 from agent.autonomy.health import autonomy_check
 from agent.config.sections import BrowserSettings, LLMSettings
 from agent.config.settings import AgentSettings
+from agent.cost.setup import budget_status
 from agent.errors import AgentError
+from agent.llm import create_llm
+from agent.llm.select import choose_provider
 from agent.status_line import Check
 from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
@@ -89,7 +92,6 @@ def check_llm(settings: AgentSettings, agent: dict[str, Any] | None = None) -> C
     found = _answers(settings.llm, name)
     if found.ok:
         return found
-    from agent.llm.select import choose_provider
 
     provider, _ = choose_provider(settings.llm)
     if provider == settings.llm.provider:
@@ -99,8 +101,6 @@ def check_llm(settings: AgentSettings, agent: dict[str, Any] | None = None) -> C
 
 
 def _answers(llm: LLMSettings, name: str) -> Check:
-    from agent.llm import create_llm
-
     try:
         create_llm(dataclasses.replace(llm, timeout=min(llm.timeout, 10))).check()
     except AgentError as exc:
@@ -186,8 +186,6 @@ def queue_line(conn: redis.Redis, keys: Keys) -> Check:
 
 # -- status ------------------------------------------------------------------------------------
 def check_budget(settings: AgentSettings) -> Check:
-    from agent.cost.setup import budget_status
-
     status = budget_status(settings)
     fix = "; raise budget.daily_usd / budget.total_usd in agent/config.json" if status.exhausted() else ""
     return Check(status.exhausted() is None, status.line() + fix)
@@ -339,7 +337,6 @@ def doctor(settings: AgentSettings) -> int:
 # -- the agent's heartbeat ---------------------------------------------------------------------
 class AgentHeartbeat:
     """Keeps `Keys.agent_heartbeat` set (JSON, with a TTL) while the agent runs; a no-op without Redis."""
-
     def __init__(
         self, redis_url: str | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL,
         llm: Any = None,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent.actions import ActionContext, LocalAction
+from agent.commands.describe import describe_one
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
@@ -371,8 +372,6 @@ class AgentLoop:
     def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
         """The model will not read the results, so what the owner asked to see is shown as is
         (notifications, a page's summary, a dry run), and what failed is said, in plain words."""
-        from agent.commands.describe import describe_one
-
         shown = [
             describe_one(r)
             for r in results

@@ -14,9 +14,12 @@ from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
+from agent.health import AgentHeartbeat, status_lines
+from agent.link.approval_desk import ApprovalDesk, notice_text
 from agent.link.pending_commands import ReplyCollector, collect_at_start
 from agent.link.router_client import RouterClient
 from agent.loop import AgentLoop
+from agent.owner.alerts import OwnerNotifier
 from agent.owner.conversation_notices import OwnerNotices
 
 log = logging.getLogger("safeclaw.agent")
@@ -38,8 +41,6 @@ class AgentService:
         self.commands = CommandDispatcher(loop, self.status_lines, self.desk)
 
     def status_lines(self) -> list[str]:
-        from agent.health import status_lines
-
         return status_lines(self.settings)
 
     async def handle(self, message: IncomingMessage) -> str:
@@ -119,8 +120,6 @@ class AgentService:
 
     async def run(self, channel_names: list[str]) -> int:
         """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
-        from agent.health import AgentHeartbeat
-
         threading.Thread(target=self.warm_up, name="llm-warm-up", daemon=True).start()
         with AgentHeartbeat.from_settings(self.settings, channel_names, self.loop.llm):
             return await self._run_channels(channel_names)
@@ -180,9 +179,6 @@ class AgentService:
     async def _deliver_notices(self) -> None:
         """While the agent runs: the router's owner notices (approval asked, approved, denied,
         expired) to the conversation that asked, and to the owner's Telegram when configured."""
-        from agent.link.approval_desk import notice_text
-        from agent.owner.alerts import OwnerNotifier
-
         if self.desk is None:
             return
         desk = self.desk
@@ -253,8 +249,6 @@ def build_desk(settings: AgentSettings, loop: AgentLoop) -> Any:
     """The approval desk (owner notices, decisions typed in a chat), or None without Redis."""
     if not settings.redis_url:
         return None
-    from agent.link.approval_desk import ApprovalDesk
-
     desk = ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
     if isinstance(loop.router, RouterClient):
         loop.router.on_held = desk.note_held  # /approvals knows a held command at once

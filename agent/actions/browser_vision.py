@@ -30,8 +30,10 @@ from agent.actions.browser_session import open_driver as open_driver
 from agent.actions.consent import dismiss_consent_banners
 from agent.actions.context import ActionContext, ActionError
 from agent.actions.guard_proxy import GuardProxy
+from agent.actions.summary import llm_summary
 from agent.actions.url_guard import CheckedURL
 from agent.config.sections import BrowserSettings
+from agent.errors import AgentError
 from agent.workspace.folder import write_bytes_atomic, write_text_atomic
 from protocol.untrusted import sanitise_text
 
@@ -200,9 +202,6 @@ def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
 
 def summarise(text_file: str, ctx: ActionContext) -> dict[str, Any]:
     """The page's summary (as _LLM_SUMMARY gives it); a failed summary leaves the visit saved."""
-    from agent.actions.summary import llm_summary
-    from agent.errors import AgentError
-
     try:
         summary = llm_summary({"content": text_file}, ctx)
     except AgentError as exc:  # an LLM failure, the budget: the page is saved, say why no summary
