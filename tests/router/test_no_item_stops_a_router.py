@@ -132,6 +132,7 @@ def held(admin: redis.Redis, keys: Any) -> str:
     return str(reply["approval_id"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ts", ['"now"', HUGE, "[]", '{"a": 1}'])
 @pytest.mark.parametrize("pushed", [True, False], ids=["settled", "swept"])
 def test_an_owner_decision_with_a_bad_time_is_set_aside_on_settle_and_sweep(

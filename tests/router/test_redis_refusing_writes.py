@@ -98,6 +98,7 @@ def keys_of(server: RedisServer):  # type: ignore[no-untyped-def]
     return server.keys
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_redis_refusing_writes_is_unavailable_never_an_exit(server, tmp_path, caplog, fault):
     apply, cause = FAULTS[fault]

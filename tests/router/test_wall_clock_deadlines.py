@@ -54,6 +54,7 @@ def test_a_trickling_platform_is_hung_up_at_the_deadline_and_the_lane_goes_on(re
     assert ping["status"] == "ok"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trickle", ["body"], indirect=True)
 def test_a_body_that_never_ends_does_not_keep_a_stopping_router_alive(redis_urls, admin, tmp_path, trickle):
     keys = redis_urls.keys
@@ -73,6 +74,7 @@ def test_a_body_that_never_ends_does_not_keep_a_stopping_router_alive(redis_urls
     assert not admin.exists(keys.response(waiting))
 
 
+@pytest.mark.slow
 def test_the_next_start_answers_what_a_bounded_shutdown_left(redis_urls, admin, tmp_path):
     keys = redis_urls.keys
     platform = TrickleServer("body").start()

@@ -341,7 +341,7 @@ def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin
     # take the first one's list for a dead router's (its commands in hand would come back unknown).
     seen_at_first_take: list[bool] = []
     worker = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
-    monkeypatch.setattr(worker.worker.heartbeat, "loop", lambda: None)  # a beat thread that never runs
+    monkeypatch.setattr(worker.worker.heartbeat, "loop", lambda conn: None)  # a beat thread that never runs
     taking = worker.worker._handle
 
     def handle(raw, *args, **kwargs):
