@@ -1,17 +1,20 @@
-"""The agent's wiring: settings -> the LLM (metered by the budget), the router port, the loop, and
-one autonomy cycle; the entry points (`start_agent`, `python -m agent.explain`) build from here."""
+"""The agent's wiring: settings -> the owner's notifier (one per process), the LLM (metered by the
+budget), the router port, the loop, the service or one autonomy cycle; the entry points
+(`start_agent`, `python -m agent.explain`) build from here."""
 
 from __future__ import annotations
 
 from agent.actions import local_actions
 from agent.autonomy.runner import build_cycle
 from agent.config.settings import AgentSettings
-from agent.cost.setup import meter
+from agent.cost.setup import build_guard, meter
 from agent.link.pending_commands import PendingCommands
 from agent.link.router_client import NoRouter, RouterClient
 from agent.llm import create_llm
 from agent.llm.base import BaseLLM
 from agent.loop import AgentLoop, LoopLimits, RouterPort
+from agent.owner.alerts import OwnerNotifier
+from agent.service import AgentService
 
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
@@ -25,14 +28,22 @@ def build_router(settings: AgentSettings) -> RouterPort:
     return RouterClient(settings.redis_url, settings.keys, settings.timeout, outbox)
 
 
+def build_notifier(settings: AgentSettings) -> OwnerNotifier:
+    return OwnerNotifier.from_settings(settings.workspace.root, settings.channels.telegram)
+
+
 def build_loop(
-    settings: AgentSettings, llm: BaseLLM | None = None, router: RouterPort | None = None
+    settings: AgentSettings,
+    llm: BaseLLM | None = None,
+    router: RouterPort | None = None,
+    notifier: OwnerNotifier | None = None,
 ) -> AgentLoop:
     settings.workspace.ensure()
+    guard = build_guard(settings, notifier or build_notifier(settings))
     loop = AgentLoop(
         workspace=settings.workspace,
         # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
-        llm=meter(llm or build_llm(settings), settings),
+        llm=meter(llm or build_llm(settings), settings, guard),
         local=local_actions(),
         router=router or build_router(settings),
         limits=LoopLimits(settings.max_steps, settings.max_format_retries),
@@ -42,9 +53,16 @@ def build_loop(
     return loop
 
 
+def build_service(settings: AgentSettings) -> AgentService:
+    """The running agent: its loop and channels, telling the owner through one notifier."""
+    notifier = build_notifier(settings)
+    return AgentService(settings, build_loop(settings, notifier=notifier), notifier)
+
+
 def run_autonomy_once(settings: AgentSettings) -> int:
     """Exactly one cycle; prints its outcome on one line."""
-    cycle = build_cycle(settings, build_loop(settings))
+    notifier = build_notifier(settings)
+    cycle = build_cycle(settings, build_loop(settings, notifier=notifier), notify=notifier)
     report = cycle.run_once()
     extra = f" — {report.detail}" if report.detail and report.outcome != "acted" else ""
     print(

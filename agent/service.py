@@ -32,9 +32,15 @@ PROGRESS_SEND_SECONDS = 10.0  # longest wait for one progress line to reach the 
 class AgentService:
     """Owns the loop and the channels; answers each message with one turn."""
 
-    def __init__(self, settings: AgentSettings, loop: AgentLoop) -> None:
+    def __init__(
+        self, settings: AgentSettings, loop: AgentLoop, notifier: OwnerNotifier | None = None
+    ) -> None:
         self.settings = settings
         self.loop = loop
+        # The process's one way to alert the owner (`agent.app` builds it once for the loop's budget,
+        # autonomy and the router's notices alike).
+        telegram = settings.channels.telegram
+        self.notifier = notifier or OwnerNotifier.from_settings(settings.workspace.root, telegram)
         self.channels: list[BaseChannel] = []
         self.notices = OwnerNotices(loop, lambda: self.channels)
         self.desk = build_desk(settings, loop)
@@ -114,7 +120,7 @@ class AgentService:
             from agent.autonomy.runner import build_cycle
             from agent.channels.autonomy import AutonomyChannel
 
-            cycle = build_cycle(self.settings, self.loop)
+            cycle = build_cycle(self.settings, self.loop, notify=self.notifier)
             return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
@@ -182,7 +188,7 @@ class AgentService:
         if self.desk is None:
             return
         desk = self.desk
-        notifier = OwnerNotifier.from_settings(self.settings.workspace.root, self.settings.channels.telegram)
+        notifier = self.notifier
         take = desk.in_flight  # first what a previous run took and did not deliver
         while True:
             try:

@@ -162,9 +162,9 @@ def wait_for_the_stack(gate: str) -> bool:
 
 
 def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "") -> int:
-    from agent.app import build_loop
+    from agent.app import build_service
     from agent.logs import setup_logging
-    from agent.service import AgentService, enabled_channels
+    from agent.service import enabled_channels
 
     removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line
     lock = WorkspaceLock(settings.workspace.root).acquire()  # one agent per workspace, for its life
@@ -176,7 +176,7 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
             ", ".join(map(str, removed)),
         )
     try:
-        service = AgentService(settings, build_loop(settings))
+        service = build_service(settings)
         if not wait_for_the_stack(gate):
             return 0
         return asyncio.run(service.run(args.channels or enabled_channels(settings)))
