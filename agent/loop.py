@@ -22,11 +22,7 @@ from agent.commands.describe import describe_one
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
-from agent.llm.base import BaseLLM
-from agent.llm.turn import TurnRequest, turn_request
-from agent.prompt import PromptInputs, render_prompt
-from agent.tool_code import Action, parse_reply
-from agent.turn_origin import (
+from agent.link.origin import (
     OUTSIDE_TURN_LOCAL_ACTIONS,
     OWN_LOCAL_ACTIONS,
     command_origin,
@@ -35,6 +31,10 @@ from agent.turn_origin import (
     sources_read,
     turn_source,
 )
+from agent.llm.base import BaseLLM
+from agent.llm.turn import TurnRequest, turn_request
+from agent.prompt import PromptInputs, render_prompt
+from agent.tool_code import Action, parse_reply
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import entry_value, source_of, visible_to
 from agent.workspace.snapshot import TurnSnapshot

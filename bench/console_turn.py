@@ -31,11 +31,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from agent.actions import local_actions  # noqa: E402
+from agent.link.origin import command_origin  # noqa: E402
 from agent.link.pending_commands import PendingCommands  # noqa: E402
 from agent.link.router_client import RouterClient  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.loop import AgentLoop, LoopLimits  # noqa: E402
-from agent.turn_origin import command_origin  # noqa: E402
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
 from bench.router_roundtrip import start_router, stop, wait_answering  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402

@@ -2,7 +2,7 @@
 
 Only a turn the owner wrote may write memory (`agent.workspace.memory.check_writer`); what the turn had
 already read from outside is recorded with each entry, so the prompt shows it fenced, unless the
-values are the owner's own words (`agent.turn_origin`).
+values are the owner's own words (`agent.link.origin`).
 """
 
 from __future__ import annotations

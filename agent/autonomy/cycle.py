@@ -23,8 +23,8 @@ from agent.config.sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import stamp
+from agent.link.origin import command_origin
 from agent.loop import AgentLoop, RouterPort
-from agent.turn_origin import command_origin
 from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")

@@ -23,7 +23,7 @@ from agent.commands.parse import (
 )
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
-from agent.turn_origin import command_origin, explain_origin
+from agent.link.origin import command_origin, explain_origin
 from agent.workspace.memory import MemoryRefused, is_public
 
 if TYPE_CHECKING:

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.app import build_llm, build_router
     from agent.config.settings import load_settings
     from agent.cost.setup import meter
-    from agent.turn_origin import command_origin, explain_origin
+    from agent.link.origin import command_origin, explain_origin
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -19,7 +19,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from agent.errors import NotSavedError
-from agent.turn_origin import current_origin
+from agent.link.origin import current_origin
 from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
 from protocol.heartbeat import is_alive, read_heartbeat
 
@@ -55,7 +55,7 @@ class RouterClient:
         """Send one command and wait up to `timeout` seconds for its reply. `intent`
         (`protocol.intent_key(turn, action, params)`) lets the router answer a repeat of the same
         request from the first one's record instead of acting twice. The command carries the origin
-        the loop set around this call (`agent.turn_origin.command_origin`); none: counted tainted."""
+        the loop set around this call (`agent.link.origin.command_origin`); none: counted tainted."""
         envelope = CommandEnvelope.new(
             action, params, conversation, ttl_seconds=self.timeout, intent=intent, origin=current_origin()
         )

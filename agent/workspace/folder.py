@@ -172,7 +172,7 @@ class Workspace:
         """Set the reply of the turn `begin_turn` opened (or append one if it is gone).
 
         `turns`: what `begin_turn` returned (the turn runs under the loop's lock; else read here).
-        `read`: the outside sources the turn read, kept with it (`agent.turn_origin`)."""
+        `read`: the outside sources the turn read, kept with it (`agent.link.origin`)."""
         turns = list(self.load_history(conversation) if turns is None else turns)
         if turns and turns[-1].get("response") is None:
             turns[-1]["response"] = response

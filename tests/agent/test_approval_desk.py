@@ -210,7 +210,7 @@ def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, wor
 
 
 def test_approvals_in_the_console_show_every_field_why_and_what_was_read(stack, workspace):
-    from agent.turn_origin import command_origin
+    from agent.link.origin import command_origin
     from protocol.origin import OWNER, Origin
 
     client, desk, _data = stack

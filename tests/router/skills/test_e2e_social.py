@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
+from agent.link.origin import command_origin
 from agent.link.router_client import RouterClient
-from agent.turn_origin import command_origin
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, settings_for
 from tests.support.fake_bsky import FakeBluesky
