@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ from scripts.stack_env import (  # noqa: E402
 from scripts.stack_redis import PrivateRedis, StackError  # noqa: E402
 
 STOP_SECONDS = 10.0  # SIGTERM, then this long, then SIGKILL
+DASHBOARD_GRACE_SECONDS = 0.5  # the console waits this long at most for the dashboard, once the router is up
 ROUTER_READY_SECONDS = 60.0
 
 
@@ -74,6 +76,14 @@ def die_with_parent() -> None:
     """In the child: get SIGTERM if this runner dies without stopping us (Linux prctl)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def dashboard_child_setup() -> None:
+    """In the dashboard's process: it starts at a lower priority, so on a small machine the router
+    and the agent (the way to the console's prompt) get the cores first."""
+    die_with_parent()
+    with contextlib.suppress(OSError):
+        os.nice(10)
 
 
 def agent_child_setup() -> None:
@@ -234,22 +244,39 @@ def launch_dashboard(
             [sys.executable, str(REPO_ROOT / "dashboard" / "start_dashboard.py"), "--env-file",
              str(args.dashboard_env)],
             cwd=REPO_ROOT, env=plan.env, stdin=subprocess.DEVNULL, stdout=console, stderr=console,
-            start_new_session=True, preexec_fn=die_with_parent,
+            start_new_session=True, preexec_fn=dashboard_child_setup,
         )
     stack.record("dashboard", process)
     return DashboardLaunch(plan, process, log_dir)
 
 
 def settle_dashboard(stack: Stack, launch: DashboardLaunch | None) -> None:
-    """Wait until the dashboard serves, then say where; one that does not start is stopped, said."""
+    """Say where the dashboard is once it serves, waiting for it a moment at most: the console does
+    not wait for a page (on 2 cores its start competes with the router's). One still starting is
+    said so and watched; one that does not come up is stopped (its log says why)."""
     if launch is None:
         return
-    if not wait_until_serving(launch.plan, lambda: launch.process.poll() is None):
-        say(f"the dashboard did not start; see {launch.log_dir / 'dashboard.console.log'}")
+    log_file = launch.log_dir / "dashboard.console.log"
+    token = f"token in {launch.plan.token_file}" if launch.plan.token_file else "token: your DASHBOARD_TOKEN"
+
+    def alive() -> bool:
+        return launch.process.poll() is None
+
+    if wait_until_serving(launch.plan, alive, DASHBOARD_GRACE_SECONDS):
+        say(f"dashboard on {launch.plan.address} ({token})")
+        return
+    if not alive():
+        say(f"the dashboard did not start; see {log_file}")
         stack.stop("dashboard")
         return
-    token = f"token in {launch.plan.token_file}" if launch.plan.token_file else "token: your DASHBOARD_TOKEN"
-    say(f"dashboard on {launch.plan.address} ({token})")
+    say(f"dashboard on {launch.plan.address} ({token}), still starting; if it does not answer, see "
+        f"{log_file}")
+
+    def watch() -> None:
+        if not wait_until_serving(launch.plan, alive):
+            stack.stop("dashboard")
+
+    threading.Thread(target=watch, name="dashboard-start", daemon=True).start()
 
 
 class StartGate:
