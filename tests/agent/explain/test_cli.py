@@ -110,15 +110,15 @@ def test_a_crash_is_one_clear_line_and_valid_json(monkeypatch, capsys):
 
 
 def test_a_router_that_times_out_is_json_with_its_kind(monkeypatch, capsys):
+    import agent.app
     import agent.explain.__main__ as cli
-    import agent.service
 
     class Slow:
         def call(self, action, params, conversation):
             return {"status": "unknown", "message": "no answer within 30s yet"}
 
     monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")
-    monkeypatch.setattr(agent.service, "build_router", lambda settings: Slow())
+    monkeypatch.setattr(agent.app, "build_router", lambda settings: Slow())
     assert cli.main(["https://bsky.app/profile/a.test/post/3l2abc", "--json"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["error"] == "router_timeout" and "in time" in err
