@@ -21,6 +21,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from protocol import Keys  # noqa: E402
+from protocol.atomic_file import write_atomically  # noqa: E402
 from router.config.redis_acl import render_acl  # noqa: E402
 
 # Created when missing, since compose refuses to start without its env files. The router
@@ -33,12 +34,7 @@ ENV_FILES = {
 
 def write_private(path: Path, text: str) -> None:
     # 0644 so the container's own user can read its mounted file; the folder is 0700 on the host.
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_atomically(path, text.encode("utf-8"), durable=False, mode=0o644)
 
 
 def password(path: Path) -> str:

@@ -50,6 +50,7 @@ if __name__ == "__main__":
 import redis  # noqa: E402
 
 from protocol import Keys  # noqa: E402
+from protocol.atomic_file import write_atomically  # noqa: E402
 from protocol.env_files import SettingError  # noqa: E402
 from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
 from scripts.control_cli import run as run_control  # noqa: E402
@@ -105,9 +106,8 @@ class Stack:
     def record(self, name: str, process: subprocess.Popen[Any]) -> None:
         self.children[name] = process
         pids = {n: p.pid for n, p in self.children.items()}
-        tmp = self.run_dir / "pids.json.tmp"
-        tmp.write_text(json.dumps(pids) + "\n", encoding="utf-8")
-        os.replace(tmp, self.run_dir / "pids.json")
+        data = (json.dumps(pids) + "\n").encode()
+        write_atomically(self.run_dir / "pids.json", data, durable=False, mode=0o644)
 
     def stop(self, name: str) -> None:
         process = self.children.get(name)

@@ -6,11 +6,11 @@ router never gets the agent's LLM keys or bot token. Each gets REDIS_URL with it
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.atomic_file import write_atomically
 from protocol.env_files import merge_sources, parse_bool, read_env_file, stricter_bool
 
 __all__ = ["read_env_file"]  # the one dotenv reader, re-exported for the scripts
@@ -68,9 +68,6 @@ def router_environment(
 def write_runtime_env(path: Path, values: Mapping[str, str]) -> None:
     """A git-ignored dotenv file (mode 0600) so `./safeclaw status` can reach the running stack."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("# written by ./safeclaw for the running stack; do not edit\n")
-        handle.writelines(f"{key}={value}\n" for key, value in values.items())
-    os.replace(tmp, path)
+    text = "# written by ./safeclaw for the running stack; do not edit\n"
+    text += "".join(f"{key}={value}\n" for key, value in values.items())
+    write_atomically(path, text.encode("utf-8"), durable=False)

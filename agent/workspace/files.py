@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
+from protocol.atomic_file import write_atomically
 
 STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no write still running (they take ms)
 REASONS = {  # why a write failed, in the owner's words
@@ -30,18 +31,7 @@ REASONS = {  # why a write failed, in the owner's words
 def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` so a reader sees the old file or the new one, never a torn one;
     `durable`: synced to the disk first (state); a cache a crash may lose needs no fsync."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, data, durable)
 
 
 def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:

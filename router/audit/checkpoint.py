@@ -12,7 +12,6 @@ both; only a copy elsewhere (the Redis audit stream, shipped logs) shows that.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import hmac
@@ -21,6 +20,8 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from protocol.atomic_file import write_atomically
 
 SUFFIX = ".head"
 KEY_BYTES = 32
@@ -77,24 +78,8 @@ def path_of(directory: Path, name: str) -> Path:
 def write(directory: Path, name: str, seq: int, digest: str, key: bytes) -> None:
     """Replace the checkpoint atomically and durably (temp file, fsync, rename, fsync the folder)."""
     body = {"name": name, "seq": seq, "hash": digest, "mac": seal(key, name, seq, digest)}
-    _write_atomically(path_of(directory, name), (json.dumps(body, sort_keys=True) + "\n").encode())
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    temp = target.with_name(target.name + ".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, target)
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    data = (json.dumps(body, sort_keys=True) + "\n").encode()
+    write_atomically(path_of(directory, name), data, sync_folder=True)
 
 
 @dataclass(frozen=True)
@@ -176,7 +161,7 @@ def enrol(directory: Path, name: str, key: bytes, sealed_heads: list[str]) -> st
         names.add(name)
         listed = sorted(names)
         body = json.dumps({"chains": listed, "mac": seal_chains(key, listed)}, sort_keys=True) + "\n"
-        _write_atomically(directory / CHAINS_FILE, body.encode())
+        write_atomically(directory / CHAINS_FILE, body.encode(), sync_folder=True)
         return problem
     finally:
         os.close(fd)

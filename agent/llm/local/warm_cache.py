@@ -11,14 +11,13 @@ one to a crash only costs the next start its speed.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from protocol.atomic_file import write_atomically
 
 log = logging.getLogger("safeclaw.agent.local")
 FORMAT = 1
@@ -109,15 +108,7 @@ class WarmCache:
         """Atomically; a cache that cannot be written is logged, never a failure."""
         assert self.folder is not None
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, self.folder / name)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+            write_atomically(self.folder / name, data, durable=False)
         except OSError as exc:
             log.warning("the embedded model's warm-up is not kept (%s): the next start warms up again", exc)
 
