@@ -102,6 +102,7 @@ def sent(record: Record) -> list[dict[str, Any]]:
     return [p for p in record["report"].public if p["status"] == "ok"]
 
 
+@pytest.mark.slow  # its fixture runs four days of cycles (12-17 s)
 def test_it_ran_every_cycle_acting_whenever_the_bounds_let_it(run):
     records = run["records"]
     assert len(records) == CYCLES and records[-1]["report"].cycle == CYCLES
