@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
 import sys
@@ -20,16 +19,9 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 
-def use_the_installed_python() -> None:
-    """Started by a Python without SafeClaw's packages (`python3 agent/start_agent.py` on a fresh
-    machine), run again with the one `./safeclaw install` made: a command works as the README writes it."""
-    installed = REPO_ROOT / ".venv" / "bin" / "python"
-    if (importlib.util.find_spec("redis") is None and installed.exists()
-            and Path(sys.prefix).resolve() != installed.parent.parent.resolve()):  # never a loop
-        os.execv(installed, [str(installed), *sys.argv])
+from protocol.installed_python import use_the_installed_python  # noqa: E402
 
-
-use_the_installed_python()
+use_the_installed_python(REPO_ROOT)
 
 try:  # a Ctrl-C while the agent starts leaves quietly, as one later does, never with a traceback
     from dotenv import load_dotenv

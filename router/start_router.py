@@ -7,8 +7,6 @@ until SIGTERM or Ctrl-C, after which it finishes the command in hand and exits 0
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -21,16 +19,9 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 
-def use_the_installed_python() -> None:
-    """Started by a Python without SafeClaw's packages (`python3 router/start_router.py` on a fresh
-    machine), run again with the one `./safeclaw install` made: a command works as the README writes it."""
-    installed = REPO_ROOT / ".venv" / "bin" / "python"
-    if (importlib.util.find_spec("redis") is None and installed.exists()
-            and Path(sys.prefix).resolve() != installed.parent.parent.resolve()):  # never a loop
-        os.execv(installed, [str(installed), *sys.argv])
+from protocol.installed_python import use_the_installed_python  # noqa: E402
 
-
-use_the_installed_python()
+use_the_installed_python(REPO_ROOT)
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
