@@ -102,7 +102,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.command == "config":
         if args.key == "telegram":
             from agent.channels.telegram_setup import configure_telegram
-            from agent.config.sections import TelegramSettings
+            from agent.config.channel_sections import TelegramSettings
 
             configure_telegram(config_path_from_env(env), TelegramSettings.from_env(env))
             return 0

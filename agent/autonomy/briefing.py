@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.config.sections import AutonomySettings
+from agent.config.channel_sections import AutonomySettings
 from agent.governance.files import Governance
 from agent.prompt import escape_text
 from agent.workspace.folder import Workspace

@@ -19,7 +19,7 @@ from agent.autonomy import CONVERSATION
 from agent.autonomy.briefing import AUTHOR, briefing, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
 from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFiles
-from agent.config.sections import MIN_CYCLE_INTERVAL, AutonomySettings
+from agent.config.channel_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import stamp

@@ -57,7 +57,7 @@ from agent.workspace.folder import read_json, write_json_atomic
 from protocol.origin import STRANGER, Origin, clip
 
 if TYPE_CHECKING:
-    from agent.config.sections import BlueskySettings
+    from agent.config.channel_sections import BlueskySettings
     from agent.workspace.folder import Workspace
 
 log = logging.getLogger("safeclaw.agent.bluesky")

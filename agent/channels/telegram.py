@@ -44,7 +44,7 @@ from agent.commands import command_specs
 from agent.errors import ConfigError
 
 if TYPE_CHECKING:
-    from agent.config.sections import TelegramSettings
+    from agent.config.channel_sections import TelegramSettings
 
 log = logging.getLogger("safeclaw.agent.telegram")
 MAX_REMEMBERED_STRANGERS = 10_000

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent.config.sections import TelegramSettings
+from agent.config.channel_sections import TelegramSettings
 from agent.config.settings import Ask, Say, ask_valid, load_config_file
 from agent.errors import ConfigError
 from agent.workspace.folder import write_json_atomic

@@ -1,9 +1,10 @@
 """The agent's settings: config.json (no secrets) plus the environment (secrets, Redis, hosts).
 
 `load_settings()` runs once at the entry point: it reads the environment (the only place in the
-agent that does) and parses every section into typed settings (`agent/config/sections.py`),
-with errors that name the file and the key. The result is passed down, never global; each part
-receives its own section (`settings.llm`, `settings.browser`, `settings.channels.telegram`, …).
+agent that does) and parses every section into typed settings (`agent/config/sections.py` and
+`channel_sections.py`), with errors that name the file and the key. The result is passed down,
+never global; each part receives its own section (`settings.llm`, `settings.browser`,
+`settings.channels.telegram`, …).
 """
 
 from __future__ import annotations
@@ -17,14 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agent.config.channel_sections import ChannelSettings
 from agent.config.reader import Env, Section, env_text
-from agent.config.sections import (
-    DEFAULT_MODELS,
-    LLM_PROVIDERS,
-    BrowserSettings,
-    ChannelSettings,
-    LLMSettings,
-)
+from agent.config.sections import DEFAULT_MODELS, LLM_PROVIDERS, BrowserSettings, LLMSettings
 from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
 from agent.workspace.folder import Workspace, read_json, write_json_atomic

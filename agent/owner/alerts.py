@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agent.errors import ConfigError
 
 if TYPE_CHECKING:
-    from agent.config.sections import TelegramSettings
+    from agent.config.channel_sections import TelegramSettings
 
 log = logging.getLogger("safeclaw.agent.notify")
 SEND_TIMEOUT = 10.0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config.sections import BlueskySettings, BrowserSettings, ChannelSettings, LLMSettings
+from agent.config.channel_sections import BlueskySettings, ChannelSettings
+from agent.config.sections import BrowserSettings, LLMSettings
 from agent.config.settings import CONFIG_TEMPLATE, load_settings, settings_from_config
 from agent.errors import ConfigError
 

@@ -2,8 +2,8 @@
 
 import json
 
+from agent.config.channel_sections import TelegramSettings
 from agent.config.reader import Section
-from agent.config.sections import TelegramSettings
 from agent.owner.alerts import OwnerNotifier
 from tests.agent.channels.telegram_helpers import OWNER
 from tests.support.fake_telegram import FakeTelegram, server_error

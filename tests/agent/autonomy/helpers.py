@@ -9,7 +9,7 @@ from typing import Any
 
 from agent.actions import local_actions
 from agent.autonomy.cycle import AutonomyCycle
-from agent.config.sections import AutonomySettings
+from agent.config.channel_sections import AutonomySettings
 from agent.cost.budget import BudgetGuard, BudgetSettings
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.autonomy.briefing import briefing
-from agent.config.sections import AutonomySettings
+from agent.config.channel_sections import AutonomySettings
 from agent.governance.files import Governance
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 

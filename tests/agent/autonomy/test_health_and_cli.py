@@ -11,8 +11,8 @@ import pytest
 from agent.autonomy.health import stuck_reason
 from agent.autonomy.journal import GitJournal
 from agent.autonomy.state import Heartbeat
+from agent.config.channel_sections import AutonomySettings
 from agent.config.reader import Section
-from agent.config.sections import AutonomySettings
 from agent.errors import ConfigError
 from tests.agent.autonomy.helpers import StandInRouter, make_cycle
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT

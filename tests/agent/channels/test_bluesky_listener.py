@@ -13,8 +13,8 @@ from agent.actions import local_actions
 from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener
 from agent.channels.console import ConsoleChannel
 from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION, PostFilter
+from agent.config.channel_sections import BlueskySettings
 from agent.config.reader import Section
-from agent.config.sections import BlueskySettings
 from agent.config.settings import load_settings
 from agent.errors import ConfigError
 from agent.llm.scripted.llm import ScriptedLLM

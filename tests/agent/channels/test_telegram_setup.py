@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agent.channels.telegram_setup import bot_urls, configure_telegram, parse_user_ids
+from agent.config.channel_sections import TelegramSettings
 from agent.config.reader import Section
-from agent.config.sections import TelegramSettings
 from agent.errors import ConfigError
 from tests.support.fake_telegram import FakeTelegram
 
