@@ -31,8 +31,8 @@ from agent.errors import AgentError
 from agent.llm import create_llm
 from agent.llm.select import choose_provider
 from agent.status_line import Check
-from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.keys import Keys
 
 MIN_PYTHON = (3, 11)
 REDIS_TIMEOUT = 3.0

@@ -38,7 +38,7 @@ from agent.tool_code import Action, parse_reply
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import entry_value, source_of, visible_to
 from agent.workspace.snapshot import TurnSnapshot
-from protocol import intent_key
+from protocol.commands import intent_key
 from protocol.origin import OWNER, Origin
 
 log = logging.getLogger("safeclaw.agent.loop")

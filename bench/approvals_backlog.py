@@ -32,7 +32,7 @@ import redis
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from protocol import CommandEnvelope  # noqa: E402
+from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
 from router.policy.approvals import ApprovalStore, PendingCaps  # noqa: E402
 from tests.router.router_helpers import RouterProcess, router_env  # noqa: E402

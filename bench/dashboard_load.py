@@ -21,7 +21,8 @@ from typing import Any
 import httpx
 import redis
 
-from protocol import CommandEnvelope, Keys
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.audit.log import canonical
 from router.policy.approvals import ApprovalStore
 from scripts.stack_dashboard import DashboardPlan, wait_until_serving

@@ -26,7 +26,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from protocol import Reply, Status, redaction  # noqa: E402
+from protocol import redaction  # noqa: E402
+from protocol.replies import Reply, Status  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "redaction.json"
 SECRETS = [

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import redis  # noqa: E402
 from mastodon import Mastodon  # noqa: E402
 
-from protocol import CommandEnvelope  # noqa: E402
+from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
 from router.bounds.duplicates import DuplicateGuard  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402

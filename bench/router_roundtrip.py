@@ -42,7 +42,8 @@ sys.path.insert(0, str(REPO_ROOT))
 import redis  # noqa: E402
 
 from agent.link.router_client import RouterClient  # noqa: E402
-from protocol import CommandEnvelope, Keys  # noqa: E402
+from protocol.commands import CommandEnvelope  # noqa: E402
+from protocol.keys import Keys  # noqa: E402
 from tests.support.fake_moltbook import FakeMoltbook  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 

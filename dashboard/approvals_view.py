@@ -10,7 +10,7 @@ import redis
 
 from dashboard.activity import VERBS, origin_of, platform_name
 from dashboard.values import json_object, text
-from protocol import Keys
+from protocol.keys import Keys
 from router.policy.approvals import public_view
 
 PAGE = 50

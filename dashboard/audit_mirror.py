@@ -17,7 +17,7 @@ import redis
 
 from dashboard.activity import describe, matches, superseded
 from dashboard.values import json_object
-from protocol import Keys
+from protocol.keys import Keys
 
 MAX_ITEMS = 12_000  # a little over the stream's cap (router AUDIT_STREAM_MAX)
 BATCH = 2_000

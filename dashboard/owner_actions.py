@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from agent.governance.injections import MAX_PENDING
 from dashboard import readers
 from dashboard.settings import DashboardSettings
-from protocol import Keys
+from protocol.keys import Keys
 from router.policy import approvals, kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")

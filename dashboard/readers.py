@@ -12,8 +12,8 @@ from typing import Any
 import redis
 
 from dashboard.values import json_object, number, text, whole
-from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.keys import Keys
 
 GOVERNANCE_FILES = ("DOS.md", "VIOLATIONS.md", "UNKNOWNS.md", "PROPOSED_RULES.md", "external_overrides.md")
 MAX_GOVERNANCE_CHARS = 100_000

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from protocol import Keys
 from protocol.env_files import SettingError, check_names, parse_bool, read_env_file
+from protocol.keys import Keys
 
 DASHBOARD_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DASHBOARD_DIR.parent

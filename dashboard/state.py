@@ -34,8 +34,8 @@ from dashboard.part_lines import (
     redis_part,
 )
 from dashboard.values import number, text, texts
-from protocol import Keys
 from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.keys import Keys
 from router.policy import kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")

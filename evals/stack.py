@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from agent.link.router_client import RouterClient
-from protocol import Keys
+from protocol.keys import Keys
 from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker

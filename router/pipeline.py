@@ -21,7 +21,9 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status, is_command_id
+from protocol.commands import CommandEnvelope, is_command_id
+from protocol.replies import Reply, Status
+from protocol.wire import ProtocolError
 from router.errors import SkillError, describe
 from router.policy.checks import Decision, Policy
 from router.policy.effects import Effect

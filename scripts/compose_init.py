@@ -20,8 +20,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from protocol import Keys  # noqa: E402
 from protocol.atomic_file import write_atomically  # noqa: E402
+from protocol.keys import Keys  # noqa: E402
 from router.config.redis_acl import render_acl  # noqa: E402
 
 # Created when missing, since compose refuses to start without its env files. The router

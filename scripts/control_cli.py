@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
 from router.policy import approvals, kill_switch

@@ -49,9 +49,9 @@ if __name__ == "__main__":
 
 import redis  # noqa: E402
 
-from protocol import Keys  # noqa: E402
 from protocol.atomic_file import write_atomically  # noqa: E402
 from protocol.env_files import SettingError  # noqa: E402
+from protocol.keys import Keys  # noqa: E402
 from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
 from scripts.control_cli import run as run_control  # noqa: E402
 from scripts.stack_dashboard import DashboardPlan, plan_dashboard, wait_until_serving  # noqa: E402

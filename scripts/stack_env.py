@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES
 from protocol.atomic_file import write_atomically
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from protocol.env_files import merge_sources, parse_bool, read_env_file, stricter_bool
 
 __all__ = ["read_env_file"]  # the one dotenv reader, re-exported for the scripts

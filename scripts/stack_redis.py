@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.config.redis_acl import render_acl
 
 READY_SECONDS = 20.0

@@ -24,7 +24,8 @@ from agent.config.sections import DEFAULT_MODELS, LLM_PROVIDERS, BrowserSettings
 from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
 from agent.workspace.folder import Workspace, read_json, write_json_atomic
-from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.keys import Keys
 
 AGENT_DIR = Path(__file__).resolve().parents[1]
 CONFIG_TEMPLATE = AGENT_DIR / "config" / "initial.json"

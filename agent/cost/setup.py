@@ -14,7 +14,7 @@ from agent.cost.metered import MeteredLLM
 from agent.errors import ConfigError
 from agent.llm.base import BaseLLM
 from agent.owner.alerts import OwnerNotifier
-from protocol import Keys
+from protocol.keys import Keys
 
 if TYPE_CHECKING:
     from agent.config.settings import AgentSettings

@@ -16,7 +16,7 @@ import logging
 import redis
 
 from agent.governance.files import Governance, GovernanceError
-from protocol import Keys
+from protocol.keys import Keys
 
 log = logging.getLogger("safeclaw.agent.governance")
 MAX_PENDING = 200  # entries waiting for the agent; the dashboard refuses more (nothing is dropped)

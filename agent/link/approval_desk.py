@@ -22,7 +22,7 @@ import redis
 from agent.channels.display import escaped
 from agent.commands.describe import OUTBOX, the_thing
 from agent.workspace.memory import one_line
-from protocol import Keys
+from protocol.keys import Keys
 
 log = logging.getLogger("safeclaw.agent.approvals")
 APPROVAL_DECISION = "APPROVAL_DECISION"

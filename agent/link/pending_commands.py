@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from agent.errors import NotSavedError
 from agent.workspace.folder import Workspace
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from protocol.untrusted import sanitise_text
 
 log = logging.getLogger("safeclaw.agent.pending")

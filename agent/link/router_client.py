@@ -20,8 +20,11 @@ from redis.retry import Retry
 
 from agent.errors import NotSavedError
 from agent.link.origin import current_origin
-from protocol import CommandEnvelope, Keys, ProtocolError, Reply, Status
+from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.keys import Keys
+from protocol.replies import Reply, Status
+from protocol.wire import ProtocolError
 
 if TYPE_CHECKING:
     from agent.link.pending_commands import PendingCommands
@@ -53,7 +56,7 @@ class RouterClient:
 
     def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
         """Send one command and wait up to `timeout` seconds for its reply. `intent`
-        (`protocol.intent_key(turn, action, params)`) lets the router answer a repeat of the same
+        (`protocol.commands.intent_key(turn, action, params)`) lets the router answer a repeat of the same
         request from the first one's record instead of acting twice. The command carries the origin
         the loop set around this call (`agent.link.origin.command_origin`); none: counted tainted."""
         envelope = CommandEnvelope.new(

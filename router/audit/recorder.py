@@ -16,8 +16,9 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
 from protocol.origin import Origin
+from protocol.replies import Reply, Status
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import AuditLog, AuditUnavailable
 from router.config.settings import RouterSettings

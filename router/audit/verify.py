@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import Verdict, hash_at, verify_directory
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from router.config.values import MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 from router.errors import ConfigError
 

@@ -1,4 +1,4 @@
-"""Generate the Redis 7 ACL file for SafeClaw from `protocol.Keys`.
+"""Generate the Redis 7 ACL file for SafeClaw from `protocol.keys.Keys`.
 
 Four users, each allowed only what its side needs (ACL selectors tie each command to the keys
 it may touch), and the `default` user switched off:
@@ -36,7 +36,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make `protocol` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from protocol import Keys
+from protocol.keys import Keys
 
 # What redis-py needs to open a connection (AUTH or HELLO+AUTH, CLIENT SETNAME) and stay healthy.
 CONNECTION_COMMANDS = ("+ping", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",

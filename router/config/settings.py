@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from protocol.env_files import (
     SettingError,
     Stricter,
@@ -24,6 +24,7 @@ from protocol.env_files import (
     stricter_number,
     stricter_union,
 )
+from protocol.keys import Keys
 from router.bounds.settings import BoundsSettings
 from router.config.values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
 from router.errors import ConfigError

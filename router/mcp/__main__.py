@@ -20,7 +20,8 @@ from pathlib import Path
 
 import anyio
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES, Keys
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.keys import Keys
 from router.mcp.http import MIN_TOKEN_CHARS, serve_http
 from router.mcp.links import Link, OneShotLink, QueueLink
 from router.mcp.server import RouterTools, serve_stdio

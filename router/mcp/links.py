@@ -34,7 +34,9 @@ import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status, intent_key
+from protocol.commands import CommandEnvelope, intent_key
+from protocol.replies import Reply, Status
+from protocol.wire import ProtocolError
 from router.config.redis_acl import MCP_COMMAND_PREFIX
 from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import mcp_types as types
 
-from protocol import Reply, Status
+from protocol.replies import Reply, Status
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 
 UNTRUSTED = {"safeclaw/untrusted": True}

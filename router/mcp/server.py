@@ -20,7 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from protocol import Reply, Status
+from protocol.replies import Reply, Status
 from router.mcp.links import Link
 from router.mcp.results import tool_result
 from router.mcp.stdio import serve_streams

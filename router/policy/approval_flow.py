@@ -23,8 +23,10 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status, command_fingerprint
+from protocol.commands import CommandEnvelope, command_fingerprint
 from protocol.origin import NO_ORIGIN
+from protocol.replies import Reply, Status
+from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder, effect_dict, url_of
 from router.config.settings import RouterSettings
 from router.policy import approvals

@@ -27,7 +27,8 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Keys
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from protocol.origin import NO_ORIGIN
 
 DECISIONS = ("approve", "deny")

@@ -31,8 +31,10 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Keys, Reply, Status
 from protocol.blobs import suspicion
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
+from protocol.replies import Reply, Status
 from router.bounds import Counters
 from router.bounds.embedded import EmbeddedStore
 from router.bounds.guard import HardBounds

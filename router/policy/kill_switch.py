@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 
 MAX_NOTICES = 1000
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from protocol.origin import AUTONOMY, NO_ORIGIN, OWNER, STRANGER, Origin, fold, foreign_links, said_by
 from router.policy.effects import LOCAL_PLATFORM, Effect
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
 from router.audit.recorder import AuditRecorder
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings

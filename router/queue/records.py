@@ -21,7 +21,8 @@ import time
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status, command_fingerprint
+from protocol.commands import CommandEnvelope, command_fingerprint
+from protocol.replies import Reply, Status
 from router.config.settings import RouterSettings
 from router.queue.redis_io import as_bytes
 

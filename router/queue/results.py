@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from protocol import Reply, Status
+from protocol.replies import Reply, Status
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.queue.dead_letter import DeadLetters

@@ -14,7 +14,8 @@ import logging
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
 from router.audit.log import AuditUnavailable
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings

@@ -32,7 +32,9 @@ from collections.abc import Mapping
 
 import redis
 
-from protocol import CommandEnvelope, ProtocolError, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
+from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe

@@ -21,7 +21,8 @@ from typing import Any
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import AuditLog
 from router.audit.recorder import AUDIT_STREAM_MAX, audit_entry, effect_dict, policy_decision

@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, Origin
+from protocol.replies import Reply, Status
 from router.bounds.embedded import StoreError
 from router.config.credentials import load_credentials, secret_values
 from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment

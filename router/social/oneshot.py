@@ -17,7 +17,8 @@ from collections.abc import Mapping
 
 import redis
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
 from router.bounds.embedded import EmbeddedStore
 from router.config.credentials import load_credentials
 from router.config.settings import RouterSettings

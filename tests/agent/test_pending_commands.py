@@ -13,7 +13,7 @@ import pytest
 from agent.link.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
 from agent.link.router_client import RouterClient
 from agent.workspace import pending_writes
-from protocol import Reply, Status
+from protocol.replies import Reply, Status
 from tests.router.router_helpers import WorkerThread, settings_for
 
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from agent.link.router_client import NoRouter, RouterClient
-from protocol import Keys
+from protocol.keys import Keys
 from tests.router.router_helpers import WorkerThread, settings_for
 from tests.support.redis_server import free_port
 
@@ -32,7 +32,7 @@ def test_call_round_trip_ok(redis_urls, client, tmp_path):
 
 
 def test_a_repeated_intent_is_answered_from_the_first_without_acting_twice(redis_urls, client, tmp_path):
-    from protocol import intent_key
+    from protocol.commands import intent_key
     from tests.router.router_helpers import note_lines
 
     intent = intent_key("turn-a", "NOTE", {"text": "once"})

@@ -22,7 +22,7 @@ from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.loop import AgentLoop, LoopLimits
 from agent.workspace.memory import Provenance, source_of
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin
 from router.policy import approvals
 from router.registry import discover_skills

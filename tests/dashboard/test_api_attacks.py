@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
-from protocol import CommandEnvelope, Keys
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.policy.approvals import ApprovalError, ApprovalStore
 from tests.dashboard.helpers import BASE, TOKEN
 

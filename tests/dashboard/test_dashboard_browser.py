@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.registry import discover_skills
 from tests.dashboard.conftest import pill_text, shot, until
 from tests.dashboard.helpers import TOKEN

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from protocol import Keys
+from protocol.keys import Keys
 from tests.dashboard.conftest import shot, until
 from tests.dashboard.helpers import TOKEN
 

@@ -15,7 +15,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys as Key
 from selenium.webdriver.support.ui import Select
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.registry import discover_skills
 from tests.dashboard.axe import serious_findings
 from tests.dashboard.conftest import shot, until

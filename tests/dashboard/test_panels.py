@@ -16,7 +16,8 @@ from dashboard import charts, live
 from dashboard.approvals_view import pending_page
 from dashboard.audit_mirror import AuditMirror
 from dashboard.workspace_reads import CostHistory, autonomy_panel
-from protocol import CommandEnvelope, Keys
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.policy.approvals import ApprovalStore
 
 KEYS = Keys()

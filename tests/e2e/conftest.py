@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
 from tests.support.fake_bsky import FakeBluesky
 from tests.support.fake_mastodon import FakeMastodon

@@ -10,7 +10,7 @@ import re
 import pytest
 import redis
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.e2e.conftest import tool_reply
 from tests.router.router_helpers import wait_until

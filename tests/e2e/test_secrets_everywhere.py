@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from protocol import SECRET_CREDENTIAL_VARIABLES
+from protocol.credentials import SECRET_CREDENTIAL_VARIABLES
 from tests.e2e.conftest import (
     CREDENTIAL_VARIABLES,
     PLATFORMS,

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from protocol import CommandEnvelope, ProtocolError, Reply
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply
+from protocol.wire import ProtocolError
 
 GOOD = {"id": "c1", "action": "PING", "params": {}, "conversation": "console",
         "created_at": 1.0, "expires_at": 2.0, "v": 1}

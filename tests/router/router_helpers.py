@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, Origin
 from router.app import build_worker
 from router.config.settings import RouterSettings

@@ -8,7 +8,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.config.redis_acl import password_hash, render_acl
 
 KEYS = Keys()

@@ -8,7 +8,7 @@ gets exactly its side of approvals, audit and notices.
 import pytest
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 
 KEYS = Keys()
 QUEUE = KEYS.command_queue

@@ -4,7 +4,7 @@ replies to its own (`mcp-` ids), never the agent's, and nothing of the router's 
 import pytest
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.config.redis_acl import MCP_COMMAND_PREFIX
 
 KEYS = Keys()

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from agent.link.approval_desk import notice_text
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.policy import approvals
 from router.registry import discover_skills
 from scripts.control_cli import list_approvals

@@ -29,7 +29,7 @@ def test_no_round_trip_that_answers_commands_blocks(redis_urls, admin, tmp_path,
         return real_blmove(*args)
 
     thread.worker.conn.blmove = blmove  # type: ignore[method-assign]
-    from protocol import CommandEnvelope
+    from protocol.commands import CommandEnvelope
     from tests.router.router_helpers import OWNER_TURN
 
     with thread:

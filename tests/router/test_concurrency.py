@@ -3,7 +3,7 @@ command is answered by its deadline (`unknown` for a side effect still in flight
 
 import pytest
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, reply_of, settings_for
 from tests.support.fake_moltbook import FakeMoltbook

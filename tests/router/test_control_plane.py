@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.audit.log import verify_directory
 from router.policy import approvals, kill_switch
 from tests.router.router_helpers import (

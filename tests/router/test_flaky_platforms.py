@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.checks import Policy

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from protocol import CommandEnvelope, ProtocolError
+from protocol.commands import CommandEnvelope
+from protocol.wire import ProtocolError
 from tests.router.router_helpers import WorkerThread, note_lines, reply_of, settings_for
 
 

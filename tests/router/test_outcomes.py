@@ -7,7 +7,7 @@ is answered from the first one's record without a second post.
 
 import pytest
 
-from protocol import CommandEnvelope, intent_key
+from protocol.commands import CommandEnvelope, intent_key
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, reply_of, settings_for
 from tests.support.fake_mastodon import FakeMastodon
@@ -104,7 +104,7 @@ def test_a_failure_known_to_be_before_the_send_is_error_and_may_be_repeated(
 
 @pytest.mark.parametrize("bad", ["a b", "x" * 129, "é", 5])
 def test_a_malformed_intent_is_a_malformed_command(bad):
-    from protocol import ProtocolError
+    from protocol.wire import ProtocolError
 
     envelope = CommandEnvelope.new("PING", {}, "t", ttl_seconds=5)
     raw = envelope.to_json().replace('"intent": ""', f'"intent": {bad!r}'.replace("'", '"'))

@@ -8,7 +8,7 @@ policy lets it through. The queue around it is tested in test_worker and test_co
 
 import pytest
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.errors import ConfigError
 from router.pipeline import Pipeline, Planned
 from router.policy.checks import Policy

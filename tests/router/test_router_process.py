@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from agent.link.router_client import RouterClient
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from tests.router.router_helpers import (
     REPO_ROOT,
     RouterProcess,

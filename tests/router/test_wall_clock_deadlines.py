@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.bounds.circuit import outcome_of
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, reply_of, settings_for, wait_until

@@ -9,8 +9,9 @@ import logging
 
 import pytest
 
-from protocol import CommandEnvelope, ProtocolError
+from protocol.commands import CommandEnvelope
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, said_by
+from protocol.wire import ProtocolError
 from router.config.settings import RouterSettings
 from router.policy.checks import Policy
 from router.policy.whose_words import post_key

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from protocol import CommandEnvelope, Reply, Status
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
 from router.app import build_worker
 from router.errors import SkillError
 from router.registry import Skill

@@ -7,7 +7,7 @@ The property runs over the registry itself, so a write skill added later is cove
 
 import pytest
 
-from protocol import CommandEnvelope
+from protocol.commands import CommandEnvelope
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.checks import Policy

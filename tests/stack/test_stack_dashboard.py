@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from protocol import CommandEnvelope, Keys
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.audit.log import AuditLog
 from router.policy.approvals import ApprovalStore
 from scripts.control_cli import run as control

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from protocol import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from scripts.stack_env import DEFAULT_ROUTER_ID, agent_environment, router_environment, write_runtime_env
 from tests.stack.stack_helpers import REPO_ROOT
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from protocol import Keys
+from protocol.keys import Keys
 from router.config.redis_acl import render_acl
 
 REDIS_SERVER_BINARY = "/usr/bin/redis-server"

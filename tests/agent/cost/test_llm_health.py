@@ -5,7 +5,7 @@ import json
 import pytest
 
 from agent.health import AgentHeartbeat
-from protocol import Keys
+from protocol.keys import Keys
 from tests.agent.cost.test_budget import guarded
 
 
