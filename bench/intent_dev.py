@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm.local.decide import ClassifyThenFill
-from agent.llm.local.llm import LocalLLM, persona_of
+from agent.llm.local.llm import LocalLLM
+from agent.llm.local.prompt_turns import persona_of
 from agent.loop import AgentLoop
 from bench.local_suite import RecordingRouter, fresh_workspace
 

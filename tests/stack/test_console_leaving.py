@@ -15,7 +15,7 @@ import time
 import pexpect
 import pytest
 
-from agent.llm.local.llm import shipped_model_path
+from agent.llm.local.model_file import shipped_model_path
 from tests.stack.stack_helpers import REPO_ROOT, RUN_STACK, START_AGENT, alive, stack_env
 
 AFTER = "; echo; echo EXIT=$?; stty -a"

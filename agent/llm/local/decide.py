@@ -26,9 +26,10 @@ from typing import Any
 
 import jsonschema
 
+from agent.llm.local.action_evidence import asked_for
 from agent.llm.local.choose import BASELINES, answer_tokens, choose, prompt_key
 from agent.llm.local.grammar import object_grammar
-from agent.llm.local.intents import CHAT, Intent, asked_for, can_fill, listed_labels, offered_intents
+from agent.llm.local.intents import CHAT, Intent, can_fill, listed_labels, offered_intents
 from agent.llm.local.ranking import Ranked
 from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply
 from agent.llm.local.rules import keyword_rule

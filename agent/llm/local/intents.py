@@ -7,14 +7,21 @@ the catalogue's own schema, like any model's action."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
 
-from agent.commands.parse import platform_of_post
+from agent.llm.local.message_values import (
+    URL,
+    URL_PARAMS,
+    fill_schema,
+    key_choice,
+    memory_key,
+    message_words,
+    related_keys,
+)
 from agent.llm.turn import TurnRequest
 
 # Answers that run no action; their wording comes from code (replies.py), not from the model.
@@ -41,16 +48,6 @@ ACTION_LABELS = {
 REPLY = "reply"  # CREATE_POST with reply_to: offered when the message holds a post's URL
 # Named by the agent itself (a follow-up of _BROWSER_VISION), never chosen from the owner's words.
 NOT_OFFERED = frozenset({"_LLM_SUMMARY"})
-URL = re.compile(r"(?:https?|at)://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
-QUOTED = re.compile(r"[\"“”']([^\"“”']{1,300})[\"“”']")
-URL_PARAMS = ("url", "post_id", "reply_to")
-PLATFORM_WORDS = {
-    "bsky": {"bsky", "bluesky"},
-    "mastodon": {"mastodon", "toot", "fediverse"},
-    "reddit": {"reddit", "subreddit"},
-    "x": {"x", "twitter", "tweet"},
-    "moltbook": {"moltbook", "submolt"},
-}
 
 Params = dict[str, Any]
 
@@ -77,146 +74,12 @@ def describe(action: str, instructions: dict[str, str]) -> str:
     return first[:100]
 
 
-def value_schema(name: str, spec: dict[str, Any], message: str) -> dict[str, Any] | None:
-    """A param's schema for the fill grammar: the catalogue's enum, the message's URLs for a URL
-    param, its quoted text for a text param when it quotes some; None when it cannot be flat."""
-    if "enum" in spec:
-        return {"type": "string", "enum": list(spec["enum"])}
-    if spec.get("type") not in ("string", "integer"):
-        return None
-    if name in URL_PARAMS and URL.search(message):
-        return {"type": "string", "enum": list(dict.fromkeys(URL.findall(message)))}
-    if name == "text":  # the owner's own words, given as such: the embedded model writes no text
-        given = given_texts(message)
-        return {"type": "string", "enum": given} if given else None
-    if spec["type"] == "string" and message_words(message):
-        return {"type": "string", "words": message_words(message), "max_words": 40 if name == "text" else 8}
-    return {"type": spec["type"]}
-
-
-AFTER_COLON = re.compile(r":\s+(\S.{0,299}?)\s*$", re.S)
-
-
-def given_texts(message: str) -> list[str]:
-    """The texts the owner gives to be published as they are: in quotes, or after a colon that
-    ends the request ("Post on mastodon: Good morning"). None: the owner asks for a text to be written."""
-    quoted = list(dict.fromkeys(QUOTED.findall(message)))
-    if quoted:
-        return quoted
-    after = AFTER_COLON.search(URL.sub(" ", message))
-    return [after.group(1)] if after else []
-
-
-def message_words(message: str) -> list[str]:
-    """The words of the message, as written and without the punctuation around them: the only
-    words a free-text value may be made of (grammar.phrase_rule)."""
-    found: list[str] = []
-    for raw in message.replace('"', " ").replace("\\", " ").split():
-        for word in (raw, raw.strip(".,;:!?()[]'“”‘’")):
-            if word and word not in found:
-                found.append(word)
-    return found
-
-
-def named_platforms(message: str, allowed: list[str]) -> list[str]:
-    """The platforms the message names by a word of its own (Bluesky, toot, tweet…), in catalogue order.
-    Not a choice of action: it only narrows which platform values the grammar lets out."""
-    words = {w.lower().strip(".,;:!?'\"") for w in message.split()}
-    return [p for p in allowed if words & PLATFORM_WORDS.get(p, {p})]
-
-
-COMMON_WORDS = frozenset(
-    {"a", "an", "the", "my", "your", "i", "me", "you", "is", "are", "of", "to", "in", "on"}
-)
-
-
-# Words that say nothing about which action is meant: function words, the platforms' names (a
-# platform is named for any action), and verbs used for every action alike.
-NOT_EVIDENCE = COMMON_WORDS | frozenset(
-    {"and", "or", "for", "with", "about", "from", "at", "by", "it", "this", "that", "one", "own", "new",
-     "some", "any", "all", "please", "can", "could", "would", "will", "do", "does", "what", "whats",
-     "read", "get", "show", "see", "check", "make", "write", "put", "give", "tell", "find", "send",
-     "platform", "social", "account", "returns", "id"}
-) | frozenset(word for words in PLATFORM_WORDS.values() for word in words)
-
-
-def content_words(text: str) -> set[str]:
-    """The words of `text` that can say what is meant: lower case, no plural s, not in NOT_EVIDENCE."""
-    words = {w.lower().strip(".,;:!?()[]'“”‘’\"").replace("'", "") for w in re.split(r"[\s_/-]+", text)}
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w and w not in NOT_EVIDENCE}
-
-
-def asked_for(intents: dict[str, Intent], request: TurnRequest) -> set[str]:
-    """The labels of the actions the message itself points at: it names the post or page the
-    action works on by its URL, or shares a word with the action's name, label or description
-    that at most two actions have ("post" is in most of them, "feed" in one). An action the
-    message gives no sign of is never offered (a poem request once ran MOLTBOOK_FEED)."""
-    said = content_words(URL.sub(" ", request.user_message))
-    catalogue = {
-        action: content_words(f"{label_of(action)} {describe(action, request.instructions)} {action}")
-        for action in request.schemas
-    }
-    shared_by = Counter(word for words in catalogue.values() for word in words)
-    pointed = {
-        label
-        for label, intent in intents.items()
-        if intent.action in catalogue
-        and not names_by_url(intent)
-        and any(shared_by[word] <= 2 for word in catalogue[intent.action] & said)
-    }
-    if URL.search(request.user_message):
-        pointed |= {label for label, intent in intents.items() if intent.action and names_by_url(intent)}
-    return pointed
-
-
-def related_keys(keys: list[str], message: str) -> list[str]:
-    """Memory keys sharing a word with the message (besides "my", "the"…): a fact is forgotten or
-    recalled only when the message names it, never one picked from the rest."""
-    words = {w.lower() for w in message_words(message)} - COMMON_WORDS
-    return [key for key in keys if words & {part.lower() for part in key.split()}]
-
-
-def fill_schema(schema: dict[str, Any], names: list[str], message: str) -> dict[str, Any] | None:
-    properties = schema.get("properties") or {}
-    kept = {}
-    for name in names:
-        value = value_schema(name, properties[name], message)
-        if value is None:
-            return None
-        kept[name] = value
-    if "platform" in kept and "enum" in kept["platform"]:
-        named = named_platforms(message, kept["platform"]["enum"])
-        if named:
-            kept["platform"] = {"type": "string", "enum": named}
-    # A post named by its URL lives on the URL's platform: only that one may come out.
-    urls = URL.findall(message) if {"post_id", "reply_to"} & set(names) else []
-    platforms = [platform_of_post(url) for url in urls]
-    if "platform" in kept and urls and all(platforms):
-        allowed = [p for p in kept["platform"].get("enum", []) if p in platforms]
-        if allowed:
-            kept["platform"] = {"type": "string", "enum": allowed}
-    return {"type": "object", "properties": kept, "required": names} if kept else None
-
-
 def action_intent(action: str, schema: dict[str, Any], request: TurnRequest) -> Intent | None:
     required = [n for n in (schema.get("properties") or {}) if n in set(schema.get("required", []))]
     fill = fill_schema(schema, required, request.user_message)
     if required and fill is None:
         return None  # a param that is not flat (nested) and no adapter: the model cannot fill it
     return Intent(label_of(action), action, describe(action, request.instructions), fill)
-
-
-LEADING = re.compile(r"^(please\s+)?(remember|note|keep in mind)\b[:,]?(\s+that)?\s*(my\s+)?", re.I)
-TRAILING = re.compile(r"\s+(is|are|was|=|:|is called|is named|are called)$", re.I)
-
-
-def memory_key(message: str, value: str) -> str:
-    """KEY RULE (no model): the key of a fact is the owner's words before its value, without
-    "remember that my" and "is". The 135M model finds the value well but not the key."""
-    at = message.lower().rfind(value.lower())
-    before = message[:at] if at > 0 else message
-    key = TRAILING.sub("", LEADING.sub("", before.strip().rstrip(":=,"))).strip()
-    return key[:64] or value[:64]
 
 
 def memory_intents(request: TurnRequest) -> list[Intent]:
@@ -235,20 +98,13 @@ def memory_intents(request: TurnRequest) -> list[Intent]:
         fill = {"type": "object", "properties": {"my": value, "is": value}, "required": ["my", "is"]}
         found.append(Intent("remember", "_MEMORY_WRITE", ACTION_LABELS["_MEMORY_WRITE"][1], fill, write))
     if "_MEMORY_FORGET" in request.schemas and keys:
-        found.append(
-            Intent(
-                "forget",
-                "_MEMORY_FORGET",
-                ACTION_LABELS["_MEMORY_FORGET"][1],
-                {
-                    "type": "object",
-                    "properties": {"key": {"type": "string", "enum": keys}},
-                    "required": ["key"],
-                },
-                lambda v: {"keys": [v["key"]]},
-            )
-        )
+        forget = ACTION_LABELS["_MEMORY_FORGET"][1]
+        found.append(Intent("forget", "_MEMORY_FORGET", forget, key_choice(keys), forget_params))
     return found
+
+
+def forget_params(values: Params) -> Params:
+    return {"keys": [values["key"]]}
 
 
 def reply_intent(request: TurnRequest) -> Intent | None:
@@ -277,15 +133,8 @@ def offered_intents(request: TurnRequest) -> dict[str, Intent]:
     if reply is not None:
         intents.append(reply)
     for label, description in ANSWERS.items():
-        fill = None
         keys = related_keys(sorted(request.memory), request.user_message) if label == RECALL else []
-        if keys:
-            fill = {
-                "type": "object",
-                "properties": {"key": {"type": "string", "enum": keys}},
-                "required": ["key"],
-            }
-        intents.append(Intent(label, None, description, fill))
+        intents.append(Intent(label, None, description, key_choice(keys) if keys else None))
     return {intent.label: intent for intent in intents}
 
 

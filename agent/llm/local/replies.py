@@ -12,16 +12,9 @@ import re
 from typing import Any
 
 from agent.commands.describe import asking, platform_name
-from agent.llm.local.intents import (
-    CAPABILITIES,
-    CHAT,
-    PLATFORM_WORDS,
-    RECALL,
-    REFUSE,
-    WHO_AM_I,
-    Intent,
-    content_words,
-)
+from agent.llm.local.action_evidence import content_words
+from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I, Intent
+from agent.llm.local.message_values import PLATFORM_WORDS
 from agent.llm.local.rules import ASKING, GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
 from agent.llm.turn import TurnRequest
 from protocol.untrusted import neutralise

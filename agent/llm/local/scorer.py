@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # numpy is imported where it is used: not on the agent's way 
     import numpy as np
     import numpy.typing as npt
 
-# Set when the process leaves: evaluation stops at the next batch (see llm._close_models).
+# Set when the process leaves: evaluation stops at the next batch (see llama_models._close_models).
 STOPPING = threading.Event()
 PREFIX_BATCH = 64  # tokens of a long prefix evaluated between two looks at STOPPING
 

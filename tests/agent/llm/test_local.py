@@ -6,7 +6,8 @@ import pytest
 
 from agent.config.sections import LLMSettings
 from agent.errors import LLMError
-from agent.llm.local.llm import INSTALL_HINT, LocalLLM, shipped_model_path
+from agent.llm.local.llm import LocalLLM
+from agent.llm.local.model_file import INSTALL_HINT, shipped_model_path
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 

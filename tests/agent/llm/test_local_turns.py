@@ -1,4 +1,4 @@
-from agent.llm.local.llm import split_turns
+from agent.llm.local.prompt_turns import split_turns
 from agent.prompt import escape_text
 
 

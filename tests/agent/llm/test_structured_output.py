@@ -8,7 +8,9 @@ import pytest
 from agent.config.sections import LLMSettings
 from agent.errors import LLMError
 from agent.llm.gemini.llm import GeminiLLM
-from agent.llm.local.llm import LocalLLM, json_grammar, shipped_model_path
+from agent.llm.local.llama_models import json_grammar
+from agent.llm.local.llm import LocalLLM
+from agent.llm.local.model_file import shipped_model_path
 from agent.llm.ollama.llm import OllamaLLM
 from agent.llm.openai.llm import OpenAILLM
 from agent.llm.scripted.llm import ScriptedLLM

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from agent.llm.local.grammar import label_grammar, object_grammar
-from agent.llm.local.intents import memory_key, offered_intents
+from agent.llm.local.intents import offered_intents
+from agent.llm.local.message_values import memory_key
 from tests.agent.llm.local.catalogue_requests import request
 
 llama_cpp = pytest.importorskip("llama_cpp")

@@ -8,7 +8,8 @@ from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm.base import BaseLLM
 from agent.llm.local import decide
-from agent.llm.local.llm import LocalLLM, shipped_model_path
+from agent.llm.local.llm import LocalLLM
+from agent.llm.local.model_file import shipped_model_path
 from agent.llm.turn import current_turn
 from agent.loop import AgentLoop
 

@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from agent.llm.local.llm import LocalLLM, shipped_model_path
+from agent.llm.local.llm import LocalLLM
+from agent.llm.local.model_file import shipped_model_path
 from agent.llm.local.ranking import continuation_logprobs, sequence_logprobs
 from agent.llm.local.scorer import LlamaTokenModel
 

@@ -9,7 +9,8 @@ import pytest
 from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm.local import choose, decide
-from agent.llm.local.llm import CONTEXT_TOKENS, LocalLLM
+from agent.llm.local.llama_models import CONTEXT_TOKENS
+from agent.llm.local.llm import LocalLLM
 from agent.llm.local.warm_cache import WARM_CACHE
 from agent.loop import AgentLoop
 from tests.agent.llm.local.test_local_turns_with_model import Recorder, needs_model
