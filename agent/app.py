@@ -12,7 +12,8 @@ from agent.link.pending_commands import PendingCommands
 from agent.link.router_client import NoRouter, RouterClient
 from agent.llm import create_llm
 from agent.llm.base import BaseLLM
-from agent.loop import AgentLoop, LoopLimits, RouterPort
+from agent.mind.act import RouterPort
+from agent.mind.loop import AgentLoop, LoopLimits
 from agent.owner.alerts import OwnerNotifier
 from agent.service import AgentService
 

@@ -14,13 +14,14 @@ from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
 from agent.errors import AgentError, ConfigError, MessageNotSaved
-from agent.health import AgentHeartbeat, status_lines
 from agent.link.approval_desk import ApprovalDesk, notice_text
 from agent.link.pending_commands import ReplyCollector, collect_at_start
 from agent.link.router_client import RouterClient
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.owner.alerts import OwnerNotifier
 from agent.owner.conversation_notices import OwnerNotices
+from agent.status.heartbeat import AgentHeartbeat
+from agent.status.report import status_lines
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")

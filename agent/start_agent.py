@@ -112,13 +112,13 @@ def run_command(args: argparse.Namespace) -> int:
         configure(args.key, config_path_from_env(env))
         return 0
     if args.command == "doctor":
-        from agent import health
         from agent.config.settings import load_config_file, settings_from_config
+        from agent.status import report
 
         # Doctor reports platform credentials in the environment as a problem to fix, so it
         # loads settings without the start-up check that refuses them.
         path = config_path_from_env(env)
-        return health.doctor(settings_from_config(load_config_file(path), path, env))
+        return report.doctor(settings_from_config(load_config_file(path), path, env))
     settings = load_settings(env)
     if args.command == "clear":
         with WorkspaceLock(settings.workspace.root):  # never under a running agent's feet
@@ -126,9 +126,9 @@ def run_command(args: argparse.Namespace) -> int:
         print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
         return 0
     if args.command == "status":
-        from agent import health
+        from agent.status import report
 
-        return health.status(settings)
+        return report.status(settings)
     if args.command == "rules":
         from agent.governance.cli import rules_command
 

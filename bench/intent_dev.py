@@ -24,7 +24,7 @@ from agent.config.sections import LLMSettings
 from agent.llm.local.decide import ClassifyThenFill
 from agent.llm.local.llm import LocalLLM
 from agent.llm.local.prompt_turns import persona_of
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from bench.local_suite import RecordingRouter, fresh_workspace
 
 DEV = Path(__file__).resolve().parent / "data" / "intent_dev_requests.json"

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm.local.llm import LocalLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from bench.local_suite import CaseResult, RecordingRouter, fresh_workspace, load_suite, run_suite
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_local.json"

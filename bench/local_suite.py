@@ -17,7 +17,7 @@ from typing import Any
 
 from agent.actions import ActionContext, local_actions
 from agent.llm.base import BaseLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace
 
 SUITE = Path(__file__).resolve().parent / "data" / "everyday_requests.json"

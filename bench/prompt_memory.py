@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.actions import local_actions  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
-from agent.loop import AgentLoop  # noqa: E402
+from agent.mind.loop import AgentLoop  # noqa: E402
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
 from agent.workspace.memory import estimate_tokens  # noqa: E402
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent.config.channel_sections import AutonomySettings
 from agent.governance.files import Governance
-from agent.prompt import escape_text
+from agent.mind.prompt import escape_text
 from agent.workspace.folder import Workspace
 from protocol.untrusted import fence
 

@@ -24,7 +24,8 @@ from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import stamp
 from agent.link.origin import command_origin
-from agent.loop import AgentLoop, RouterPort
+from agent.mind.act import RouterPort
+from agent.mind.loop import AgentLoop
 from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")

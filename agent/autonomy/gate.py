@@ -19,8 +19,8 @@ from agent.cost.metered import cost_label
 from agent.errors import BudgetExhausted, LLMError, StateFileError
 from agent.governance.files import Governance
 from agent.llm.base import BaseLLM
-from agent.loop import RouterPort
-from agent.prompt import escape_text
+from agent.mind.act import RouterPort
+from agent.mind.prompt import escape_text
 from agent.workspace.folder import Workspace
 from protocol.untrusted import fence
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import redis
 
 from agent.autonomy.state import IDLE, Heartbeat, StateFiles
-from agent.status_line import Check
+from agent.status.line import Check
 
 if TYPE_CHECKING:
     from agent.config.settings import AgentSettings

@@ -17,7 +17,7 @@ from agent.cost.budget import Notify
 from agent.cost.metered import MeteredLLM
 from agent.governance.files import Governance
 from agent.governance.injections import apply_injections
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.owner.alerts import OwnerNotifier
 
 if TYPE_CHECKING:

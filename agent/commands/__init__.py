@@ -27,7 +27,7 @@ from agent.link.origin import command_origin, explain_origin
 from agent.workspace.memory import MemoryRefused, is_public
 
 if TYPE_CHECKING:
-    from agent.loop import AgentLoop
+    from agent.mind.loop import AgentLoop
 
 __all__ = ["COMMAND_NAMES", "PLATFORMS", "CommandDispatcher", "CommandUsageError", "command_specs"]
 

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent.errors import AgentError, ToolCodeError
-from agent.tool_code import Action, parse_action
+from agent.mind.tool_code import Action, parse_action
 
 PLATFORMS = ("bsky", "mastodon", "moltbook", "reddit", "x")
 PLATFORM_ALIASES = {"bluesky": "bsky", "twitter": "x", "mstdn": "mastodon", **{p: p for p in PLATFORMS}}

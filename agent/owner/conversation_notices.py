@@ -16,7 +16,7 @@ from agent.channels.base import BaseChannel
 from agent.errors import AgentError
 
 if TYPE_CHECKING:
-    from agent.loop import AgentLoop
+    from agent.mind.loop import AgentLoop
 
 log = logging.getLogger("safeclaw.agent")
 NOTICE_TRIES = 10

@@ -15,7 +15,7 @@ from agent.commands import CommandDispatcher
 from agent.link.approval_desk import ApprovalDesk, notice_text
 from agent.link.router_client import RouterClient
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from tests.agent.channels.telegram_helpers import OWNER, STRANGER, make_channel, running, wait_for
 from tests.router.router_helpers import WorkerThread, note_lines, settings_for, wait_until
 from tests.support.fake_telegram import FakeTelegram

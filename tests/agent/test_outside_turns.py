@@ -15,7 +15,7 @@ from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.workspace.memory import Provenance
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
-from tests.agent.test_loop import RecordingRouter, make_loop, tool
+from tests.agent.mind.test_loop import RecordingRouter, make_loop, tool
 
 PIN = "PIN-4921-PRIVATE"
 ADDRESS = "12 Hidden Lane, Flat 3"

@@ -12,7 +12,7 @@ import redis
 from agent.actions import local_actions
 from agent.config.settings import settings_from_config
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.service import AgentService
 
 

@@ -7,7 +7,7 @@ import collections
 import io
 import pathlib
 
-from tests.agent.test_loop import make_loop, tool
+from tests.agent.mind.test_loop import make_loop, tool
 
 
 def count_reads(monkeypatch, root: pathlib.Path) -> collections.Counter[str]:

@@ -20,7 +20,7 @@ from agent.errors import LLMError
 from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
-from agent.loop import AgentLoop, LoopLimits
+from agent.mind.loop import AgentLoop, LoopLimits
 from agent.workspace.memory import Provenance, source_of
 from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin

@@ -34,7 +34,7 @@ def test_old_entries_age_out_oldest_first(redis_urls):
 
 
 def test_the_heartbeat_and_status_show_the_dead_letter_size(redis_urls, admin, tmp_path):
-    from agent.health import router_lines
+    from agent.status.stack import router_lines
 
     keys = redis_urls.keys
     with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):

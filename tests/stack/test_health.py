@@ -12,7 +12,8 @@ import pytest
 import redis
 
 from agent.config.settings import load_settings
-from agent.health import AgentHeartbeat, status_lines
+from agent.status.heartbeat import AgentHeartbeat
+from agent.status.report import status_lines
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 from tests.support.redis_server import free_port
 

@@ -15,7 +15,7 @@ import pytest
 
 from agent.actions import local_actions
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.workspace.folder import write_json_atomic
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.actions.conftest import LOCAL_BROWSER, browser_settings

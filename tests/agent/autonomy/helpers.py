@@ -15,7 +15,7 @@ from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
 from agent.cost.prices import parse_overrides
 from agent.llm.base import BaseLLM
-from agent.loop import AgentLoop, LoopLimits
+from agent.mind.loop import AgentLoop, LoopLimits
 from agent.workspace.folder import Workspace
 
 T0 = 1_800_000_000.0 - (1_800_000_000.0 % 86_400)

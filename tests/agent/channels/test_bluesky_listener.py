@@ -18,7 +18,7 @@ from agent.config.reader import Section
 from agent.config.settings import load_settings
 from agent.errors import ConfigError
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.service import AgentService
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.support.fake_jetstream import FakeJetstream, delete_event, identity_event, post_event

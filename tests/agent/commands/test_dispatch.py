@@ -10,7 +10,7 @@ from agent.channels.base import IncomingMessage
 from agent.commands import COMMAND_NAMES, CommandDispatcher
 from agent.config.settings import settings_from_config
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from agent.service import AgentService
 
 

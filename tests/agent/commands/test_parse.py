@@ -6,7 +6,7 @@ from agent.actions import local_actions
 from agent.commands.parse import CommandBuilders, CommandUsageError, platform_of_post, split_command
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 
 
 @pytest.fixture

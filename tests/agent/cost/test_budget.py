@@ -8,7 +8,7 @@ from agent.cost.metered import MeteredLLM
 from agent.cost.prices import parse_overrides
 from agent.errors import BudgetExhausted, ConfigError, LLMError
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from tests.agent.cost.test_ledger import DAY, T0
 
 
@@ -131,7 +131,7 @@ def test_status_shows_the_spent_budget_and_how_to_raise_it(workspace, tmp_path, 
 
     from agent.config.settings import load_settings
     from agent.cost.ledger import CostEntry
-    from agent.health import check_budget
+    from agent.status.host import check_budget
 
     (tmp_path / "config.json").write_text(_json.dumps({"budget": {"daily_usd": 0.5, "total_usd": 10}}))
     settings = load_settings()

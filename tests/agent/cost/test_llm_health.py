@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agent.health import AgentHeartbeat
+from agent.status.heartbeat import AgentHeartbeat
 from protocol.keys import Keys
 from tests.agent.cost.test_budget import guarded
 

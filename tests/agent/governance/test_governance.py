@@ -14,7 +14,7 @@ from agent.governance.files import FILES, Governance, GovernanceError
 from agent.governance.injections import apply_injections
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 
 

@@ -1,5 +1,5 @@
 from agent.llm.local.prompt_turns import split_turns
-from agent.prompt import escape_text
+from agent.mind.prompt import escape_text
 
 
 def test_prompt_without_markers_is_one_user_message():

@@ -13,9 +13,9 @@ import pytest
 from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm import create_llm
-from agent.loop import AgentLoop, LoopLimits
-from agent.prompt import CHARS_PER_TOKEN
-from tests.agent.test_loop import tool
+from agent.mind.loop import AgentLoop, LoopLimits
+from agent.mind.prompt import CHARS_PER_TOKEN
+from tests.agent.mind.test_loop import tool
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_ollama import FakeOllama
 from tests.support.fake_openai import FakeOpenAI

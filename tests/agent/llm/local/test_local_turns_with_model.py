@@ -11,7 +11,7 @@ from agent.llm.local import decide
 from agent.llm.local.llm import LocalLLM
 from agent.llm.local.model_file import shipped_model_path
 from agent.llm.turn import current_turn
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 
 
 class Recorder:

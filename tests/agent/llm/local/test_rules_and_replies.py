@@ -7,7 +7,7 @@ import pytest
 from agent.llm.local.replies import action_reply, answer_reply, tool_code
 from agent.llm.local.rules import keyword_rule
 from agent.llm.turn import TurnRequest
-from agent.tool_code import parse_reply
+from agent.mind.tool_code import parse_reply
 
 ALL = {
     "post",

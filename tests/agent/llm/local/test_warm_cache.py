@@ -12,7 +12,7 @@ from agent.llm.local import choose, decide
 from agent.llm.local.llama_models import CONTEXT_TOKENS
 from agent.llm.local.llm import LocalLLM
 from agent.llm.local.warm_cache import WARM_CACHE
-from agent.loop import AgentLoop
+from agent.mind.loop import AgentLoop
 from tests.agent.llm.local.test_local_turns_with_model import Recorder, needs_model
 
 MESSAGE = "Show my bluesky notifications"

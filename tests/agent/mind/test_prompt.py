@@ -1,7 +1,7 @@
 import re
 
-from agent.prompt import PLACEHOLDERS, PromptInputs, build_prompt, escape_text, fill_template
-from tests.agent.test_loop import make_loop
+from agent.mind.prompt import PLACEHOLDERS, PromptInputs, build_prompt, escape_text, fill_template
+from tests.agent.mind.test_loop import make_loop
 
 
 def make(workspace, message="hello", history=None, artifact=None, conversation="console"):

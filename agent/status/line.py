@@ -14,3 +14,9 @@ class Check:
 
     def line(self) -> str:
         return f"{OK if self.ok else FAIL} {self.text}"
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line, short enough for one check's line."""
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

@@ -1,7 +1,7 @@
 import pytest
 
 from agent.errors import ToolCodeError
-from agent.tool_code import parse_reply
+from agent.mind.tool_code import parse_reply
 
 SCHEMAS = {
     "_MEMORY_WRITE": {

@@ -7,7 +7,6 @@ the artifact → the LLM sees them → … until it answers with no action or th
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -15,44 +14,24 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from agent.actions import ActionContext, LocalAction
-from agent.commands.describe import describe_one
+from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
-from agent.errors import AgentError, BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
-from agent.link.origin import (
-    OUTSIDE_TURN_LOCAL_ACTIONS,
-    OWN_LOCAL_ACTIONS,
-    command_origin,
-    conversation_taint,
-    owner_messages,
-    sources_read,
-    turn_source,
-)
+from agent.errors import BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
+from agent.link.origin import OWN_LOCAL_ACTIONS, conversation_taint, owner_messages, sources_read, turn_source
 from agent.llm.base import BaseLLM
 from agent.llm.turn import TurnRequest, turn_request
-from agent.prompt import PromptInputs, render_prompt
-from agent.tool_code import Action, parse_reply
+from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
+from agent.mind.prompt import PromptInputs, render_prompt
+from agent.mind.tool_code import Action, parse_reply
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import entry_value, source_of, visible_to
 from agent.workspace.snapshot import TurnSnapshot
-from protocol.commands import intent_key
 from protocol.origin import OWNER, Origin
 
 log = logging.getLogger("safeclaw.agent.loop")
-Observation = dict[str, Any]
-# Result fields a model that does not observe would leave unseen, so the reply shows them.
-SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
-
-
-class RouterPort(Protocol):
-    """How the loop reaches the router: `agent.link.router_client.RouterClient` or `NoRouter`."""
-
-    def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
-    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -249,7 +228,7 @@ class AgentLoop:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
             seen = conversation_taint(artifact, conversation, history)
-            origin = self.command_origin(source, seen, history, user_message, outside_author)
+            origin = step_origin(source, seen, history, user_message, outside_author)
             results = self._execute_all(
                 parsed.actions, conversation, done, outside_author, seen, turn_id, origin
             )
@@ -258,7 +237,7 @@ class AgentLoop:
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
             if not self.llm.observes_results:
-                return TurnResult(self._reply_without_observing(parsed.message, results), step, steps)
+                return TurnResult(reply_without_observing(parsed.message, results), step, steps)
             if all(r["status"] == "skipped" for r in results):
                 # The model only repeats what it already did: its message is the answer.
                 return TurnResult(
@@ -268,25 +247,6 @@ class AgentLoop:
             f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
         )
         return TurnResult(reply, self.limits.max_steps, steps)
-
-    @staticmethod
-    def command_origin(
-        source: Origin,
-        seen: list[str],
-        history: list[dict[str, Any]],
-        message: str,
-        outside_author: str | None,
-    ) -> Origin:
-        """The origin of the step's commands: who wrote the turn, what it had read before them, and
-        the words the owner (and the person answered) wrote."""
-        if source.kind == OWNER:
-            own = owner_messages(history, message)
-            return Origin(**{**source.__dict__, "owner_words": own}).with_reading(seen)
-        own = owner_messages(history, None)
-        written_by = f"a message from {outside_author or source.author or 'someone else'}"
-        return Origin(
-            **{**source.__dict__, "owner_words": own, "author_words": (message[:8000],)}
-        ).with_reading([written_by, *seen])
 
     def _save_artifact(self, conversation: str, turn_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
         artifact = {"conversation": conversation, "turn": turn_id, "updated_at": time.time(), "steps": steps}
@@ -304,85 +264,11 @@ class AgentLoop:
         seen: list[str] | None = None,
         turn_id: str = "",
         origin: Origin | None = None,
-    ) -> list[dict[str, Any]]:
-        results: list[dict[str, Any]] = []
-        for action in actions:
-            key = json.dumps([action.name, action.params], sort_keys=True)
-            if key in done:
-                results.append(
-                    {
-                        "action": action.name,
-                        "params": action.params,
-                        "status": "skipped",
-                        "message": "already done earlier in this turn (result above); not repeated",
-                    }
-                )
-                continue
-            observation = self.execute(action, conversation, outside_author, seen, turn_id, origin)
-            if observation.get("status") in ("ok", "unknown", "pending_approval"):
-                done.add(key)
-            results.append(observation)
-        return results
+    ) -> list[Observation]:
+        def run(action: Action) -> Observation:
+            return execute(self, action, conversation, outside_author, seen, turn_id, origin)
 
-    def execute(
-        self,
-        action: Action,
-        conversation: str,
-        outside_author: str | None = None,
-        seen: list[str] | None = None,
-        turn_id: str = "",
-        origin: Origin | None = None,
-    ) -> dict[str, Any]:
-        """Run one action and return its observation; a failure is an observation, never a crash.
-        A router action carries its intent key (turn, action, params): the router answers a repeat
-        of it from the first one's record instead of acting twice.
-
-        `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt
-        showed; `origin`: what the router is told about both (none sent: the router counts it tainted)."""
-        base = {"action": action.name, "params": action.params}
-        written_by_other = outside_author is not None or (origin is not None and origin.kind != OWNER)
-        if action.name in self.local and written_by_other and action.name not in OUTSIDE_TURN_LOCAL_ACTIONS:
-            return {**base, "status": "denied", "error": "not_for_a_stranger",
-                    "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
-        if action.name in self.local:
-            ctx = ActionContext(
-                self.workspace,
-                self.llm,
-                conversation,
-                self.browser,
-                outside_author,
-                list(seen or []),
-                origin.owner_words if origin is not None else (),
-            )
-            try:
-                result = self.local[action.name](action.params, ctx)
-            except AgentError as exc:
-                return {**base, "status": "error", "message": str(exc)}
-            except Exception as exc:  # an action's bug must not end the turn
-                log.exception("local action %s crashed", action.name)
-                return {**base, "status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
-            return {**base, "status": "ok", "result": result}
-        intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
-        with command_origin(origin):
-            reply = self.router.call(action.name, action.params, conversation, intent)
-        # Only what an observation holds: a router reply cannot add keys the loop acts on.
-        return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
-
-    @staticmethod
-    def _reply_without_observing(message: str, results: list[dict[str, Any]]) -> str:
-        """The model will not read the results, so what the owner asked to see is shown as is
-        (notifications, a page's summary, a dry run), and what failed is said, in plain words."""
-        shown = [
-            describe_one(r)
-            for r in results
-            if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
-        ]
-        if shown:
-            message = "\n".join([message, *shown]) if message else "\n".join(shown)
-        failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
-        if not failed:
-            return message or "Done."
-        return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)
+        return execute_new(actions, done, run)
 
     def _llm_failure_message(self, exc: LLMError) -> str:
         if isinstance(exc, BudgetExhausted):

@@ -6,7 +6,7 @@ from agent.actions import local_actions
 from agent.actions.summary import llm_summary
 from agent.errors import LLMError
 from agent.llm.scripted.llm import ScriptedLLM
-from agent.loop import AgentLoop, LoopLimits
+from agent.mind.loop import AgentLoop, LoopLimits
 
 
 class RecordingRouter:

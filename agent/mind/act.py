@@ -1,0 +1,141 @@
+"""Act: what one step's actions do. A local action runs in this process; any other is sent to the
+router with its intent key. A failure is an observation, never a crash; an action that already
+succeeded this turn is not run again."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from agent.actions import ActionContext, LocalAction
+from agent.commands.describe import describe_one
+from agent.config.sections import BrowserSettings
+from agent.errors import AgentError
+from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages
+from agent.llm.base import BaseLLM
+from agent.mind.tool_code import Action
+from agent.workspace.folder import Workspace
+from protocol.commands import intent_key
+from protocol.origin import OWNER, Origin
+
+log = logging.getLogger("safeclaw.agent.loop")
+Observation = dict[str, Any]
+# Result fields a model that does not observe would leave unseen, so the reply shows them.
+SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
+
+
+class RouterPort(Protocol):
+    """How the loop reaches the router: `agent.link.router_client.RouterClient` or `NoRouter`."""
+
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+    ) -> dict[str, Any]: ...
+
+
+class Hands(Protocol):
+    """What actions run with (the loop holds them; a test may swap one)."""
+
+    workspace: Workspace
+    llm: BaseLLM
+    local: dict[str, LocalAction]
+    router: RouterPort
+    browser: BrowserSettings
+
+
+def execute(
+    hands: Hands,
+    action: Action,
+    conversation: str,
+    outside_author: str | None = None,
+    seen: list[str] | None = None,
+    turn_id: str = "",
+    origin: Origin | None = None,
+) -> Observation:
+    """Run one action and return its observation. A router action carries its intent key (turn,
+    action, params): the router answers a repeat of it from the first one's record instead of acting
+    twice.
+
+    `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt
+    showed; `origin`: what the router is told about both (none sent: the router counts it tainted)."""
+    base = {"action": action.name, "params": action.params}
+    written_by_other = outside_author is not None or (origin is not None and origin.kind != OWNER)
+    if action.name in hands.local and written_by_other and action.name not in OUTSIDE_TURN_LOCAL_ACTIONS:
+        return {**base, "status": "denied", "error": "not_for_a_stranger",
+                "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
+    if action.name in hands.local:
+        owner_words = origin.owner_words if origin is not None else ()
+        ctx = ActionContext(hands.workspace, hands.llm, conversation, hands.browser, outside_author,
+                            list(seen or []), owner_words)
+        return {**base, **run_local(action, hands.local[action.name], ctx)}
+    intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
+    with command_origin(origin):
+        reply = hands.router.call(action.name, action.params, conversation, intent)
+    # Only what an observation holds: a router reply cannot add keys the loop acts on.
+    return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
+
+
+def run_local(action: Action, run: LocalAction, ctx: ActionContext) -> Observation:
+    try:
+        result = run(action.params, ctx)
+    except AgentError as exc:
+        return {"status": "error", "message": str(exc)}
+    except Exception as exc:  # an action's bug must not end the turn
+        log.exception("local action %s crashed", action.name)
+        return {"status": "error", "message": f"{action.name} failed: {type(exc).__name__}"}
+    return {"status": "ok", "result": result}
+
+
+def execute_new(
+    actions: list[Action], done: set[str], run: Callable[[Action], Observation]
+) -> list[Observation]:
+    """Run each action not already done this turn (`done` holds their keys and grows): a repeat is
+    answered as skipped. What succeeded, may have happened or waits for approval counts as done."""
+    results: list[Observation] = []
+    for action in actions:
+        key = json.dumps([action.name, action.params], sort_keys=True)
+        if key in done:
+            results.append({"action": action.name, "params": action.params, "status": "skipped",
+                            "message": "already done earlier in this turn (result above); not repeated"})
+            continue
+        observation = run(action)
+        if observation.get("status") in ("ok", "unknown", "pending_approval"):
+            done.add(key)
+        results.append(observation)
+    return results
+
+
+def step_origin(
+    source: Origin,
+    seen: list[str],
+    history: list[dict[str, Any]],
+    message: str,
+    outside_author: str | None,
+) -> Origin:
+    """The origin of a step's commands: who wrote the turn, what it had read before them, and the
+    words the owner (and the person answered) wrote."""
+    if source.kind == OWNER:
+        own = owner_messages(history, message)
+        return Origin(**{**source.__dict__, "owner_words": own}).with_reading(seen)
+    own = owner_messages(history, None)
+    written_by = f"a message from {outside_author or source.author or 'someone else'}"
+    return Origin(
+        **{**source.__dict__, "owner_words": own, "author_words": (message[:8000],)}
+    ).with_reading([written_by, *seen])
+
+
+def reply_without_observing(message: str, results: list[Observation]) -> str:
+    """The model will not read the results, so what the owner asked to see is shown as is
+    (notifications, a page's summary, a dry run), and what failed is said, in plain words."""
+    shown = [
+        describe_one(r)
+        for r in results
+        if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
+    ]
+    if shown:
+        message = "\n".join([message, *shown]) if message else "\n".join(shown)
+    failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
+    if not failed:
+        return message or "Done."
+    return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)

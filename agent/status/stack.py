@@ -1,0 +1,150 @@
+"""What the agent sees of the stack on Redis: the login, the running agent's and the routers'
+heartbeats, the kill switch and the dry run they report, the queue, and that the ACL holds.
+
+Everything here talks to Redis as the agent's user (its ACL allows PING, LLEN of the command
+queue, GET/SCAN of the routers' heartbeats and SET of its own), so `status` shows exactly what
+the agent can reach. No line ever shows a password: Redis is named by host, port and user.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+
+from agent.config.settings import AgentSettings
+from agent.status.line import Check, first_line
+from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.keys import Keys
+
+REDIS_TIMEOUT = 3.0
+NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
+                "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
+
+
+def redis_where(url: str) -> str:
+    """host:port as user, never the password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or '?'}:{parts.port or 6379} as user {parts.username or 'default'}"
+
+
+def connect(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=REDIS_TIMEOUT,
+                                socket_timeout=REDIS_TIMEOUT)
+
+
+def running_agent(conn: redis.Redis | None, keys: Keys) -> dict[str, Any] | None:
+    """The heartbeat of the agent running on this Redis, when one is alive (protocol.heartbeat's rule)."""
+    if conn is None:
+        return None
+    try:
+        beat = read_heartbeat(conn.get(keys.agent_heartbeat))
+    except redis.RedisError:
+        return None
+    return beat if is_alive(beat, time.time()) else None
+
+
+def check_redis(settings: AgentSettings) -> tuple[Check, redis.Redis | None]:
+    if not settings.redis_url:
+        return Check(False, f"Redis: {NO_REDIS_URL}"), None
+    where = redis_where(settings.redis_url)
+    conn = connect(settings.redis_url)
+    try:
+        conn.ping()
+    except redis.AuthenticationError as exc:
+        conn.close()
+        return Check(False, f"Redis at {where} refused the login ({first_line(exc)}): check REDIS_URL"), None
+    except redis.RedisError as exc:
+        conn.close()
+        return Check(False, f"Redis at {where} does not answer ({first_line(exc)}): "
+                            "start the stack with ./safeclaw or check REDIS_URL"), None
+    return Check(True, f"Redis answers at {where}"), conn
+
+
+def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
+    """The heartbeat values of the routers that are alive (protocol.heartbeat's one rule)."""
+    beats = []
+    for key in sorted(conn.scan_iter(match=keys.router_heartbeat("*"), count=100)):
+        beat = read_heartbeat(conn.get(key))
+        if beat is not None and is_alive(beat, time.time()):
+            beats.append(beat)
+    return beats
+
+
+def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
+    """One line per live router (or one ✗ line when none is alive)."""
+    beats = router_heartbeats(conn, keys)
+    if not beats:
+        return [Check(False, "no router is alive (no heartbeat), so the kill switch and dry run are "
+                             "unknown: start it with ./safeclaw or `./safeclaw router`")]
+    checks = []
+    for beat in beats:
+        age = max(0.0, time.time() - float(beat.get("ts") or 0))
+        skills = ", ".join(str(s) for s in beat.get("skills") or []) or "none"
+        platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
+        dead = beat.get("dead_letter")
+        dead_text = f"; dead-letter list: {dead} command(s) set aside" if isinstance(dead, int) else ""
+        checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
+                                  f"skills: {skills}; platforms with credentials: {platforms}{dead_text}"))
+    return checks
+
+
+def posting_lines(beats: list[dict[str, Any]]) -> list[Check]:
+    """The kill switch and the dry run, as the live routers hold them: states the owner chose,
+    shown plainly, never failures."""
+    lines = []
+    for beat in beats:
+        who = f" (router {beat.get('router_id', '?')})" if len(beats) > 1 else ""
+        switch = beat.get("kill_switch") if isinstance(beat.get("kill_switch"), dict) else None
+        if beat.get("kill_switch_floor") is True:
+            lines.append(Check(True, f"kill switch: ON{who}, set by ROUTER_KILL_SWITCH in the router's "
+                                     "environment: nothing is posted"))
+        elif switch is not None and switch.get("on"):
+            by = f" by {switch['by']}" if switch.get("by") else ""
+            lines.append(Check(True, f"kill switch: ON{who}{by}: nothing is posted "
+                                     "(./safeclaw resume-posting lifts it)"))
+        elif switch is not None:
+            lines.append(Check(True, f"kill switch: off{who} (./safeclaw stop-posting stops all posting)"))
+        else:
+            lines.append(Check(True, f"kill switch: unknown{who} (this router does not report it)"))
+        if beat.get("dry_run") is True:
+            lines.append(Check(True, f"dry run: on{who}: posts are written to the router's outbox.jsonl, "
+                                     "not sent"))
+        elif beat.get("dry_run") is False:
+            lines.append(Check(True, f"dry run: off{who}: posts are sent"))
+    return lines
+
+
+def queue_line(conn: redis.Redis, keys: Keys) -> Check:
+    depth = conn.llen(keys.command_queue)
+    return Check(True, f"queue {keys.command_queue}: {depth} command(s) waiting")
+
+
+def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:
+    """The agent's user is refused what it must not do, and a login-less client is refused too."""
+    checks = []
+    try:
+        conn.lrange(keys.command_queue, 0, 0)  # reading others' commands: the agent must not
+        user = urlsplit(url).username or "default"
+        checks.append(Check(False, f"ACL not in force: user {user} may read the command queue; "
+                                   "use the agent user of the shipped ACL (router/config/redis_acl.py)"))
+    except redis.exceptions.NoPermissionError:
+        checks.append(Check(True, "ACL in force: the agent user is refused what it must not run"))
+    except redis.RedisError as exc:
+        checks.append(Check(False, f"ACL check failed: {first_line(exc)}"))
+    parts = urlsplit(url)
+    anonymous = redis.Redis(host=parts.hostname or "127.0.0.1", port=parts.port or 6379,
+                            socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT)
+    try:
+        anonymous.ping()
+        checks.append(Check(False, "the Redis default user is on: anyone who reaches the port may run "
+                                   "anything; load the ACL file with `user default off`"))
+    except (redis.AuthenticationError, redis.exceptions.NoPermissionError, redis.ResponseError):
+        checks.append(Check(True, "the Redis default user is off"))
+    except redis.RedisError as exc:
+        checks.append(Check(False, f"default-user check failed: {first_line(exc)}"))
+    finally:
+        anonymous.close()
+    return checks
