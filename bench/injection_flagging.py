@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from protocol.injection_detector import looks_injected, model  # noqa: E402
-from protocol.untrusted import injection_reasons, pattern_reasons  # noqa: E402
+from protocol.injection_patterns import injection_reasons, pattern_reasons  # noqa: E402
 from scripts import injection_corpus  # noqa: E402
 from scripts.injection_corpus import Sample  # noqa: E402
 

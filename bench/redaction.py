@@ -87,7 +87,7 @@ def per_call(fn: Callable[[], Any], seconds: float = 0.4) -> float:
 
 
 def redaction_at(rev: str) -> Any:
-    """`protocol/redaction.py` as it was at a git revision (it then needed nothing else)."""
+    """`protocol/redaction.py` as it was at a git revision (beside this tree's other protocol modules)."""
     source = subprocess.run(
         ["git", "show", f"{rev}:protocol/redaction.py"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
@@ -103,8 +103,9 @@ def redaction_at(rev: str) -> Any:
 
 def first_build(module: Any) -> None:
     """A redactor for secrets never seen before (the tables of known secret sets are cached)."""
-    if hasattr(module, "_tables"):
-        module._tables.cache_clear()
+    tables = getattr(module, "build_tables", None) or getattr(module, "_tables", None)
+    if tables is not None:
+        tables.cache_clear()
     module.Redactor(SECRETS)
 
 

@@ -12,153 +12,36 @@ is found. `finds()` says whether a text holds any of these.
 
 Speed: a text is searched with one Aho-Corasick automaton per view and one combined regex, and
 the views are built without their character maps; only a text that holds something is read
-again, with maps, to say where.
+again, with maps, to say where. What is searched for is built in `protocol.secret_tables`, the
+other views in `protocol.redaction_views`.
 """
 
 from __future__ import annotations
 
-import codecs
-import functools
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from ahocorasick_rs import AhoCorasick, MatchKind
-
-from protocol.blobs import blobs, rot47
+from protocol.blobs import blobs
+from protocol.redaction_views import OTHER_VIEWS, back, identity, merge_spans, other_views, searchable
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
-from protocol.spellings import (
-    MAX_ROUNDS,
-    QUOTED_PRINTABLE,
-    Origin,
-    Span,
-    base64_cores,
-    decode,
-    fold,
-    plain_form,
-    skeleton,
-    skeleton_needles,
-)
+from protocol.secret_tables import COVERAGE, GRAM, PIECE, build_tables, is_distinctive
+from protocol.spellings import Span, decode, fold, skeleton
+from protocol.value_strings import collect_strings, rebuild
 
 __all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "RedactingFilter", "Redactor"]
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
-PIECE = 8  # a run of this many characters of a secret counts as the secret
-# Shorter pieces of a secret count when together they spell most of it, in any order (a key cut
-# into 6-character pieces and written backwards): pieces of GRAM characters covering COVERAGE of it.
-GRAM = 5
-COVERAGE = 0.75
-_SPACE = re.compile(r"\s")
-_ESCAPE_SITE = re.compile(
-    r"%[0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}|&#|\\[uUx][0-9A-Fa-f{]|=[0-9A-Fa-f]{2}|0[xX][0-9A-Fa-f]"
-)
-QUOTED_SITES = 3
-_ANY_ESCAPE = re.compile(r"[%&\\=]|0[xX]")  # what every escape holds
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
-
-
-def is_distinctive(piece: str) -> bool:
-    """A piece worth redacting on its own: two of lower case, upper case and digits (not a word
-    such as the 'moltbook' or 'app-pass' of a key, which ordinary text holds too)."""
-    kinds = [
-        any(c.islower() for c in piece),
-        any(c.isupper() for c in piece),
-        any(c.isdigit() for c in piece),
-    ]
-    return sum(kinds) >= 2
-
-
-class _Literals:
-    """Secrets as written (and reversed, and in rot13) and their distinctive pieces, searched
-    case for case; other cases are found in the skeleton."""
-
-    def __init__(self, forms: list[str]) -> None:
-        patterns = {form: form for form in forms}
-        for form in forms:
-            for i in range(len(form) - PIECE + 1):
-                piece = form[i : i + PIECE]
-                if len(form) > PIECE and is_distinctive(piece):
-                    patterns.setdefault(piece, form)
-        self.patterns = list(patterns)
-        self.source = list(patterns.values())  # the form a piece is widened within
-        self.automaton = AhoCorasick(self.patterns, matchkind=MatchKind.LeftmostLongest) if patterns else None
-
-    def spans(self, view: str) -> list[Span]:
-        if self.automaton is None:
-            return []
-        found = []
-        for index, start, end in self.automaton.find_matches_as_indexes(view):
-            source = self.source[index]
-            while end < len(view) and view[start : end + 1] in source:
-                end += 1
-            while start > 0 and view[start - 1 : end] in source:
-                start -= 1
-            found.append((start, end))
-        return found
-
-
-@dataclass(frozen=True)
-class _Tables:
-    raw: _Literals  # searched in the text as it is
-    plain: _Literals  # searched in the decoded view
-    needles: AhoCorasick | None  # searched in skeletons
-    encoded: frozenset[int]  # needles that are base64 cores (their tail is redacted too)
-    grams: AhoCorasick | None  # every GRAM-character piece of each secret, lower-cased
-    gram_places: tuple[tuple[tuple[int, int], ...], ...]  # for each gram: (secret, offset) it is at
-    lengths: tuple[int, ...]  # each secret's length
-
-
-@functools.lru_cache(maxsize=64)
-def _tables(secrets: tuple[str, ...]) -> _Tables:
-    turned = [codecs.encode(s, "rot13") for s in secrets] + [rot47(s) for s in secrets]
-    raw_forms = [form for s in (*secrets, *turned) for form in (s, s[::-1])]
-    needles: set[str] = set()
-    cores: set[str] = set()
-    for secret in secrets:
-        needles |= skeleton_needles(secret)
-        cores |= {skeleton(core)[0] for core in base64_cores(secret.encode("utf-8"))}
-    ordered = sorted(needles)
-    grams: dict[str, list[tuple[int, int]]] = {}
-    for index, secret in enumerate(secrets):
-        if len(secret) >= 2 * GRAM + 2:
-            lowered = secret.lower()
-            for i in range(len(lowered) - GRAM + 1):
-                grams.setdefault(lowered[i : i + GRAM], []).append((index, i))
-    return _Tables(
-        raw=_Literals(raw_forms),
-        plain=_Literals(sorted({plain_form(f) for f in raw_forms})),
-        needles=AhoCorasick(ordered, matchkind=MatchKind.LeftmostLongest) if ordered else None,
-        encoded=frozenset(i for i, n in enumerate(ordered) if n in cores),
-        grams=AhoCorasick(list(grams), matchkind=MatchKind.Standard) if grams else None,
-        gram_places=tuple(tuple(places) for places in grams.values()),
-        lengths=tuple(len(s) for s in secrets),
-    )
-
 
 _Found = dict[int, list[Span]]  # a string's index -> where in it something secret is
 
 
-def _identity(text: str) -> Origin:
-    return [(i, i + 1) for i in range(len(text))]
-
-
-def _merge(spans: Iterable[Span]) -> list[Span]:
-    merged: list[Span] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def _replace(text: str, spans: list[Span]) -> str:
     out, cursor = [], 0
-    for start, end in _merge(spans):
+    for start, end in merge_spans(spans):
         out += [text[cursor:start], REDACTED]
         cursor = end
     return "".join(out) + text[cursor:] if out else text
@@ -168,7 +51,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.too_short = sorted(s for s in values if len(s) < MIN_SECRET_LENGTH)
-        self._tables = _tables(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
+        self._tables = build_tables(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
 
     def text(self, text: str) -> str:
         return _replace(text, self._spans(text))
@@ -182,9 +65,9 @@ class Redactor:
         (tuples as lists, keys as strings)."""
         strings: list[str] = []
         columns: list[str | None] = []  # a value's keys from the top, list positions left out
-        _collect(value, "", strings, columns)
+        collect_strings(value, "", strings, columns)
         if not strings:
-            return _rebuild(value, ())
+            return rebuild(value, ())
         spans: _Found = {}
         # All strings in order (a key cut at a key and its value); the values alone (cut across
         # fields); and each field across list items (cut across posts).
@@ -200,8 +83,8 @@ class Redactor:
                 if 1 < len(group) < len(values):
                     self._spread(strings, group, spans, whole=False)
         if not spans:
-            return _rebuild(value, strings)
-        return _rebuild(value, [_replace(s, spans[i]) if i in spans else s for i, s in enumerate(strings)])
+            return rebuild(value, strings)
+        return rebuild(value, [_replace(s, spans[i]) if i in spans else s for i, s in enumerate(strings)])
 
     def _spread(
         self, strings: list[str], group: list[int], spans: dict[int, list[Span]], whole: bool
@@ -226,7 +109,7 @@ class Redactor:
         inside any run that decodes to text holding one (the whole run)."""
         if len(text) < MIN_SECRET_LENGTH:
             return []
-        text = _searchable(text)
+        text = searchable(text)
         found = self._spelled_spans(text) + self._piece_spans(text)
         for blob in blobs(text):
             if any(self._spelled_spans(inner) or self._piece_spans(inner) for inner in blob.texts):
@@ -242,7 +125,7 @@ class Redactor:
         grams = self._tables.grams
         if grams is None or len(text) < 2 * GRAM:
             return []
-        view, origin = (text.lower(), None) if text.isascii() else fold(text, _identity(text))
+        view, origin = (text.lower(), None) if text.isascii() else fold(text, identity(text))
         view = view.lower()
         spans: dict[int, list[Span]] = {}
         covered: dict[int, set[int]] = {}
@@ -254,8 +137,8 @@ class Redactor:
         for secret, where in spans.items():
             if len(covered[secret]) < COVERAGE * self._tables.lengths[secret]:
                 continue
-            for s, e in _merge(where):
-                start, end = (s, e) if origin is None else _back(origin, s, e)
+            for s, e in merge_spans(where):
+                start, end = (s, e) if origin is None else back(origin, s, e)
                 piece = text[start:end]
                 if len(piece) >= PIECE or is_distinctive(piece) or not piece.isalnum():
                     found.append((start, end))
@@ -265,16 +148,16 @@ class Redactor:
         """Where in `text` a secret or a secret shape is, in every spelling (empty: nothing)."""
         if len(text) < MIN_SECRET_LENGTH:
             return []
-        text = _searchable(text)
+        text = searchable(text)
         tables = self._tables
         found = tables.raw.spans(text) + shape_spans(text)
         folded = fold(text)[0]
         plain = decode(folded)[0]
         if plain != text and (tables.plain.spans(plain) or shape_spans(plain)):
-            plain_view, origin = decode(*fold(text, _identity(text)))
+            plain_view, origin = decode(*fold(text, identity(text)))
             assert origin is not None
             found += [
-                _back(origin, s, e) for s, e in tables.plain.spans(plain_view) + shape_spans(plain_view)
+                back(origin, s, e) for s, e in tables.plain.spans(plain_view) + shape_spans(plain_view)
             ]
         return found + self._skeleton_spans(text, folded, plain)
 
@@ -287,105 +170,29 @@ class Redactor:
         needles = self._tables.needles
         if needles is None or len(text) < MIN_SECRET_LENGTH:
             return []
-        text = _searchable(text)
+        text = searchable(text)
         folded = fold(text)[0] if folded is None else folded
         plain = decode(folded)[0] if plain is None else plain
         views = {"decoded": plain}
         if thorough:
-            views |= _other_views(folded, plain)
+            views |= other_views(folded, plain)
         hits = [name for name, view in views.items() if needles.find_matches_as_indexes(skeleton(view)[0])]
         found = []
         for name in hits:
-            view, origin = fold(text, _identity(text))
+            view, origin = fold(text, identity(text))
             if name != "undecoded":
-                _, quoted, squeeze = next((v for v in _OTHER_VIEWS if v[0] == name), ("", 0, False))
+                _, quoted, squeeze = next((v for v in OTHER_VIEWS if v[0] == name), ("", 0, False))
                 view, origin = decode(view, origin, quoted=quoted, squeeze=squeeze)
             view, origin = skeleton(view, origin)
             assert origin is not None
             for index, start, end in needles.find_matches_as_indexes(view):
-                span = _back(origin, start, end)
+                span = back(origin, start, end)
                 if index in self._tables.encoded:
                     tail = _BASE64_TAIL.match(text, span[1])
                     span = (span[0], tail.end() if tail else span[1])
                 found.append(span)
         return found
 
-
-# The views read besides the decoded one: (name, quoted-printable rounds, spaces squeezed out).
-_OTHER_VIEWS = (("quoted", MAX_ROUNDS, False), ("quoted once", 1, False), ("compact", 0, True),
-                ("compact quoted once", 1, True), ("everything", MAX_ROUNDS, True))  # fmt: skip
-
-
-def _other_views(folded: str, plain: str) -> dict[str, str]:
-    """Also the text as it was; read as quoted-printable, when it holds a few `=XX` (one, as in
-    `?ref=feed`, is far more often itself); and without white space, when that makes more
-    escapes appear (`% 2 F`)."""
-    views = {"undecoded": folded} if plain != folded else {}
-    if not _ANY_ESCAPE.search(folded):
-        return views
-    texts = {folded, plain}
-    squeezed = {_SPACE.sub("", t) for t in texts} if _SPACE.search(folded) else set()
-    spaced = any(_sites(_SPACE.sub("", t)) > _sites(t) for t in texts) if squeezed else False
-    quoted = any(len(QUOTED_PRINTABLE.findall(t)) >= QUOTED_SITES for t in texts)
-    quoted_squeezed = spaced and any(len(QUOTED_PRINTABLE.findall(t)) >= QUOTED_SITES for t in squeezed)
-    wanted = {
-        "quoted": quoted,
-        "quoted once": quoted,
-        "compact": spaced,
-        "compact quoted once": quoted_squeezed,
-        "everything": quoted or spaced or plain != folded,  # escapes of spaces, QP deep inside
-    }
-    for name, rounds, squeeze in _OTHER_VIEWS:
-        if wanted[name]:
-            views[name] = decode(folded, quoted=rounds, squeeze=squeeze)[0]
-    return views
-
-
-def _sites(text: str) -> int:
-    """How many escapes the text holds."""
-    return len(_ESCAPE_SITE.findall(text))
-
-
-def _searchable(text: str) -> str:
-    """Half an emoji (a lone surrogate, which JSON can carry) cannot be searched: one U+FFFD in
-    its place keeps every position."""
-    if text.isascii() or not _SURROGATE.search(text):
-        return text
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def _back(origin: Origin, start: int, end: int) -> Span:
-    return origin[start][0], origin[end - 1][1]
-
-
-def _collect(node: Any, column: str, strings: list[str], columns: list[str | None]) -> None:
-    if isinstance(node, str):
-        strings.append(node)
-        columns.append(column)
-    elif isinstance(node, dict):
-        for key, item in node.items():
-            name = key if isinstance(key, str) else str(key)
-            strings.append(name)
-            columns.append(None)
-            _collect(item, f"{column}\0{name}", strings, columns)
-    elif isinstance(node, list | tuple):
-        for item in node:
-            _collect(item, column, strings, columns)
-
-
-def _rebuild(node: Any, strings: Iterable[str]) -> Any:
-    it = iter(strings)
-
-    def build(node: Any) -> Any:
-        if isinstance(node, str):
-            return next(it)
-        if isinstance(node, dict):
-            return {next(it): build(item) for item in node.values()}
-        if isinstance(node, list | tuple):
-            return [build(item) for item in node]
-        return node
-
-    return build(node)
 
 
 class RedactingFilter(logging.Filter):

@@ -14,7 +14,7 @@ from agent.explain.address import post_address
 from agent.explain.errors import ExplainError
 from agent.explain.similarity import similarity
 from agent.explain.sources import SourceBook
-from protocol.untrusted import pattern_reasons
+from protocol.injection_patterns import pattern_reasons
 
 __all__ = ["RESTATE_THRESHOLD", "citation_validity", "citations", "problems", "similarity"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from protocol.untrusted import pattern_reasons
+from protocol.injection_patterns import pattern_reasons
 
 WITHHELD = "[a sentence addressed to AI models was withheld]"
 _SENTENCE_END = re.compile(r"(?<=[.!?\n])\s+|\s*(?:<<<|>>>|\|\|)\s*")

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent.errors import AgentError
 from agent.workspace.folder import read_json, write_json_atomic, write_text_atomic
-from protocol.untrusted import neutralise
+from protocol.model_markup import neutralise
 
 MAX_ENTRY_CHARS = 500
 PROMPT_TAIL_LINES = 20  # of VIOLATIONS/UNKNOWNS/external_overrides shown in a prompt

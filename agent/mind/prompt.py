@@ -19,11 +19,10 @@ from agent.workspace.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
 from agent.workspace.memory import select as select_memory
 from agent.workspace.memory import visible_to
 from agent.workspace.snapshot import TurnSnapshot
+from protocol.model_markup import inert_angles, neutralise
 from protocol.untrusted import (
     DEFAULT_MAX_CHARS,
     fence,
-    inert_angles,
-    neutralise,
     one_line_label,
     prompt_nonce,
     sanitise_text,

@@ -21,7 +21,8 @@ from protocol.injection_detector import (
     window_features,
     windows,
 )
-from protocol.untrusted import injection_reasons, sanitise_item, sanitise_text
+from protocol.injection_patterns import injection_reasons
+from protocol.untrusted import sanitise_item, sanitise_text
 from scripts import injection_corpus
 
 # Written for this test only (in no training, tuning or test file), one or more per kind.

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from protocol.injection_patterns import injection_reasons
 from protocol.untrusted import (
     FENCE_CLOSE,
     FENCE_OPEN,
     fence,
-    injection_reasons,
     sanitise_item,
     sanitise_text,
     sanitise_value,

@@ -36,7 +36,7 @@ from agent.llm.local.rules import keyword_rule
 from agent.llm.local.scorer import LlamaTokenModel, evaluate
 from agent.llm.local.warm_cache import WARM_CACHE, cache_key
 from agent.llm.turn import TurnRequest
-from protocol.untrusted import neutralise
+from protocol.model_markup import neutralise
 
 log = logging.getLogger("safeclaw.agent.local")
 FILL_TOKENS = 120

@@ -17,7 +17,7 @@ from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I
 from agent.llm.local.message_values import PLATFORM_WORDS
 from agent.llm.local.rules import ASKING, GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
 from agent.llm.turn import TurnRequest
-from protocol.untrusted import neutralise
+from protocol.model_markup import neutralise
 
 IDENTITY = (
     "I am SafeClaw, your personal AI agent. I act on the social web for you (post, reply, like, "

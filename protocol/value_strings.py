@@ -1,0 +1,37 @@
+"""A JSON-like value's strings in order (keys included, each with the path of keys above it), and
+the same value rebuilt around new strings (tuples as lists, keys as strings)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def collect_strings(node: Any, column: str, strings: list[str], columns: list[str | None]) -> None:
+    if isinstance(node, str):
+        strings.append(node)
+        columns.append(column)
+    elif isinstance(node, dict):
+        for key, item in node.items():
+            name = key if isinstance(key, str) else str(key)
+            strings.append(name)
+            columns.append(None)
+            collect_strings(item, f"{column}\0{name}", strings, columns)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            collect_strings(item, column, strings, columns)
+
+
+def rebuild(node: Any, strings: Iterable[str]) -> Any:
+    it = iter(strings)
+
+    def build(node: Any) -> Any:
+        if isinstance(node, str):
+            return next(it)
+        if isinstance(node, dict):
+            return {next(it): build(item) for item in node.values()}
+        if isinstance(node, list | tuple):
+            return [build(item) for item in node]
+        return node
+
+    return build(node)
