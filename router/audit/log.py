@@ -1,11 +1,10 @@
-"""The router's audit log: one JSON line per command, each chained to the one before it.
+"""The router's audit log writer: one JSON line per command, each chained to the one before it.
 
-Every line is the canonical JSON of a record (sorted keys, no spaces) holding `seq` (1, 2, …
-across files), `prev` (the `hash` of the line before it; 64 zeros for the very first) and `hash`
-(sha256 of the record's canonical JSON without `hash`). So editing a byte, inserting, deleting
-or reordering a line breaks the chain where it happened, and `verify` names that line. Rotation
-keeps the chain: the active file `<name>.jsonl` is renamed `<name>.<last seq>.jsonl` and the new
-file goes on from the old one's last hash and seq.
+The line format and where a chain's files are: `router.audit.lines`; checking a chain from its
+files: `router.audit.chain_check`. Editing a byte, inserting, deleting or reordering a line breaks
+the chain where it happened, and `verify` names that line. Rotation keeps the chain: the active
+file `<name>.jsonl` is renamed `<name>.<last seq>.jsonl` and the new file goes on from the old
+one's last hash and seq.
 
 One writer per file: each router writes its own `<router id>.jsonl`. The last line of a file
 is covered once the next one is written (and by the copy in the Redis audit stream).
@@ -13,7 +12,8 @@ is covered once the next one is written (and by the copy in the Redis audit stre
 Durability is a group commit (`AuditLog.sync`), and the durable head is checkpointed under a key
 (`router.audit.checkpoint`); `router.audit.verify` checks the files, the checkpoints and the Redis
 copy: `python -m router.audit verify [DIR]`. A line that must be durable before an effect runs is
-appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had.
+appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had; durable lines
+appended together (lanes of different platforms) share one flush of the disk.
 
 A line is whole or absent: a short write is finished, and a write that fails midway (a full disk)
 is cut back to the end of the last whole line, so the next line never lands on a fragment and the
@@ -31,45 +31,37 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from router.audit import checkpoint as audit_checkpoint
+from router.audit.chain_check import Verdict, hash_at, verify_chain, verify_directory
+from router.audit.lines import (
+    GENESIS,
+    canonical,
+    chain_files,
+    chain_names,
+    last_line,
+    record_hash,
+    sealed_line,
+)
 
-GENESIS = "0" * 64
+__all__ = [  # the format's and the checks' names, for the callers that knew them here
+    "GENESIS", "AuditLog", "AuditUnavailable", "Verdict", "canonical", "chain_files", "chain_names",
+    "hash_at", "last_line", "record_hash", "sealed_line", "verify_chain", "verify_directory",
+]
+
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_SYNC_SECONDS = 0.1  # group commit: fsync (and checkpoint) at most this long after a write
 log = logging.getLogger("safeclaw.router.audit")
-_ROTATED = re.compile(r"^(?P<name>.+)\.(?P<seq>\d{12})\.jsonl$")
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+# The data and the file's size reach the disk (all a line needs to be read back); the times of the
+# file are left to the next fsync: less for the disk to do before the effect.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 class AuditUnavailable(OSError):
     """A line that had to be durable could not be written (a full disk, a failing fsync): the
     effect it was to precede must not run."""
-
-
-def canonical(record: dict[str, Any]) -> str:
-    return _CANONICAL(record)
-
-
-def sealed_line(record: dict[str, Any]) -> tuple[str, str]:
-    """(hash, line) of a record without `hash`: the same as `record_hash` and `canonical` of the
-    record with its hash, from one encoding (the keys before "hash" and after it, spliced)."""
-    before = _CANONICAL({k: v for k, v in record.items() if k < "hash"})[1:-1]
-    after = _CANONICAL({k: v for k, v in record.items() if k > "hash"})[1:-1]
-    body = "{" + ",".join(part for part in (before, after) if part) + "}"
-    digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()
-    return digest, "{" + ",".join(part for part in (before, f'"hash":"{digest}"', after) if part) + "}"
-
-
-def record_hash(record: dict[str, Any]) -> str:
-    body = {k: v for k, v in record.items() if k != "hash"}
-    return hashlib.sha256(canonical(body).encode("utf-8", "replace")).hexdigest()
 
 
 class AuditLog:
@@ -194,15 +186,16 @@ class AuditLog:
                     self._rotate()
                     self._open()
                 record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
-                record.setdefault("ts", time.time())
-                record.pop("hash", None)
+                if "ts" not in record:
+                    record["ts"] = time.time()
                 digest, text = sealed_line(record)
                 record["hash"] = digest
                 self._write_whole((text + "\n").encode("utf-8", "replace"))
                 self.seq, self.last_hash = record["seq"], digest
                 self._written += 1
+                number = self._written
             if durable:  # the line durable now; its checkpoint comes with the next group commit
-                self.sync(checkpoint=False)
+                self._durable(number)
         except OSError as exc:
             if durable and not isinstance(exc, AuditUnavailable):
                 raise AuditUnavailable(exc.errno or errno.EIO, f"audit log {self.path}: {exc}") from exc
@@ -221,13 +214,15 @@ class AuditLog:
             os.ftruncate(self._fd, self._cut_to)
             self._bytes, self._cut_to = self._cut_to, None
         start, done = self._bytes, 0
-        view = memoryview(data)
         try:
-            while done < len(data):
-                written = os.write(self._fd, view[done:])
-                if written <= 0:
-                    raise OSError(errno.EIO, "the audit file took no bytes")
-                done += written
+            done = os.write(self._fd, data)
+            if done != len(data):  # short: the rest, or the error that stopped it
+                view = memoryview(data)
+                while done < len(data):
+                    written = os.write(self._fd, view[done:])
+                    if written <= 0:
+                        raise OSError(errno.EIO, "the audit file took no bytes")
+                    done += written
         except OSError:
             if done:
                 self._cut_to = start
@@ -244,19 +239,30 @@ class AuditLog:
         nothing is new. Without a key, or with `checkpoint` False, the head is checkpointed by a
         later sync (the group commit's, or `close`)."""
         with self._sync_lock:
-            with self._lock:
-                if self._fd is None:
-                    return
-                fd, written, head = os.dup(self._fd), self._written, (self.seq, self.last_hash)
-            try:
-                if written != self._synced:
-                    os.fsync(fd)  # outside the append lock: appends go on while the disk works
-            finally:
-                os.close(fd)
-            self._synced = written
-            if checkpoint and self.key is not None and head[0] > self._checkpointed:
-                audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
-                self._checkpointed = head[0]
+            self._sync_locked(checkpoint)
+
+    def _durable(self, number: int) -> None:
+        """Line `number` on the disk: at once when a flush that began after it was written has
+        already ended (a line appended beside it made it durable), else by a flush of its own that
+        also covers every line written meanwhile (one flush for the lines of several lanes)."""
+        with self._sync_lock:
+            if self._synced < number:
+                self._sync_locked(checkpoint=False)
+
+    def _sync_locked(self, checkpoint: bool) -> None:
+        with self._lock:
+            if self._fd is None:
+                return
+            fd, written, head = os.dup(self._fd), self._written, (self.seq, self.last_hash)
+        try:
+            if written != self._synced:
+                _datasync(fd)  # outside the append lock: appends go on while the disk works
+        finally:
+            os.close(fd)
+        self._synced = written
+        if checkpoint and self.key is not None and head[0] > self._checkpointed:
+            audit_checkpoint.write(self.directory, self.name, head[0], head[1], self.key)
+            self._checkpointed = head[0]
 
     def _flush_every(self, seconds: float) -> None:
         while not self._stop.wait(seconds):
@@ -293,145 +299,3 @@ class AuditLog:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-
-
-def last_line(path: Path, chunk: int = 65536) -> str | None:
-    """The last non-empty line of a file, read from its end."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            end = handle.tell()
-            data = b""
-            while end > 0:
-                start = max(0, end - chunk)
-                handle.seek(start)
-                data = handle.read(end - start) + data
-                end = start
-                stripped = data.rstrip(b"\n")
-                if b"\n" in stripped or end == 0:
-                    return stripped.rsplit(b"\n", 1)[-1].decode("utf-8", "replace") or None
-    except FileNotFoundError:
-        return None
-    return None
-
-
-def chain_files(directory: Path, name: str) -> list[Path]:
-    """One chain's files in order: the rotated ones by their last seq, then the active one."""
-    rotated = sorted(
-        p
-        for p in directory.glob(f"{name}.*.jsonl")
-        if (m := _ROTATED.match(p.name)) is not None and m.group("name") == name
-    )
-    active = directory / f"{name}.jsonl"
-    return [*rotated, *([active] if active.exists() else [])]
-
-
-def chain_names(directory: Path) -> list[str]:
-    names = set()
-    for path in directory.glob("*.jsonl"):
-        match = _ROTATED.match(path.name)
-        names.add(match.group("name") if match else path.name[: -len(".jsonl")])
-    return sorted(names)
-
-
-@dataclass
-class Verdict:
-    ok: bool
-    lines: int  # records checked
-    problem: str = ""  # the first break, naming file and line
-    heads: dict[str, tuple[int, str]] = field(default_factory=dict)  # chain -> (last seq, its hash)
-
-    def summary(self) -> str:
-        if self.ok:
-            return f"audit log intact: {self.lines} lines"
-        if not self.lines and self.problem.startswith("no audit log"):
-            return self.problem + " (the router writes it as it handles commands)"
-        return f"audit log BROKEN: {self.problem}"
-
-
-def _lines(files: list[Path]) -> Iterator[tuple[Path, int, bytes]]:
-    for path in files:
-        with path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                yield path, number, raw
-
-
-def verify_chain(files: list[Path]) -> Verdict:
-    """Check one chain; the first line that is edited, inserted, missing or out of order fails it."""
-    expected_seq, prev_hash, count = 1, GENESIS, 0
-    for path, number, raw in _lines(files):
-        where = f"{path.name} line {number}"
-        try:
-            text = raw.decode("utf-8")  # strictly: a byte edited into an invalid sequence is an edit
-        except UnicodeDecodeError:
-            return Verdict(False, count, f"{where}: not UTF-8 (edited)")
-        if not text.endswith("\n"):
-            return Verdict(False, count, f"{where}: an unfinished last line (a torn write or an edit)")
-        try:
-            record = json.loads(text)
-            if not isinstance(record, dict):
-                raise ValueError("not an object")
-            seq, prev, stored = int(record["seq"]), str(record["prev"]), str(record["hash"])
-        except (ValueError, KeyError, TypeError):
-            return Verdict(False, count, f"{where}: not an audit record (edited)")
-        if canonical(record) + "\n" != text or record_hash(record) != stored:
-            return Verdict(False, count, f"{where} (seq {seq}): edited (its hash does not match its content)")
-        if seq > expected_seq:
-            return Verdict(
-                False,
-                count,
-                f"{where}: {seq - expected_seq} line(s) deleted before it "
-                f"(expected seq {expected_seq}, found {seq})",
-            )
-        if seq < expected_seq:
-            return Verdict(
-                False, count, f"{where}: inserted or repeated (seq {seq} after {expected_seq - 1})"
-            )
-        if prev != prev_hash:
-            return Verdict(
-                False,
-                count,
-                f"{where} (seq {seq}): does not follow the line before it (that line was edited or replaced)",
-            )
-        if record.get("event") == "audit_gap":  # the router found the log cut or rewritten at start
-            return Verdict(
-                False, count, f"{where} (seq {seq}): the router found at start: {record.get('problem')}"
-            )
-        expected_seq, prev_hash, count = seq + 1, stored, count + 1
-    return Verdict(True, count, heads={"": (expected_seq - 1, prev_hash)})
-
-
-def hash_at(directory: Path, name: str, seq: int) -> str | None:
-    """The hash of the chain's line `seq` (read from the newest file back), None when absent."""
-    for path in reversed(chain_files(directory, name)):
-        with path.open("rb") as handle:
-            first = handle.readline()
-            try:
-                if int(json.loads(first)["seq"]) > seq:
-                    continue
-            except (ValueError, KeyError, TypeError):
-                continue
-            for raw in [first, *handle]:
-                try:
-                    record = json.loads(raw)
-                    if int(record["seq"]) == seq:
-                        return str(record["hash"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-        return None
-    return None
-
-
-def verify_directory(directory: Path) -> Verdict:
-    names = chain_names(directory) if directory.is_dir() else []
-    if not names:
-        return Verdict(False, 0, f"no audit log in {directory}")
-    total, heads = 0, {}
-    for name in names:
-        verdict = verify_chain(chain_files(directory, name))
-        if not verdict.ok:
-            return Verdict(False, total + verdict.lines, f"chain {name}: {verdict.problem}")
-        total += verdict.lines
-        heads[name] = verdict.heads[""]
-    return Verdict(True, total, heads=heads)
-
