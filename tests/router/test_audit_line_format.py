@@ -9,7 +9,7 @@ import hashlib
 import json
 import math
 import threading
-from enum import Enum
+from enum import StrEnum
 
 import pytest
 
@@ -29,7 +29,7 @@ def sealed_by_hand(record):
     return digest, canonical_by_hand({**body, "hash": digest})
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     POST = "post"
 
 
