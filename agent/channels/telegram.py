@@ -16,17 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from telegram import Bot, BotCommand, Chat, Update
-from telegram.constants import ChatAction
+from telegram import Bot, BotCommand, Update
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
-    ApplicationHandlerStop,
     CallbackQueryHandler,
     ContextTypes,
     MessageHandler,
@@ -36,8 +32,10 @@ from telegram.ext import (
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
-from agent.channels.telegram_approvals import NO_PREVIEW, on_approval_button, send_notice
+from agent.channels.telegram_approvals import on_approval_button, send_notice
+from agent.channels.telegram_gate import OwnerGate
 from agent.channels.telegram_origin import forward_author
+from agent.channels.telegram_sending import NO_PREVIEW, retry_after_seconds, typing, with_retry
 from agent.channels.telegram_setup import SETUP_COMMAND, TOKEN_VARIABLE, bot_token, bot_urls
 from agent.channels.text_split import split_message
 from agent.commands import command_specs
@@ -47,13 +45,9 @@ if TYPE_CHECKING:
     from agent.config.channel_sections import TelegramSettings
 
 log = logging.getLogger("safeclaw.agent.telegram")
-MAX_REMEMBERED_STRANGERS = 10_000
 T = TypeVar("T")
 Context = ContextTypes.DEFAULT_TYPE
-TYPING_EVERY = 4.0  # seconds; Telegram shows a chat action for about 5
 POLL_TIMEOUT = 30  # seconds of long polling per getUpdates
-MAX_RETRY_AFTER = 60.0  # longest flood wait honoured before giving up on a message
-REFUSAL = "Sorry, this is a private assistant: I only answer its owner. (Your Telegram user id is {user_id}.)"
 
 
 def bot_commands() -> list[BotCommand]:
@@ -73,13 +67,6 @@ def chat_id_of(conversation: str) -> int:
     return int(number)
 
 
-def retry_after_seconds(exc: RetryAfter) -> float:
-    with warnings.catch_warnings():  # v22 warns that the int form of retry_after is going away
-        warnings.simplefilter("ignore")
-        value: int | float | timedelta = exc.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
 class TelegramChannel(BaseChannel):
     name = "telegram"
     send_attempts = 5  # per Telegram call, network errors and 429s included
@@ -94,7 +81,7 @@ class TelegramChannel(BaseChannel):
         self._token = bot_token(settings)
         self._urls = bot_urls(settings)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
-        self._refused: dict[int, None] = {}  # strangers already told no, oldest first
+        self.gate = OwnerGate(self.allowed, self.allow_groups, self._send_text)
         self._stop_requested = asyncio.Event()
         self._finished = asyncio.Event()
         self._running = False
@@ -192,38 +179,9 @@ class TelegramChannel(BaseChannel):
 
     # --- handlers -------------------------------------------------------------------------
     async def on_any_update(self, update: Update, context: Context) -> None:
-        """Let allowlisted users in private chats through; refuse anyone else once, and end the update there.
-
-        Groups are refused (with a log line, and nothing said in the group) unless
-        channels.telegram.allow_groups is on; even then only allowlisted users are answered."""
-        user, chat = update.effective_user, update.effective_chat
-        if update.message is None and update.callback_query is None:
-            # Asked for new messages only: an edit, a channel post or a business chat's message is not
-            # something the owner said to the bot now, whatever a server sends.
-            kinds = sorted(set(update.to_dict()) - {"update_id"})
-            log.warning("Telegram: refused a %s update (only new messages to the bot are read)",
-                        ", ".join(kinds) or "empty")
-            raise ApplicationHandlerStop
-        if chat is not None and chat.type != Chat.PRIVATE and not self.allow_groups:
-            who = user.id if user else "unknown"
-            log.warning("Telegram: refused a message in %s chat %s from user id %s "
-                        "(channels.telegram.allow_groups is off)", chat.type, chat.id, who)
-            raise ApplicationHandlerStop
-        if user is not None and user.id in self.allowed:
-            return
-        if user is not None:
-            log.warning("Telegram: refused a message from user id %s (not on the allowlist)", user.id)
-        if user is not None and chat is not None and user.id not in self._refused:
-            if len(self._refused) >= MAX_REMEMBERED_STRANGERS:  # bounded: a flood of ids costs nothing
-                self._refused.pop(next(iter(self._refused)))
-            self._refused[user.id] = None
-            try:
-                await self._send_text(context.bot, chat.id, REFUSAL.format(user_id=user.id))
-            except TelegramError as exc:
-                log.warning("Telegram: could not send the refusal to user id %s: %s", user.id, exc)
-        else:
-            log.info("Telegram: ignored another message from user id %s", user.id if user else "unknown")
-        raise ApplicationHandlerStop
+        """Let allowlisted users in private chats through; refuse anyone else once, and end the update
+        there (see telegram_gate)."""
+        await self.gate.let_in(update, context.bot)
 
     def incoming(self, update: Update) -> IncomingMessage:
         """The message for the agent; a forward carries its origin as `outside_author`."""
@@ -240,7 +198,7 @@ class TelegramChannel(BaseChannel):
         chat = update.effective_chat
         assert chat is not None
         incoming = self.incoming(update)
-        async with self._typing(context.bot, chat.id):
+        async with typing(context.bot, chat.id):
             reply = await self.handle(incoming)
         await self.send(incoming.conversation, reply)
 
@@ -250,7 +208,7 @@ class TelegramChannel(BaseChannel):
         chat = update.effective_chat
         assert chat is not None
         incoming = self.incoming(update)  # a forwarded "/post …" is someone else's text, never a command
-        async with self._typing(context.bot, chat.id):
+        async with typing(context.bot, chat.id):
             reply = await self.handle(incoming)
         for chunk in split_message(reply):
             await self._send_text(context.bot, chat.id, chunk)
@@ -309,45 +267,5 @@ class TelegramChannel(BaseChannel):
         await self._with_retry(lambda: bot.send_message(chat_id, text, link_preview_options=NO_PREVIEW))
 
     async def _with_retry(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Retry network errors (with backoff) and 429s (after the wait Telegram asks), boundedly.
-
-        A timed-out send may have arrived; retrying it risks a duplicate, which beats a lost reply.
-        """
-        delay = self.retry_base_delay
-        for attempt in range(1, self.send_attempts + 1):
-            try:
-                return await call()
-            except RetryAfter as exc:
-                wait, error = retry_after_seconds(exc), str(exc)
-                if wait > MAX_RETRY_AFTER or attempt == self.send_attempts:
-                    raise
-            except BadRequest:
-                raise
-            except NetworkError as exc:  # TimedOut included
-                if attempt == self.send_attempts:
-                    raise
-                wait, delay, error = delay, min(delay * 2, 30.0), str(exc)
-            log.warning("Telegram send failed (%s); retry %d/%d in %.1fs",
-                        error, attempt, self.send_attempts - 1, wait)
-            await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
-
-    @contextlib.asynccontextmanager
-    async def _typing(self, bot: Bot, chat_id: int) -> AsyncIterator[None]:
-        async def show_typing() -> None:
-            with contextlib.suppress(TelegramError):
-                await bot.send_chat_action(chat_id, ChatAction.TYPING)
-
-        async def keep_typing() -> None:
-            while True:
-                await asyncio.sleep(TYPING_EVERY)
-                await show_typing()
-
-        await show_typing()
-        task = asyncio.create_task(keep_typing(), name=f"telegram-typing-{chat_id}")
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Telegram's retry (see telegram_sending) with this channel's bounds."""
+        return await with_retry(call, self.send_attempts, self.retry_base_delay)

@@ -11,15 +11,13 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Update
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.error import TelegramError
 
+from agent.channels.telegram_sending import NO_PREVIEW
 from agent.channels.text_split import split_message
 
 log = logging.getLogger("safeclaw.agent.telegram")
-# Every message goes as plain text with no link preview: a reply can quote a stranger's post, and
-# Markdown would turn `[Account locked](https://evil…)` into a live link that hides its address.
-NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 BUTTON_DATA = re.compile(r"^approval:(approve|deny):([0-9a-f]{32})$")
 
 

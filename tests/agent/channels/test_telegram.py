@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from agent.channels.telegram import REFUSAL, TelegramChannel, chat_id_of
+from agent.channels.telegram import TelegramChannel, chat_id_of
+from agent.channels.telegram_gate import REFUSAL
 from agent.errors import ConfigError
 from tests.agent.channels.telegram_helpers import (
     OWNER,
