@@ -21,11 +21,10 @@ logged. The hourly cap applies when a post's turn would start. If Jetstream cann
 the listener retries with backoff (1 s doubling to 60 s) and the other channels run meanwhile. An
 error while handling one event or one turn is logged, and the listener goes on.
 
-Resume: the last `time_us` done is kept in `bluesky_listener.json` in the workspace (written
-atomically) and sent as `cursor` on every (re)connection, so a restart neither loses a post nor
-answers one twice. Events at or before it are skipped if a server replays them. A first start,
-with no saved cursor, listens from now. `stop()` closes the socket at once, lets a turn already
-running finish (its cursor is saved) and leaves posts not yet started to the next start.
+Resume: the last `time_us` done is saved and sent as `cursor` on every (re)connection
+(`bluesky_cursor.py`); events at or before it are skipped if a server replays them. `stop()`
+closes the socket at once, lets a turn already running finish (its cursor is saved) and leaves
+posts not yet started to the next start.
 """
 
 from __future__ import annotations
@@ -37,23 +36,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
+from agent.channels.bluesky_cursor import STATE_FILE, ResumeCursor
 from agent.channels.drop_oldest import DropOldestQueue
-from agent.channels.jetstream import (
-    MalformedEvent,
-    Post,
-    PostFilter,
-    is_ahead,
-    subscribe_url,
-    wall_clock_us,
-)
-from agent.errors import ConfigError, StateFileError
-from agent.workspace.folder import read_json, write_json_atomic
+from agent.channels.jetstream import MalformedEvent, Post, PostFilter, subscribe_url
+from agent.errors import ConfigError
 from protocol.origin import STRANGER, Origin, clip
 
 if TYPE_CHECKING:
@@ -61,8 +53,6 @@ if TYPE_CHECKING:
     from agent.workspace.folder import Workspace
 
 log = logging.getLogger("safeclaw.agent.bluesky")
-STATE_FILE = "bluesky_listener.json"
-SAVE_EVERY = 10.0  # seconds between cursor saves while only unrelated posts go by
 HOUR = 3600.0
 QUEUE_SIZE = 50  # posts waiting for their turn; the oldest is dropped when a new one arrives
 RESOLVE_HINT = "https://bsky.social/xrpc/com.atproto.identity.resolveHandle?handle=<your handle>"
@@ -98,21 +88,16 @@ class BlueskyListener(BaseChannel):
     ) -> None:
         super().__init__(handle)
         self.config = config
-        self.state_path = state_path
-        self.clock = clock
+        self.resume = ResumeCursor(state_path, clock)
         self.cap = HourlyCap(config.max_per_hour, clock)
-        self.cursor: int | None = None  # every event up to this time_us is done
         self.dropped_over_cap = 0
         self.dropped_from_queue = 0
         self.skipped_malformed = 0
         self.failed_events = 0  # events whose handling raised an unexpected error (logged)
         self.connection_attempts = 0
-        self._last_seen: int | None = None  # newest time_us read; older replays are skipped
-        self._pending: deque[int] = deque()  # time_us of posts queued or being answered, oldest first
         self._posts: DropOldestQueue[tuple[int, Post]] = DropOldestQueue(QUEUE_SIZE)
         self._filter = PostFilter(config.watch)
         self._queue_drops = 0  # drops since the queue last had room
-        self._saved_at = 0.0
         self._dropping = 0  # drops since the cap last let a post through
         self._busy = False
         self._outage = False  # set from a failed connection until an event arrives again
@@ -128,11 +113,16 @@ class BlueskyListener(BaseChannel):
                               f'e.g. ["did:plc:abc123"]; find it at {RESOLVE_HINT}')
         return cls(handle, settings, workspace.root / STATE_FILE)
 
+    @property
+    def cursor(self) -> int | None:
+        """Every Jetstream event up to this time_us is done."""
+        return self.resume.cursor
+
     # --- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
         if self._stop_requested.is_set():
             return
-        self.cursor = self._last_seen = self._load_cursor()
+        self.resume.load()
         self._running = True
         reader = asyncio.create_task(self._read_forever(), name="bluesky-reader")
         worker = asyncio.create_task(self._answer_posts(), name="bluesky-worker")
@@ -146,7 +136,7 @@ class BlueskyListener(BaseChannel):
             if not self._busy:
                 worker.cancel()  # waiting for a post; a turn under way is let finish
             await asyncio.gather(reader, stopper, worker, return_exceptions=True)
-            self._save_cursor()
+            self.resume.save()
             self._running = False
             self._finished.set()
             log.info("Bluesky listener stopped at cursor %s", self.cursor)
@@ -207,36 +197,27 @@ class BlueskyListener(BaseChannel):
             self.skipped_malformed += 1
             log.warning("Bluesky: skipped a malformed Jetstream event (%s)", exc)
             if exc.time_us is not None:
-                self._done_reading(exc.time_us)
+                self.resume.event_done(exc.time_us)
             return
-        if self._last_seen is not None and event.time_us <= self._last_seen:
+        if self.resume.is_replay(event.time_us):
             return  # replayed from the cursor: already read
         if event.post is not None:
-            self._last_seen = event.time_us
-            self._pending.append(event.time_us)
+            self.resume.post_read(event.time_us)
             dropped = self._posts.put((event.time_us, event.post))  # never waits
             if dropped is not None:
                 self._drop_queued(*dropped)
             elif self._queue_drops:
                 self._queue_drops = 0
             return
-        self._done_reading(event.time_us)
+        self.resume.event_done(event.time_us)
 
     def _drop_queued(self, time_us: int, post: Post) -> None:
-        self._pending.remove(time_us)
+        self.resume.post_dropped(time_us)
         self.dropped_from_queue += 1
         self._queue_drops += 1
         if self._queue_drops == 1:
             log.warning("Bluesky: more than %d posts wait for a turn; dropping the oldest", QUEUE_SIZE)
         log.info("Bluesky: dropped %s by %s (the queue was full)", post.uri, post.author)
-
-    def _done_reading(self, time_us: int) -> None:
-        """An event that needs no turn: the cursor moves past it unless a post waits before it."""
-        self._last_seen = max(self._last_seen or 0, time_us)
-        if not self._pending:
-            self.cursor = self._last_seen
-            if self.clock() - self._saved_at >= SAVE_EVERY:
-                self._save_cursor()
 
     def _admit(self, post: Post) -> bool:
         if self.cap.admit():
@@ -267,9 +248,7 @@ class BlueskyListener(BaseChannel):
             finally:
                 self._busy = False
             # Not reached when cancelled mid-turn: that post is then read again on the next start.
-            self._pending.remove(time_us)
-            self.cursor = self._pending[0] - 1 if self._pending else self._last_seen
-            self._save_cursor()
+            self.resume.post_done(time_us)
 
     async def _answer(self, post: Post) -> None:
         message = IncomingMessage(
@@ -285,29 +264,3 @@ class BlueskyListener(BaseChannel):
             log.exception("Bluesky: the turn for %s failed; moving on", post.uri)
             return
         await self.send(message.conversation, reply)
-
-    # --- state ----------------------------------------------------------------------------
-    def _load_cursor(self) -> int | None:
-        try:
-            data: Any = read_json(self.state_path, {})
-        except StateFileError as exc:
-            raise ConfigError(f"the Bluesky listener cannot resume: {exc}") from None
-        cursor = data.get("cursor") if isinstance(data, dict) else None
-        if cursor is not None and (isinstance(cursor, bool) or not isinstance(cursor, int) or cursor <= 0):
-            raise ConfigError(f"{self.state_path}: 'cursor' must be a positive whole number (unix "
-                              "microseconds); fix it or delete the file to listen from now")
-        if cursor is not None and is_ahead(cursor, wall_clock_us()):
-            log.warning("Bluesky: the saved cursor %s is ahead of now (a malformed event saved it); "
-                        "it is not used: listening from now", cursor)
-            return None
-        return cursor
-
-    def _save_cursor(self) -> None:
-        if self.cursor is None:
-            return
-        try:
-            write_json_atomic(self.state_path, {"cursor": self.cursor})
-        except OSError as exc:
-            log.warning("Bluesky: cannot save the cursor to %s: %s", self.state_path, exc)
-            return
-        self._saved_at = self.clock()

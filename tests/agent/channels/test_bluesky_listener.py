@@ -10,7 +10,8 @@ import os
 import pytest
 
 from agent.actions import local_actions
-from agent.channels.bluesky import QUEUE_SIZE, STATE_FILE, BlueskyListener
+from agent.channels.bluesky import QUEUE_SIZE, BlueskyListener
+from agent.channels.bluesky_cursor import STATE_FILE
 from agent.channels.console import ConsoleChannel
 from agent.channels.jetstream import MAX_POST_TEXT, POST_COLLECTION, PostFilter
 from agent.config.channel_sections import BlueskySettings
@@ -218,7 +219,7 @@ def test_turns_run_one_at_a_time_and_the_cursor_never_passes_a_waiting_post(fake
         async with running(listener, fake):
             try:
                 fake.queue(mention("3k0", T), mention("3k1", T + 1), post_event(BOB, "3kx", "meh", T + 2))
-                await until(lambda: handler.running == 1 and listener._last_seen == T + 2, "all were read")
+                await until(lambda: handler.running == 1 and listener.resume.last_seen == T + 2, "all were read")
                 assert listener.cursor is None  # nothing is done while the first turn runs
                 gates[0].set()
                 await until(lambda: len(handler.messages) == 1 and handler.running == 1, "turn 2 began")
@@ -310,7 +311,7 @@ def test_stop_closes_the_socket_and_lets_the_running_turn_finish(fake, workspace
         task = asyncio.create_task(listener.start())
         await until(lambda: fake._live, "the listener connected")
         fake.queue(mention("3kslow", T), mention("3knext", T + 1))
-        await until(lambda: handler.running == 1 and listener._last_seen == T + 1, "a turn is under way")
+        await until(lambda: handler.running == 1 and listener.resume.last_seen == T + 1, "a turn is under way")
         stopping = asyncio.create_task(listener.stop())
         await until(lambda: not fake._live, "the socket closed while the turn runs")
         assert not stopping.done()
@@ -435,7 +436,7 @@ def test_the_service_builds_the_listener_from_config_json(workspace, tmp_path):
     channel = AgentService(settings, None).make_channel("bluesky")  # type: ignore[arg-type]
     assert isinstance(channel, BlueskyListener)
     assert channel.config.max_per_hour == 5 and channel.config.jetstream_url == "ws://127.0.0.1:1/x"
-    assert channel.state_path == workspace.root / STATE_FILE
+    assert channel.resume.state_path == workspace.root / STATE_FILE
 
 
 def test_a_corrupt_state_file_stops_the_listener_with_a_fix(fake, workspace):
@@ -481,7 +482,7 @@ def test_a_burst_never_blocks_the_reader_and_the_newest_fifty_win(fake, workspac
                 await until(lambda: handler.running == 1, "the first turn began")
                 fake.queue(*burst[1:], post_event(BOB, "3kafter", "unrelated", T + 500))
                 # The first turn is stuck, yet the reader reads the whole burst and what follows.
-                await until(lambda: listener._last_seen == T + 500, "the reader read past the burst")
+                await until(lambda: listener.resume.last_seen == T + 500, "the reader read past the burst")
                 assert handler.running == 1
                 assert len(listener._posts) == QUEUE_SIZE
                 gates[0].set()
@@ -511,7 +512,7 @@ def test_the_hourly_cap_still_holds_behind_the_queue(fake, workspace):
                 fake.queue(mention("3kcap0", T))
                 await until(lambda: handler.running == 1, "the first turn began")
                 fake.queue(*[mention(f"3kcap{i}", T + i) for i in range(1, 80)])
-                await until(lambda: listener._last_seen == T + 79, "the burst was read")
+                await until(lambda: listener.resume.last_seen == T + 79, "the burst was read")
                 gates[0].set()
                 await until(lambda: listener.cursor == T + 79, "the queue was worked through")
             finally:
