@@ -1,20 +1,28 @@
 """Platform clients by key, imported lazily so an unused platform costs nothing at start-up.
 
-A client whose class says it is `reusable` is kept by the thread that made it (a router's lane
-thread) for that thread's next commands on its platform, with the same credentials and settings:
-its instance facts (a Mastodon instance's length limit) and its open connection are not fetched
-and opened again per command. Each thread keeps its own, so no client is shared by two commands
-at once, and `router.queue.hangup` can hang up a kept connection at a command's deadline.
+Every platform client is kept by the thread that made it (a router's lane thread) for that
+thread's next commands on its platform, with the same credentials and settings: its login, its
+instance facts (a Mastodon instance's length limit) and its open connection are not made again
+per command. Each thread keeps its own, because the SDKs' sessions are not safe to share between
+two commands at once and `router.queue.hangup` hangs up a kept connection at a command's deadline
+by the thread it runs in. A kept client is built lazily, built anew when the credentials or
+settings change, dropped (and closed) after an error that may have left its connection or
+session broken (`forget`), and every kept one is closed at the router's shutdown
+(`close_kept`).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
+from dataclasses import dataclass
 
 from router.errors import SkillError
 from router.platforms.base import PlatformClient
 from router.registry import SkillContext
+
+log = logging.getLogger("safeclaw.router.platforms")
 
 PLATFORM_CLASSES: dict[str, str] = {
     "bsky": "router.platforms.bsky:BlueskyClient",
@@ -23,6 +31,10 @@ PLATFORM_CLASSES: dict[str, str] = {
     "x": "router.platforms.x:XClient",
     "moltbook": "router.platforms.moltbook:MoltbookClient",
 }
+# After these the client is built anew: its connection may be half-used or hung up (a deadline),
+# its session refused or expired, or the SDK failed in a way that may have left it half-changed
+# (`router.skills.social_common.on_platform` drops it).
+REBUILD_AFTER = frozenset({"request_failed", "auth_failed", "internal_error", "login_required"})
 
 
 def platform_class(platform: str) -> type[PlatformClient]:
@@ -35,20 +47,69 @@ def platform_class(platform: str) -> type[PlatformClient]:
     return cls
 
 
-_kept = threading.local()
+@dataclass
+class _Kept:
+    same: object  # the credentials and settings it was built with
+    client: PlatformClient
+    generation: int  # `close_kept` ends every client of an older generation
+
+
+_local = threading.local()
+_clients: dict[int, PlatformClient] = {}  # every thread's kept clients, to close them at shutdown
+_lock = threading.Lock()
+_generation = 0
+
+
+def _thread_kept() -> dict[str, _Kept]:
+    kept: dict[str, _Kept] = _local.__dict__.setdefault("clients", {})
+    return kept
+
+
+def _close(client: PlatformClient) -> None:
+    with _lock:
+        _clients.pop(id(client), None)
+    try:
+        client.close()
+    except Exception:  # a broken connection may fail to close; it is dropped either way
+        log.debug("closing a %s client failed", client.key, exc_info=True)
 
 
 def client_for(platform: str, ctx: SkillContext) -> PlatformClient:
-    """An authenticated-on-demand client for `platform`, or SkillError(no_credentials/unknown_platform)."""
+    """This thread's client for `platform` (kept, or built now), or SkillError(no_credentials /
+    unknown_platform)."""
     cls = platform_class(platform)
-    if not cls.reusable:
-        return cls(ctx.credentials, ctx.env, ctx.timeout)
-    kept: dict[str, tuple[object, PlatformClient]] = _kept.__dict__.setdefault("clients", {})
+    kept = _thread_kept()
     same = (tuple(sorted(ctx.credentials.items())), tuple(sorted(ctx.env.items())))
     found = kept.get(platform)
-    if found is not None and found[0] == same:
-        found[1].retime(ctx.timeout)
-        return found[1]
+    if found is not None and found.same == same and found.generation == _generation:
+        found.client.retime(ctx.timeout)
+        return found.client
+    if found is not None:
+        del kept[platform]
+        _close(found.client)
     client = cls(ctx.credentials, ctx.env, ctx.timeout)
-    kept[platform] = (same, client)
+    with _lock:
+        kept[platform] = _Kept(same, client, _generation)
+        _clients[id(client)] = client
     return client
+
+
+def forget(platform: str, client: PlatformClient) -> None:
+    """Drop this thread's kept client for `platform` (if it is `client`) and close it."""
+    kept = _thread_kept()
+    found = kept.get(platform)
+    if found is not None and found.client is client:
+        del kept[platform]
+    _close(client)
+
+
+def close_kept() -> int:
+    """Close every client any thread keeps (the router is stopping); how many were open. A
+    thread that runs a command afterwards builds a new one."""
+    global _generation
+    with _lock:
+        _generation += 1
+        clients = list(_clients.values())
+    for client in clients:
+        _close(client)
+    return len(clients)

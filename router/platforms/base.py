@@ -56,7 +56,6 @@ class PlatformClient(ABC):
 
     key: str = ""  # "bsky", "mastodon", "reddit", "x", "moltbook"
     required: tuple[str, ...] = ()  # credential variables that must be set
-    reusable = False  # kept per lane thread for the next commands (`retime` applies a new timeout)
 
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         missing = [name for name in self.required if not credentials.get(name)]
@@ -70,8 +69,11 @@ class PlatformClient(ABC):
         self.timeout = timeout
 
     def retime(self, timeout: float) -> None:
-        """The next command's timeout, on a kept client."""
+        """The next command's timeout, on a kept client (each client applies it to its session)."""
         self.timeout = timeout
+
+    def close(self) -> None:  # noqa: B027 - a client without connections of its own has nothing to close
+        """Close the connections the client holds (it is not kept any more)."""
 
     @abstractmethod
     def auth_test(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import httpx
 from atproto import Client, models
 from atproto_client.exceptions import BadRequestError
 from atproto_client.request import Request
@@ -135,14 +136,22 @@ class BlueskyClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self._client: Client | None = None
+        self._request = Request(timeout=timeout)  # the SDK's httpx client: its connections are kept
         self._did = ""
         self._handle = ""
 
+    def retime(self, timeout: float) -> None:
+        super().retime(timeout)
+        self._request._client.timeout = httpx.Timeout(timeout)
+
+    def close(self) -> None:
+        self._request.close()
+
     def _session(self) -> Client:
-        """The logged-in SDK client (logs in on first use)."""
+        """The logged-in SDK client (logs in on first use; the SDK refreshes its session)."""
         if self._client is None:
             service = self.env.get("BSKY_SERVICE") or DEFAULT_SERVICE
-            client = Client(base_url=service, request=Request(timeout=self.timeout))
+            client = Client(base_url=service, request=self._request)
             handle, password = self.credentials["BSKY_HANDLE"], self.credentials["BSKY_PASSWORD"]
             profile = _guard("login", lambda: client.login(handle, password))
             session = client._session  # the SDK keeps the DID and handle of the session here

@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import requests
 from mastodon import Mastodon, MastodonAPIError, MastodonRatelimitError
 
 from router.errors import SkillError
@@ -63,13 +64,14 @@ def _iso(value: Any) -> str:
 class MastodonClient(PlatformClient):
     key = "mastodon"
     required = ("MASTODON_INSTANCE", "MASTODON_TOKEN")
-    reusable = True  # one session per lane thread: the instance's limit and the connection kept
 
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self.instance = credentials["MASTODON_INSTANCE"].rstrip("/")
+        self.session = requests.Session()  # kept with the client: its connection is reused
         self.api = Mastodon(
             api_base_url=self.instance,
+            session=self.session,
             access_token=credentials["MASTODON_TOKEN"],
             request_timeout=timeout,
             ratelimit_method="throw",  # never sleep inside a skill: report rate_limited instead
@@ -80,6 +82,9 @@ class MastodonClient(PlatformClient):
     def retime(self, timeout: float) -> None:
         super().retime(timeout)
         self.api.request_timeout = timeout
+
+    def close(self) -> None:
+        self.session.close()
 
     def _guard(self, doing: str, call: Callable[[], T]) -> T:
         try:

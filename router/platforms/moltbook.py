@@ -99,14 +99,21 @@ class MoltbookClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self.base = (env.get("MOLTBOOK_API_BASE") or DEFAULT_BASE).rstrip("/")
+        self._http = httpx.Client(timeout=timeout, follow_redirects=False, verify=tls_context())
+
+    def retime(self, timeout: float) -> None:
+        super().retime(timeout)
+        self._http.timeout = httpx.Timeout(timeout)
+
+    def close(self) -> None:
+        self._http.close()
 
     def _request(self, method: str, path: str, json: dict[str, Any] | None = None,
                  params: dict[str, Any] | None = None, doing: str = "request") -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.credentials['MOLTBOOK_API_KEY']}",
                    "Accept": "application/json", "User-Agent": "safeclaw-router/0.1"}
         try:
-            with httpx.Client(timeout=self.timeout, follow_redirects=False, verify=tls_context()) as client:
-                response = client.request(method, self.base + path, json=json, params=params, headers=headers)
+            response = self._http.request(method, self.base + path, json=json, params=params, headers=headers)
         except httpx.TimeoutException:
             raise SkillError("request_failed", f"moltbook did not answer the {doing} in time") from None
         except httpx.HTTPError as exc:
@@ -232,3 +239,10 @@ class MoltbookClient(PlatformClient):
             url=f"{PUBLIC_URL}/post/{post_id}" if post_id else None,
             created_at=str(item.get("created_at") or ""),
         )
+
+
+def as_moltbook(client: PlatformClient) -> MoltbookClient:
+    """The kept client of the "moltbook" platform, with its Moltbook-only calls (comment, feed)."""
+    if not isinstance(client, MoltbookClient):
+        raise SkillError("internal_error", "the moltbook platform has no Moltbook client")
+    return client

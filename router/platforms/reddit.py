@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 
 import praw
 import prawcore
+import requests
 from praw.exceptions import ClientException, RedditAPIException
 from prawcore.sessions import RetryStrategy
 
@@ -53,10 +54,15 @@ class _SingleAttempt(RetryStrategy):
 
 
 class _Requestor(prawcore.Requestor):
-    """Applies the router's timeout to every call (prawcore passes its own default otherwise)."""
+    """Applies the router's timeout to every call (prawcore passes its own default otherwise): the
+    client's current one, which a kept client's next command may change."""
+
+    def __init__(self, *, client: RedditClient, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.client = client
 
     def request(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
-        return super().request(*args, timeout=self.timeout, **kwargs)
+        return super().request(*args, timeout=self.client.timeout, **kwargs)
 
 
 def _translate(exc: Exception) -> SkillError:
@@ -107,6 +113,10 @@ class RedditClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self._reddit: praw.Reddit | None = None
+        self._http = requests.Session()  # prawcore's session: its connections and token are kept
+
+    def close(self) -> None:
+        self._http.close()
 
     def _api(self) -> praw.Reddit:
         if self._reddit is None:
@@ -122,7 +132,7 @@ class RedditClient(PlatformClient):
                 check_for_updates=False,
                 check_for_async=False,
                 requestor_class=_Requestor,
-                requestor_kwargs={"timeout": self.timeout},
+                requestor_kwargs={"client": self, "session": self._http},
             )
             for core in (self._reddit._core, self._reddit._read_only_core, self._reddit._authorized_core):
                 if core is not None:

@@ -93,6 +93,15 @@ class XClient(PlatformClient):
         self._client: tweepy.Client | None = None
         self._me: Any = None
 
+    def retime(self, timeout: float) -> None:
+        super().retime(timeout)
+        if self._client is not None:
+            self._client.session.timeout = timeout
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.session.close()
+
     def _api(self) -> tweepy.Client:
         if self._client is None:
             client = tweepy.Client(

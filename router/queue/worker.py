@@ -39,6 +39,7 @@ from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
 from router.pipeline import Pipeline, Planned, decode, readable_id
+from router.platforms import close_kept
 from router.policy.approval_flow import ApprovalFlow, Settle
 from router.policy.checks import Policy
 from router.queue.containment import contain
@@ -120,6 +121,7 @@ class Worker:
             if left:
                 log.warning("stopping with %d command(s) still at their platform; the next start "
                             "recovers them from %s", left, self.processing)
+            close_kept()  # the lanes' platform clients and their connections
             beat.join(timeout=5)
             self._clear_heartbeat()
             self.audit.flush(self.conn)

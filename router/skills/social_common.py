@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from protocol.untrusted import sanitise_item
 from router.errors import SkillError
-from router.platforms import PLATFORM_CLASSES, client_for, platform_class
+from router.platforms import PLATFORM_CLASSES, REBUILD_AFTER, client_for, forget, platform_class
 from router.platforms.base import PlatformClient
 from router.platforms.http_errors import error_from_exception
 from router.policy.effects import Effect, Scope, scopes
@@ -51,8 +51,20 @@ def platform_call(platform: str, doing: str, call: Callable[[], T]) -> T:
         raise error_from_exception(exc, platform, doing) from None
 
 
-def open_client(params: dict[str, Any], ctx: SkillContext) -> PlatformClient:
-    return platform_call(params["platform"], "setup", lambda: client_for(params["platform"], ctx))
+def on_platform(platform: str, ctx: SkillContext, doing: str, action: Callable[[PlatformClient], T]) -> T:
+    """Run `action` with this lane's kept client of `platform` (built now if none is kept); a
+    failure that may have broken the client (its connection, its session) drops it, so the next
+    command builds a fresh one."""
+    client = platform_call(platform, "setup", lambda: client_for(platform, ctx))
+    try:
+        return platform_call(platform, doing, lambda: action(client))
+    except SkillError as error:
+        if error.kind in REBUILD_AFTER:
+            forget(platform, client)
+        raise
+    except BaseException:
+        forget(platform, client)
+        raise
 
 
 def missing_credentials(platform: str, ctx: SkillContext) -> list[str]:

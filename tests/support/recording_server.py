@@ -62,6 +62,9 @@ class RecordingServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._release = threading.Event()  # ends a "slow" wait early at stop()
+        self.accepted = 0  # TCP connections accepted so far
+        self.ended = 0  # of those, how many the client (or the server) has closed since
+        self._count_lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -105,6 +108,11 @@ class RecordingServer:
     def echo(self, request: Recorded) -> str:
         """What a careless server repeats back on a 401: here, everything the client sent."""
         return json.dumps(request.headers) + request.body.decode(errors="replace")
+
+    def connections(self) -> tuple[int, int]:
+        """(accepted, still open): TCP connections clients opened to this server."""
+        with self._count_lock:
+            return self.accepted, self.accepted - self.ended
 
     def paths(self, method: str | None = None) -> list[str]:
         return [r.path for r in self.requests if method is None or r.method == method]
@@ -150,7 +158,18 @@ class RecordingServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Counting(ThreadingHTTPServer):
+            def process_request(self, request: Any, client_address: Any) -> None:
+                with server._count_lock:
+                    server.accepted += 1
+                super().process_request(request, client_address)
+
+            def shutdown_request(self, request: Any) -> None:
+                with server._count_lock:
+                    server.ended += 1
+                super().shutdown_request(request)
+
+        self._httpd = Counting(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name=type(self).__name__, daemon=True

@@ -9,9 +9,8 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     clean,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
     reads,
 )
 
@@ -19,8 +18,7 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
 
 
 def auth_test(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    client = open_client(params, ctx)
-    who = platform_call(params["platform"], "login", client.auth_test)
+    who = on_platform(params["platform"], ctx, "login", lambda client: client.auth_test())
     return {"platform": params["platform"], "ok": True, "account": clean(who, ctx)}
 
 

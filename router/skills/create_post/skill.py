@@ -11,9 +11,8 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
     record_dry_run,
 )
 
@@ -36,13 +35,12 @@ SCHEMA = params_schema(
 def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
         return record_dry_run("CREATE_POST", params["platform"], params, ctx)
-    client = open_client(params, ctx)
     request = PostRequest(
         text=params["text"], url=params.get("url"), reply_to=params.get("reply_to"),
         quote=params.get("quote"),
         subreddit=params.get("subreddit"), title=params.get("title"), idempotency_key=ctx.command_id,
     )
-    ref = platform_call(params["platform"], "post", lambda: client.post(request))
+    ref = on_platform(params["platform"], ctx, "post", lambda client: client.post(request))
     return {"platform": params["platform"], **ref.to_dict()}
 
 

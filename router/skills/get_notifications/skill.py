@@ -9,9 +9,8 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     clean_all,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
     reads,
 )
 
@@ -24,9 +23,8 @@ SCHEMA = params_schema(
 
 
 def get_notifications(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    client = open_client(params, ctx)
     limit = int(params.get("limit", DEFAULT_LIMIT))
-    found = platform_call(params["platform"], "notifications", lambda: client.notifications(limit))
+    found = on_platform(params["platform"], ctx, "notifications", lambda client: client.notifications(limit))
     items = clean_all([n.to_dict() for n in found[:limit]], ctx)
     return {
         "platform": params["platform"], "count": len(items), "notifications": items,

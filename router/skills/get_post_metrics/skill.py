@@ -11,17 +11,16 @@ from router.skills.social_common import (
     POST_ID_PARAM,
     clean,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
 )
 
 SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, ["platform", "post_id"])
 
 
 def get_post_metrics(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    client = open_client(params, ctx)
-    metrics = platform_call(params["platform"], "metrics", lambda: client.metrics(params["post_id"]))
+    post_id = params["post_id"]
+    metrics = on_platform(params["platform"], ctx, "metrics", lambda client: client.metrics(post_id))
     # A post's URL can come from another server (a federated Mastodon status): outside text.
     return {"platform": params["platform"], **clean(metrics, ctx)}
 

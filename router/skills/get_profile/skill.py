@@ -9,9 +9,8 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     clean,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
     reads,
 )
 
@@ -19,8 +18,7 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
 
 
 def get_profile(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    client = open_client(params, ctx)
-    profile = platform_call(params["platform"], "profile", client.profile)
+    profile = on_platform(params["platform"], ctx, "profile", lambda client: client.profile())
     return {"platform": params["platform"], "profile": clean(profile, ctx)}
 
 

@@ -10,9 +10,8 @@ from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
     on_every_platform,
-    open_client,
+    on_platform,
     params_schema,
-    platform_call,
     record_dry_run,
 )
 
@@ -22,8 +21,7 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, [
 def like_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
         return record_dry_run("LIKE_POST", params["platform"], params, ctx)
-    client = open_client(params, ctx)
-    result = platform_call(params["platform"], "like", lambda: client.like(params["post_id"]))
+    result = on_platform(params["platform"], ctx, "like", lambda client: client.like(params["post_id"]))
     return {"platform": params["platform"], **result}
 
 

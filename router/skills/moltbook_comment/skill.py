@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.platforms.moltbook import MoltbookClient
+from router.platforms.moltbook import as_moltbook
 from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
-from router.skills.social_common import params_schema, platform_call, record_dry_run
+from router.skills.social_common import on_platform, params_schema, record_dry_run
 
 SCHEMA = params_schema(
     {
@@ -22,8 +22,8 @@ SCHEMA = params_schema(
 def moltbook_comment(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
         return record_dry_run("MOLTBOOK_COMMENT", "moltbook", params, ctx)
-    client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
-    ref = platform_call("moltbook", "comment", lambda: client.comment(params["post_id"], params["text"]))
+    ref = on_platform("moltbook", ctx, "comment",
+                      lambda client: as_moltbook(client).comment(params["post_id"], params["text"]))
     return {"platform": "moltbook", **ref.to_dict()}
 
 

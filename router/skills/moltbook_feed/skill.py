@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.platforms.moltbook import SORTS, MoltbookClient
+from router.platforms.moltbook import SORTS, as_moltbook
 from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
-from router.skills.social_common import clean_all, params_schema, platform_call
+from router.skills.social_common import clean_all, on_platform, params_schema
 
 DEFAULT_LIMIT = 10
 SCHEMA = params_schema(
@@ -22,10 +22,10 @@ SCHEMA = params_schema(
 
 
 def moltbook_feed(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    client = MoltbookClient(ctx.credentials, ctx.env, ctx.timeout)
     limit = int(params.get("limit", DEFAULT_LIMIT))
-    posts = platform_call("moltbook", "feed",
-                          lambda: client.feed(params["submolt"], params.get("sort", "hot"), limit))
+    sort = params.get("sort", "hot")
+    submolt = params["submolt"]
+    posts = on_platform("moltbook", ctx, "feed", lambda c: as_moltbook(c).feed(submolt, sort, limit))
     items = clean_all(posts, ctx)
     return {"platform": "moltbook", "submolt": params["submolt"], "count": len(items), "posts": items,
             "flagged": sum(1 for item in items if item["flagged"])}
