@@ -19,10 +19,13 @@ window are trimmed on every check, and the key's TTL ends a quiet platform's his
 `pacing`, a check adds its own entry before it reads, so two similar texts racing on two routers
 cannot both pass.
 
-Incremental: a guard keeps the history it has read, decoded, and each check fetches only the
-entries sent since its newest one (less `SLACK_SECONDS` for clocks and round trips between
-routers) together with the set's size; when the size is not what it knows (an entry taken out,
-or one it missed), it reads the whole history again.
+Incremental: a guard keeps the history it has read, each text fingerprinted once when first
+read (`Fingerprint`: its trigram count and which of 4,096 buckets its trigrams fall in), and each
+check fetches only the entries sent since its newest one (less `SLACK_SECONDS` for clocks and
+round trips between routers) together with the set's size; when the size is not what it knows (an
+entry taken out, or one it missed), it reads the names again and fingerprints only the new ones.
+A check compares the new text's fingerprint with each kept one, an AND and a bit count: only a
+text whose bound on the shared trigrams can reach the threshold is decoded and compared exactly.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import unicodedata
 import uuid
 import zlib
 from array import array
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from router.bounds import Counters, Denial, EffectLike, as_text, seconds_until
@@ -84,15 +88,7 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
     return 2 * len(a & b) / (len(a) + len(b))
 
 
-PROFILE_BUCKETS = 64
-
-
-def profile(grams: frozenset[int]) -> tuple[int, ...]:
-    """How many of the trigram hashes fall in each of 64 buckets (by their low bits)."""
-    counts = [0] * PROFILE_BUCKETS
-    for gram in grams:
-        counts[gram & (PROFILE_BUCKETS - 1)] += 1
-    return tuple(counts)
+BUCKETS = 4096  # the overlap bound's buckets: a trigram hash's low 12 bits
 
 
 def encode(grams: frozenset[int]) -> str:
@@ -100,49 +96,81 @@ def encode(grams: frozenset[int]) -> str:
 
 
 def decode(text: str) -> frozenset[int]:
+    return frozenset(_unpack(text))
+
+
+def _unpack(text: str) -> array[int]:
     values = array("I")
     values.frombytes(base64.b64decode(text))
-    return frozenset(values)
+    return values
+
+
+def buckets(grams: Iterable[int]) -> int:
+    """The set of buckets (bits of an int) holding at least one of the trigram hashes."""
+    bits = bytearray(BUCKETS // 8)
+    for gram in grams:
+        bucket = gram & (BUCKETS - 1)
+        bits[bucket >> 3] |= 1 << (bucket & 7)
+    return int.from_bytes(bits, "little")
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a check compares a text by: its trigram count and its buckets, computed once per text.
+
+    `overlap_bound` is never below the true number of shared trigrams: two texts share at most one
+    trigram per bucket both occupy, plus, beyond the first in each bucket, no more than the fewer
+    of the two texts' extra trigrams (`spill`). So a pair whose bound cannot reach the threshold
+    is skipped without decoding and comparing the stored trigrams, and no match is ever missed."""
+
+    size: int
+    bits: int
+    spill: int  # trigrams beyond the first in their bucket
+
+    @classmethod
+    def of(cls, grams: Collection[int]) -> Fingerprint:
+        bits = buckets(grams)
+        return cls(len(grams), bits, len(grams) - bits.bit_count())
+
+    def overlap_bound(self, other: Fingerprint) -> int:
+        return (self.bits & other.bits).bit_count() + min(self.spill, other.spill)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """One kept text of the history: its fingerprint, its packed trigrams, when it was sent."""
+
+    print: Fingerprint
+    packed: str
+    sent_at: float
 
 
 class _Known:
-    """One history as this guard last read it: member -> (trigram count, packed trigrams, sent at),
-    the trigrams decoded on first use."""
+    """One history as this guard last read it, each entry fingerprinted once, when first read."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, tuple[int, str, float]] = {}
-        self.decoded: dict[str, frozenset[int]] = {}
-        self.profiles: dict[str, tuple[int, ...]] = {}
+        self.entries: dict[str, _Sent] = {}
         self.newest = float("-inf")
 
-    def merge(self, fetched: list[tuple[bytes | str, float]]) -> None:
+    def merge(self, fetched: list[tuple[bytes | str, float]], mine: tuple[str, Fingerprint]) -> None:
         for raw, sent_at in fetched:
             name = as_text(raw)
             if name not in self.entries:
-                _, size, packed = name.split("|", 2)
-                self.entries[name] = (int(size), packed, float(sent_at))
+                _, _size, packed = name.split("|", 2)
+                found = mine[1] if name == mine[0] else Fingerprint.of(_unpack(packed))
+                self.entries[name] = _Sent(found, packed, float(sent_at))
             self.newest = max(self.newest, float(sent_at))
 
+    def keep_only(self, names: set[str]) -> None:
+        for name in [n for n in self.entries if n not in names]:
+            self.drop(name)
+
     def trim(self, oldest: float) -> None:
-        for name in [n for n, entry in self.entries.items() if entry[2] < oldest]:
+        for name in [n for n, entry in self.entries.items() if entry.sent_at < oldest]:
             self.drop(name)
 
     def drop(self, name: str) -> None:
         self.entries.pop(name, None)
-        self.decoded.pop(name, None)
-        self.profiles.pop(name, None)
-
-    def grams(self, name: str) -> frozenset[int]:
-        found = self.decoded.get(name)
-        if found is None:
-            found = self.decoded[name] = decode(self.entries[name][1])
-        return found
-
-    def profile(self, name: str) -> tuple[int, ...]:
-        found = self.profiles.get(name)
-        if found is None:
-            found = self.profiles[name] = profile(self.grams(name))
-        return found
 
 
 @dataclass(frozen=True)
@@ -184,26 +212,22 @@ class DuplicateGuard:
             pipe.zcard(key)
         pipe.expire(key, self.window + DAY)
         answers = pipe.execute()
+        mine = (member, Fingerprint.of(grams))
         with self._lock:
-            known = self._known.setdefault(key, _Known()) if since is None else self._known[key]
+            known = self._known.setdefault(key, _Known())
             if since is None:
-                known.entries.clear()
-                known.decoded.clear()
-                known.profiles.clear()
-            known.merge(list(answers[2]))
+                known.keep_only({as_text(raw) for raw, _ in answers[2]})
+            known.merge(list(answers[2]), mine)
             known.trim(now - self.window)
-            if since is not None and len(known.entries) != int(answers[3]):
-                known = self._known[key] = _Known()  # an entry taken out, or one missed: read all
-                reload = True
-            else:
-                reload = False
-        if reload:
+            missed = since is not None and len(known.entries) != int(answers[3])
+        if missed:  # an entry taken out, or one missed: read the names again (new ones decoded only)
             everything: list[tuple[bytes | str, float]] = conn.zrange(key, 0, -1, withscores=True)  # type: ignore[assignment]
             with self._lock:
-                known.merge(everything)
+                known.keep_only({as_text(raw) for raw, _ in everything})
+                known.merge(everything, mine)
                 known.trim(now - self.window)
         with self._lock:
-            match = self._most_similar(grams, member, known, now)
+            match = self._most_similar(grams, mine, known, now)
             if match is not None:
                 known.drop(member)
         if match is None:
@@ -220,26 +244,26 @@ class DuplicateGuard:
         )
 
     def _most_similar(
-        self, grams: frozenset[int], member: str, known: _Known, now: float
+        self, grams: frozenset[int], mine: tuple[str, Fingerprint], known: _Known, now: float
     ) -> tuple[float, float] | None:
         threshold = self.settings.duplicate_threshold
         ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
+        member, fingerprint = mine
+        size, oldest = fingerprint.size, now - self.window
         best: tuple[float, float] | None = None
-        mine: tuple[int, ...] | None = None
-        for name, (size, _packed, sent_at) in known.entries.items():
-            if name == member or sent_at <= now - self.window:
+        for name, sent in known.entries.items():
+            theirs = sent.print
+            if name == member or sent.sent_at <= oldest:
                 continue
-            small, large = sorted((len(grams), size))
+            small, large = (size, theirs.size) if size < theirs.size else (theirs.size, size)
             if large and small / large < ratio:
                 continue
-            mine = profile(grams) if mine is None else mine
-            # The overlap is at most the sum of the smaller count in each hash bucket: when even
-            # that cannot reach the threshold, the exact comparison is not needed.
-            if 2 * sum(map(min, mine, known.profile(name))) < threshold * (len(grams) + size):
+            # As `similarity` computes it, with the bound in place of the overlap: never above.
+            if 2 * fingerprint.overlap_bound(theirs) / (size + theirs.size) < threshold:
                 continue
-            score = similarity(grams, known.grams(name))
+            score = similarity(grams, decode(sent.packed))
             if score >= threshold and (best is None or score > best[0]):
-                best = (score, sent_at)
+                best = (score, sent.sent_at)
         return best
 
     def release(self, conn: Counters, entry: SentEntry) -> None:

@@ -227,19 +227,24 @@ def test_a_guard_reads_only_what_is_new_once_its_history_is_older_than_the_slack
     assert fetched[0] <= 2  # the newest old one (within the slack) and its own: not the whole week
 
 
-def test_the_bucket_bound_never_hides_a_match():
-    """The bucket profile only skips pairs whose exact similarity is below the threshold."""
+def test_the_fingerprint_bound_never_hides_a_match():
+    """The fingerprints' bound on the shared trigrams is never below the true count, so a pair it
+    skips is below the threshold; it is tight enough to skip texts merely alike."""
     import random
 
-    from router.bounds.duplicates import profile
+    from router.bounds.duplicates import Fingerprint
 
     rng = random.Random(5)
-    pool = [rng.getrandbits(32) for _ in range(3000)]
+    pool = [rng.getrandbits(32) for _ in range(6000)]
     for _ in range(400):
-        a = frozenset(rng.sample(pool, rng.randrange(1, 300)))
+        a = frozenset(rng.sample(pool, rng.randrange(1, 2000)))
         keep = rng.random()
-        b = frozenset([g for g in a if rng.random() < keep] + rng.sample(pool, rng.randrange(0, 60)))
-        bound = sum(map(min, profile(a), profile(b)))
+        b = frozenset([g for g in a if rng.random() < keep] + rng.sample(pool, rng.randrange(0, 200)))
+        bound = Fingerprint.of(a).overlap_bound(Fingerprint.of(b))
         assert bound >= len(a & b)
         if similarity(a, b) >= 0.9:
-            assert 2 * bound >= 0.9 * (len(a) + len(b))
+            assert 2 * bound / (len(a) + len(b)) >= 0.9
+    half = frozenset(pool[:1700])
+    other_half = frozenset(pool[850:2550])  # half of its trigrams shared
+    bound = Fingerprint.of(half).overlap_bound(Fingerprint.of(other_half))
+    assert 2 * bound / 3400 < 0.9
