@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from protocol.injection_detector import looks_injected, model  # noqa: E402
 from protocol.injection_patterns import injection_reasons, pattern_reasons  # noqa: E402
-from scripts import injection_corpus  # noqa: E402
-from scripts.injection_corpus import Sample  # noqa: E402
+from scripts import injection_corpus, public_injection_sets  # noqa: E402
+from scripts.injection_samples import Sample  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "injection_flagging.json"
 TARGET_RECALL, TARGET_FP, TARGET_MS = 0.85, 0.03, 2.0
@@ -49,9 +49,9 @@ FLAGGERS: dict[str, Flagger] = {
 def held_out_sets() -> dict[str, list[Sample]]:
     return {
         "written test split": [s for s in injection_corpus.written() if s.split == "test"],
-        "bastioncorpus": injection_corpus.bastion(),
-        "agentdojo": injection_corpus.agentdojo(),
-        "agent-injection-bench": injection_corpus.agent_injection_bench(),
+        "bastioncorpus": public_injection_sets.bastion(),
+        "agentdojo": public_injection_sets.agentdojo(),
+        "agent-injection-bench": public_injection_sets.agent_injection_bench(),
     }
 
 

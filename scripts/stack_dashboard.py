@@ -7,18 +7,33 @@ control user's Redis login and nothing of the agent's or the router's secrets.
 
 from __future__ import annotations
 
+import argparse
+import os
 import socket
+import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from scripts.stack_env import AGENT_ONLY_VARIABLES, CREDENTIAL_VARIABLES, ROUTER_ONLY_VARIABLES, merged
+from scripts.stack_env import (
+    AGENT_ONLY_VARIABLES,
+    CREDENTIAL_VARIABLES,
+    ROUTER_ONLY_VARIABLES,
+    merged,
+    read_env_file,
+    write_runtime_env,
+)
+from scripts.stack_processes import REPO_ROOT, Stack, dashboard_child_setup, say
 from scripts.stack_redis import free_port, read_or_create_secret
 
 READY_SECONDS = 30.0
+GRACE_SECONDS = 0.5  # the console waits this long at most for the dashboard, once the router is up
 DEFAULT_PORT = 8080
 
 
@@ -82,3 +97,65 @@ def wait_until_serving(plan: DashboardPlan, alive: object, seconds: float = READ
             pass
         time.sleep(0.1)
     return False
+
+
+@dataclass
+class DashboardLaunch:
+    plan: DashboardPlan
+    process: subprocess.Popen[Any]
+    log_dir: Path
+
+
+def launch_dashboard(
+    args: argparse.Namespace, stack: Stack, control_url: str | None
+) -> DashboardLaunch | None:
+    """Start the dashboard beside the stack (it gets ready while the router does); None when it
+    is not started, said, never fatal."""
+    if args.no_dashboard:
+        return None
+    if not control_url:
+        say("no dashboard: with REDIS_URL given, it needs its own login (the control user): "
+            "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
+        return None
+    plan = plan_dashboard(os.environ, read_env_file(args.dashboard_env), control_url, args.run_dir)
+    write_runtime_env(args.run_dir / "dashboard.env", {"REDIS_URL": control_url})
+    log_dir = Path(plan.env.get("SAFECLAW_LOG_DIR") or REPO_ROOT / "logs")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / "dashboard.console.log").open("ab") as console:
+        process = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "dashboard" / "start_dashboard.py"), "--env-file",
+             str(args.dashboard_env)],
+            cwd=REPO_ROOT, env=plan.env, stdin=subprocess.DEVNULL, stdout=console, stderr=console,
+            start_new_session=True, preexec_fn=dashboard_child_setup,
+        )
+    stack.record("dashboard", process)
+    return DashboardLaunch(plan, process, log_dir)
+
+
+def settle_dashboard(stack: Stack, launch: DashboardLaunch | None) -> None:
+    """Say where the dashboard is once it serves, waiting for it a moment at most: the console does
+    not wait for a page (on 2 cores its start competes with the router's). One still starting is
+    said so and watched; one that does not come up is stopped (its log says why)."""
+    if launch is None:
+        return
+    log_file = launch.log_dir / "dashboard.console.log"
+    token = f"token in {launch.plan.token_file}" if launch.plan.token_file else "token: your DASHBOARD_TOKEN"
+
+    def alive() -> bool:
+        return launch.process.poll() is None
+
+    if wait_until_serving(launch.plan, alive, GRACE_SECONDS):
+        say(f"dashboard on {launch.plan.address} ({token})")
+        return
+    if not alive():
+        say(f"the dashboard did not start; see {log_file}")
+        stack.stop("dashboard")
+        return
+    say(f"dashboard on {launch.plan.address} ({token}), still starting; if it does not answer, see "
+        f"{log_file}")
+
+    def watch() -> None:
+        if not wait_until_serving(launch.plan, alive):
+            stack.stop("dashboard")
+
+    threading.Thread(target=watch, name="dashboard-start", daemon=True).start()

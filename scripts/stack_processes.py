@@ -1,0 +1,94 @@
+"""The processes `./safeclaw` starts, and how each is stopped: by its own pid, in reverse order
+(SIGTERM, a bounded wait, then SIGKILL); each child also gets SIGTERM if the runner dies first.
+One stack a run folder (a lock), and the runner's messages on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from protocol.atomic_file import write_atomically
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STOP_SECONDS = 10.0  # SIGTERM, then this long, then SIGKILL
+
+
+class StackError(Exception):
+    """The stack cannot start; the message says what to do."""
+
+
+def say(text: str) -> None:
+    print(f"safeclaw: {text}", file=sys.stderr, flush=True)
+
+
+def die_with_parent() -> None:
+    """In the child: get SIGTERM if this runner dies without stopping us (Linux prctl)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def dashboard_child_setup() -> None:
+    """In the dashboard's process: it starts at a lower priority, so on a small machine the router
+    and the agent (the way to the console's prompt) get the cores first."""
+    die_with_parent()
+    with contextlib.suppress(OSError):
+        os.nice(10)
+
+
+def agent_child_setup() -> None:
+    """In the agent's process: a Ctrl-C while Python itself starts would end in a traceback, so the
+    agent starts with SIGINT ignored; its console takes Ctrl-C once it is up (and until then this
+    runner stops it by SIGTERM)."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Stack:
+    """The processes this run started, stopped in reverse order by their own pids."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.children: dict[str, subprocess.Popen[Any]] = {}
+        self.interrupted = False
+
+    def record(self, name: str, process: subprocess.Popen[Any]) -> None:
+        self.children[name] = process
+        pids = {n: p.pid for n, p in self.children.items()}
+        data = (json.dumps(pids) + "\n").encode()
+        write_atomically(self.run_dir / "pids.json", data, durable=False, mode=0o644)
+
+    def stop(self, name: str) -> None:
+        process = self.children.get(name)
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            say(f"{name} (pid {process.pid}) did not stop within {STOP_SECONDS:.0f}s; killing it")
+            process.kill()
+            process.wait(timeout=STOP_SECONDS)
+
+    def stop_all(self) -> None:
+        for name in reversed(list(self.children)):
+            self.stop(name)
+
+
+def lock_run_dir(run_dir: Path) -> IO[str]:
+    run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle = (run_dir / "stack.lock").open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise StackError(f"another ./safeclaw is running with {run_dir}; stop it first "
+                         "(or give this one another folder with SAFECLAW_RUN_DIR)") from None
+    return handle
