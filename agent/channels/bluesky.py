@@ -30,7 +30,6 @@ posts not yet started to the next start.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -45,6 +44,7 @@ from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
 from agent.channels.bluesky_cursor import STATE_FILE, ResumeCursor
 from agent.channels.drop_oldest import DropOldestQueue
 from agent.channels.jetstream import MalformedEvent, Post, PostFilter, subscribe_url
+from agent.channels.run_state import ChannelRun
 from agent.errors import ConfigError
 from protocol.origin import STRANGER, Origin, clip
 
@@ -101,9 +101,7 @@ class BlueskyListener(BaseChannel):
         self._dropping = 0  # drops since the cap last let a post through
         self._busy = False
         self._outage = False  # set from a failed connection until an event arrives again
-        self._stop_requested = asyncio.Event()
-        self._finished = asyncio.Event()
-        self._running = False
+        self.run = ChannelRun()
 
     @classmethod
     def from_settings(cls, handle: MessageHandler, settings: BlueskySettings, workspace: Workspace
@@ -120,13 +118,13 @@ class BlueskyListener(BaseChannel):
 
     # --- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
-        if self._stop_requested.is_set():
+        if self.run.stop_requested.is_set():
             return
         self.resume.load()
-        self._running = True
+        self.run.begin()
         reader = asyncio.create_task(self._read_forever(), name="bluesky-reader")
         worker = asyncio.create_task(self._answer_posts(), name="bluesky-worker")
-        stopper = asyncio.create_task(self._stop_requested.wait())
+        stopper = asyncio.create_task(self.run.stop_requested.wait())
         try:
             await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -137,16 +135,13 @@ class BlueskyListener(BaseChannel):
                 worker.cancel()  # waiting for a post; a turn under way is let finish
             await asyncio.gather(reader, stopper, worker, return_exceptions=True)
             self.resume.save()
-            self._running = False
-            self._finished.set()
+            self.run.end()
             log.info("Bluesky listener stopped at cursor %s", self.cursor)
         if failure is not None:
             raise failure
 
     async def stop(self) -> None:
-        self._stop_requested.set()
-        if self._running:
-            await self._finished.wait()
+        await self.run.stop()
 
     async def send(self, conversation: str, text: str) -> None:
         """Log the reply only: this channel never posts (public actions go through the router)."""
@@ -157,7 +152,7 @@ class BlueskyListener(BaseChannel):
         """Connect, read, and on any failure reconnect from the cursor with bounded backoff."""
         delay = self.retry_base_delay
         self._outage = False
-        while not self._stop_requested.is_set():
+        while not self.run.stop_requested.is_set():
             url = subscribe_url(self.config.jetstream_url, self.cursor)
             self.connection_attempts += 1
             try:
@@ -177,8 +172,7 @@ class BlueskyListener(BaseChannel):
                 self._outage = True
             else:
                 log.debug("Bluesky: still no Jetstream (%s); next try in %.1fs", reason, delay)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_requested.wait(), delay)
+            await self.run.pause(delay)
             delay = min(delay * 2, self.retry_max_delay)
 
     def _read_guarded(self, raw: str | bytes) -> None:
@@ -237,7 +231,7 @@ class BlueskyListener(BaseChannel):
     # --- answering ------------------------------------------------------------------------
     async def _answer_posts(self) -> None:
         """One turn at a time, in arrival order, within the hourly cap; the cursor is saved after each."""
-        while not self._stop_requested.is_set():
+        while not self.run.stop_requested.is_set():
             time_us, post = await self._posts.get()
             self._busy = True
             try:

@@ -13,7 +13,6 @@ message. (A SIGKILL mid-turn leaves that message in the chat's history, unanswer
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -32,6 +31,7 @@ from telegram.ext import (
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.channels.base import MessageHandler as AgentHandler
+from agent.channels.run_state import ChannelRun
 from agent.channels.telegram_approvals import on_approval_button, send_notice
 from agent.channels.telegram_gate import OwnerGate
 from agent.channels.telegram_origin import forward_author
@@ -82,9 +82,7 @@ class TelegramChannel(BaseChannel):
         self._urls = bot_urls(settings)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
         self.gate = OwnerGate(self.allowed, self.allow_groups, self._send_text)
-        self._stop_requested = asyncio.Event()
-        self._finished = asyncio.Event()
-        self._running = False
+        self.run = ChannelRun()
 
     # --- lifecycle ------------------------------------------------------------------------
     def build_application(self) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -101,9 +99,9 @@ class TelegramChannel(BaseChannel):
         return app
 
     async def start(self) -> None:
-        if self._stop_requested.is_set():
+        if self.run.stop_requested.is_set():
             return
-        self._running = True
+        self.run.begin()
         app = self.application = self.build_application()
         try:
             if not await self._initialize(app):
@@ -118,23 +116,20 @@ class TelegramChannel(BaseChannel):
                         error_callback=self._on_polling_error,
                     )
                     await self._announce(app.bot)
-                    await self._stop_requested.wait()
+                    await self.run.stop_requested.wait()
                 finally:
                     await self._stop_polling_and_answer_fetched(app)
         finally:
-            self._running = False
-            self._finished.set()
+            self.run.end()
             log.info("Telegram channel stopped")
 
     async def stop(self) -> None:
-        self._stop_requested.set()
-        if self._running:
-            await self._finished.wait()
+        await self.run.stop()
 
     async def _initialize(self, app: Application[Any, Any, Any, Any, Any, Any]) -> bool:
         """`getMe` until it works (network errors retried with backoff) or stop is asked; False on stop."""
         delay = self.retry_base_delay
-        while not self._stop_requested.is_set():
+        while not self.run.stop_requested.is_set():
             try:
                 await app.initialize()
                 return True
@@ -148,8 +143,7 @@ class TelegramChannel(BaseChannel):
                     raise
                 wait = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else delay
                 log.warning("cannot reach Telegram (%s); retrying in %.0fs", exc, wait)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_requested.wait(), wait)
+            await self.run.pause(wait)
             delay = min(delay * 2, 60.0)
         return False
 
@@ -233,12 +227,12 @@ class TelegramChannel(BaseChannel):
 
     async def send_notice(self, conversation: str, data: dict[str, Any], text: str) -> None:
         """An owner notice (approval asked or settled); buttons in the owner's private chat."""
-        if self.application is None or not self._running:
+        if self.application is None or not self.run.running:
             raise RuntimeError("the Telegram channel is not running")
         await send_notice(self, chat_id_of(conversation), data, text)
 
     async def send(self, conversation: str, text: str) -> None:
-        if self.application is None or not self._running:
+        if self.application is None or not self.run.running:
             raise RuntimeError("the Telegram channel is not running")
         chat_id = chat_id_of(conversation)
         chunks = split_message(text)
@@ -252,7 +246,7 @@ class TelegramChannel(BaseChannel):
         out so a chat is not flooded."""
         if text.startswith("iteration "):
             return
-        if self.application is None or not self._running:
+        if self.application is None or not self.run.running:
             raise RuntimeError("the Telegram channel is not running")
         bot, chat_id = self.application.bot, chat_id_of(conversation)
         await self._send_text(bot, chat_id, f"… {text}"[:4000])
