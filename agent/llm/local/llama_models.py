@@ -35,6 +35,15 @@ _load_lock = threading.Lock()
 _busy = threading.Lock()  # held while a model evaluates
 
 
+def llama_cpp() -> Any:
+    """llama-cpp-python, an optional dependency: imported when first needed."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
+    return llama_cpp
+
+
 def loaded_model(path: Path) -> Any:
     """The llama.cpp model of `path` (resolved), loaded on first use and then reused."""
     with _load_lock:
@@ -56,12 +65,9 @@ def evaluating() -> Iterator[None]:
 
 def json_grammar(schema: dict[str, Any]) -> Any:
     """A llama.cpp GBNF grammar that only admits JSON matching `schema`."""
+    grammar = llama_cpp().LlamaGrammar
     try:
-        from llama_cpp import LlamaGrammar
-    except ImportError:
-        raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
-    try:
-        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        return grammar.from_json_schema(json.dumps(schema), verbose=False)
     except (ValueError, RuntimeError, KeyError) as e:
         raise LLMError(
             "local",
@@ -87,12 +93,9 @@ def _close_models() -> None:
 
 
 def _load(path: Path) -> Any:
+    llama = llama_cpp().Llama
     try:
-        from llama_cpp import Llama
-    except ImportError:
-        raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
-    try:
-        return Llama(
+        return llama(
             model_path=str(path),
             n_ctx=CONTEXT_TOKENS,
             n_threads=THREADS,
