@@ -17,15 +17,19 @@ Stored: no text, only each trigram's 32-bit CRC (sorted, base64) in a sorted set
 (or one for all, ROUTER_DUPLICATE_SCOPE=all) scored by the send time; entries older than the
 window are trimmed on every check, and the key's TTL ends a quiet platform's history. As in
 `pacing`, a check adds its own entry before it reads, so two similar texts racing on two routers
-cannot both pass.
+cannot both pass (of two racing checks, the one counted second sees the counter jump and reads
+the other's entry).
 
 Incremental: a guard keeps the history it has read, each text fingerprinted once when first
-read (`Fingerprint`: its trigram count and which of 4,096 buckets its trigrams fall in), and each
-check fetches only the entries sent since its newest one (less `SLACK_SECONDS` for clocks and
-round trips between routers) together with the set's size; when the size is not what it knows (an
-entry taken out, or one it missed), it reads the names again and fingerprints only the new ones.
-A check compares the new text's fingerprint with each kept one, an AND and a bit count: only a
-text whose bound on the shared trigrams can reach the threshold is decoded and compared exactly.
+read (`Fingerprint`: its trigram count and which of 4,096 buckets its trigrams fall in). Beside
+each history a change counter (`<key>:version`) goes up by one with each entry added or taken
+out. A check adds its entry and counts it in one round trip: when the counter says ours was the
+only change since this guard's last look, and the set's size agrees, nothing is read. Otherwise
+it fetches the entries sent since its newest one (less `SLACK_SECONDS` for clocks and round trips
+between routers) with the set's size, and when the size still disagrees (an entry taken out, or
+one missed) it reads every name again, fingerprinting only the new ones. A check then compares
+the new text's fingerprint with each kept one, an AND and a bit count: only a text whose bound on
+the shared trigrams can reach the threshold is decoded and compared exactly.
 """
 
 from __future__ import annotations
@@ -151,6 +155,7 @@ class _Known:
     def __init__(self) -> None:
         self.entries: dict[str, _Sent] = {}
         self.newest = float("-inf")
+        self.version = -1  # the history's change counter when it was last known whole
 
     def merge(self, fetched: list[tuple[bytes | str, float]], mine: tuple[str, Fingerprint]) -> None:
         for raw, sent_at in fetched:
@@ -192,6 +197,11 @@ class DuplicateGuard:
     def key(self, platform: str) -> str:
         return f"{self.prefix}{'all' if self.settings.duplicate_scope == 'all' else platform}"
 
+    @staticmethod
+    def version_key(key: str) -> str:
+        """A history's change counter: one more for each entry added or taken out."""
+        return f"{key}:version"
+
     def take(self, conn: Counters, effect: EffectLike, now: float) -> SentEntry | Denial | None:
         published = effect.all_text  # a title or a link is published too
         if effect.kind not in ("post", "reply") or not published.strip():
@@ -199,40 +209,34 @@ class DuplicateGuard:
         grams = trigrams(published)
         key = self.key(effect.platform)
         member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
-        with self._lock:
-            known = self._known.get(key)
-            since = None if known is None else known.newest - SLACK_SECONDS
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.zremrangebyscore(key, "-inf", f"({now - self.window}")
         pipe.zadd(key, {member: now})
-        if since is None:
-            pipe.zrange(key, 0, -1, withscores=True)
-        else:
-            pipe.zrangebyscore(key, since, "+inf", withscores=True)
-            pipe.zcard(key)
+        pipe.incr(self.version_key(key))  # after our entry: who comes later sees it in the set
+        pipe.zcard(key)
         pipe.expire(key, self.window + DAY)
-        answers = pipe.execute()
+        pipe.expire(self.version_key(key), self.window + DAY)
+        _, _, version, size, _, _ = pipe.execute()
         mine = (member, Fingerprint.of(grams))
         with self._lock:
             known = self._known.setdefault(key, _Known())
-            if since is None:
-                known.keep_only({as_text(raw) for raw, _ in answers[2]})
-            known.merge(list(answers[2]), mine)
-            known.trim(now - self.window)
-            missed = since is not None and len(known.entries) != int(answers[3])
-        if missed:  # an entry taken out, or one missed: read the names again (new ones decoded only)
-            everything: list[tuple[bytes | str, float]] = conn.zrange(key, 0, -1, withscores=True)  # type: ignore[assignment]
-            with self._lock:
-                known.keep_only({as_text(raw) for raw, _ in everything})
-                known.merge(everything, mine)
+            # Nobody added or took out an entry since our last look: ours is the only news.
+            current = int(version) == known.version + 1
+            if current:
+                known.version = int(version)
+                known.merge([(member, now)], mine)
                 known.trim(now - self.window)
+                current = len(known.entries) == int(size)
+            since = known.newest - SLACK_SECONDS if known.entries else None
+        if not current:
+            self._read(conn, key, since, int(version), mine, now)
         with self._lock:
             match = self._most_similar(grams, mine, known, now)
             if match is not None:
                 known.drop(member)
         if match is None:
             return SentEntry(key, member)
-        conn.zrem(key, member)
+        self._remove(conn, key, member)
         score, sent_at = match
         retry_after = seconds_until(sent_at + self.window, now)
         return Denial(
@@ -266,12 +270,42 @@ class DuplicateGuard:
                 best = (score, sent.sent_at)
         return best
 
-    def release(self, conn: Counters, entry: SentEntry) -> None:
-        conn.zrem(entry.key, entry.member)
+    def _read(self, conn: Counters, key: str, since: float | None, version: int,
+              mine: tuple[str, Fingerprint], now: float) -> None:
+        """Fetch the entries sent since `since` (all when None) and the set's size; when the size
+        is still not what we know, read every name again (only the new ones are fingerprinted)."""
+        for window in (since, None) if since is not None else (None,):
+            pipe = conn.pipeline(transaction=False)
+            if window is None:
+                pipe.zrange(key, 0, -1, withscores=True)
+            else:
+                pipe.zrangebyscore(key, window, "+inf", withscores=True)
+            pipe.zcard(key)
+            fetched, size = pipe.execute()
+            with self._lock:
+                known = self._known[key]
+                if window is None:
+                    known.keep_only({as_text(raw) for raw, _ in fetched})
+                known.merge(list(fetched), mine)
+                known.trim(now - self.window)
+                if len(known.entries) == int(size) or window is None:
+                    known.version = version
+                    return
+
+    def _remove(self, conn: Counters, key: str, member: str) -> None:
+        pipe = conn.pipeline(transaction=False)
+        pipe.zrem(key, member)
+        pipe.incr(self.version_key(key))  # a change the other routers' guards must read
+        _, version = pipe.execute()
         with self._lock:
-            known = self._known.get(entry.key)
+            known = self._known.get(key)
             if known is not None:
-                known.drop(entry.member)
+                known.drop(member)
+                if int(version) == known.version + 1:
+                    known.version = int(version)
+
+    def release(self, conn: Counters, entry: SentEntry) -> None:
+        self._remove(conn, entry.key, entry.member)
 
 
 def _ago(seconds: float) -> str:
