@@ -69,8 +69,8 @@ def floor(masto: FakeMastodon, posts: int, rng: random.Random) -> list[float]:
     return samples
 
 
-def start_router(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> subprocess.Popen[bytes]:
-    env = {
+def router_env(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "REDIS_URL": server.router_url,
         "ROUTER_ID": "bench",
@@ -81,6 +81,10 @@ def start_router(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> su
         "MASTODON_INSTANCE": masto.url,
         "MASTODON_TOKEN": TOKEN,
     }
+
+
+def start_router(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> subprocess.Popen[bytes]:
+    env = router_env(server, masto, data_dir)
     return subprocess.Popen(
         [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -120,6 +124,112 @@ def through_router(server: RedisServer, masto: FakeMastodon, posts: int, rng: ra
         admin.close()
         router.terminate()
         router.wait(timeout=30)
+
+
+# Where one post's time goes in the router: wall time per post inside these functions, nested
+# (the lane's work includes the policy, the policy the bounds, the bounds the duplicate guard, the
+# skill Mastodon.py's call). (label, module, class or "", function)
+SPANS: tuple[tuple[str, str, str, str], ...] = (
+    ("lane: triage, policy, audit, run, records (all below)", "router.queue.triage", "Decider", "decide"),
+    ("  stored reply? (Redis)", "router.queue.records", "CommandRecords", "stored_reply"),
+    ("  policy checks, all", "router.policy.checks", "Policy", "decide"),
+    ("    hard bounds: circuit, quota, pacing, duplicates", "router.bounds.guard", "HardBounds", "check"),
+    ("      duplicate guard", "router.bounds.duplicates", "DuplicateGuard", "take"),
+    ("  claim the command id (Redis)", "router.queue.records", "CommandRecords", "claim"),
+    ("  audit line before the post (durable)", "router.audit.recorder", "AuditRecorder", "started"),
+    ("    of which fdatasync", "router.audit.log", "", "_datasync"),
+    ("  the skill: CREATE_POST on the kept client", "router.pipeline", "Pipeline", "run"),
+    ("    Mastodon.py status_post (the floor's own call)", "mastodon", "Mastodon", "status_post"),
+    ("  bounds' record after the post", "router.policy.checks", "Policy", "record"),
+    ("  audit line of the answer", "router.audit.recorder", "AuditRecorder", "command"),
+    ("  reply, record and audit mirror written (Redis)", "router.queue.results", "ResultWriter", "finish"),
+    ("loop: decode and plan", "router.pipeline", "Pipeline", "plan"),
+)
+
+
+class Spans:
+    """Wall time spent inside each of `SPANS` (its functions wrapped while the bench runs), and the
+    Redis round trips each thread made."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys((label for label, *_ in SPANS), 0.0)
+        self.round_trips: dict[str, int] = {"lane": 0, "loop": 0}
+        self.round_trip_seconds = 0.0  # the lanes' only: the loop's include its wait for commands
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, name: str, label: str | None) -> None:
+        import threading
+        original = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = (time.perf_counter_ns() - start) / 1e9
+                if label is not None:
+                    self.seconds[label] += spent
+                else:
+                    lane = threading.current_thread().name.startswith("lane-")
+                    self.round_trips["lane" if lane else "loop"] += 1
+                    self.round_trip_seconds += spent if lane else 0.0
+
+        setattr(owner, name, timed)
+        self._undo.append((owner, name, original))
+
+    def __enter__(self) -> Spans:
+        import importlib
+        for label, module, cls, function in SPANS:
+            imported = importlib.import_module(module)
+            self.wrap(getattr(imported, cls) if cls else imported, function, label)
+        self.wrap(redis.Redis, "execute_command", None)  # a pipeline's commands are queued, not sent
+        self.wrap(redis.client.Pipeline, "execute", None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, original in reversed(self._undo):
+            setattr(owner, name, original)
+
+
+def where_the_time_goes(server: RedisServer, masto: FakeMastodon, posts: int, rng: random.Random,
+                        data_dir: Path) -> dict[str, Any]:
+    """The same posts through a router worker in this process (its lanes as in the router
+    process), the functions of `SPANS` timed: ms per post in each, and the Redis round trips."""
+    import threading
+
+    from router.app import build_worker
+    from router.config.settings import RouterSettings
+    from router.registry import discover_skills
+
+    env = {key: value for key, value in router_env(server, masto, data_dir).items() if key != "PATH"}
+    credentials = {"MASTODON_INSTANCE": masto.url, "MASTODON_TOKEN": TOKEN}
+    worker = build_worker(RouterSettings.from_env(env), discover_skills(), credentials)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    admin = server.admin_client()
+    thread.start()
+    samples = []
+    try:
+        for n in range(10):  # warm-up: the kept client, the instance's limit, the guard's history
+            call(admin, server, "CREATE_POST", {"platform": "mastodon", "text": unique_text(rng, -n - 1)})
+        with Spans() as spans:
+            for n in range(posts):
+                start = time.perf_counter()
+                params = {"platform": "mastodon", "text": unique_text(rng, n)}
+                reply = call(admin, server, "CREATE_POST", params)
+                samples.append(time.perf_counter() - start)
+                if reply["status"] != "ok":
+                    raise RuntimeError(f"a post was answered {reply}")
+    finally:
+        worker.stop()
+        thread.join(timeout=30)
+        admin.close()
+    return {
+        "posts": posts,
+        "post_p50_ms": p50_ms(samples),
+        "mean_ms_per_post": {label: round(spent / posts * 1000, 3) for label, spent in spans.seconds.items()},
+        "redis_round_trips_per_post": {k: round(v / posts, 1) for k, v in spans.round_trips.items()},
+        "lane_redis_ms_per_post": round(spans.round_trip_seconds / posts * 1000, 3),
+    }
 
 
 class Effect:
@@ -176,6 +286,8 @@ def main() -> int:
             floor_samples = floor(masto, args.posts, rng)
             router_samples = through_router(server, masto, args.posts, rng, Path(folder))
             floor_again = floor(masto, args.posts, rng)  # the floor twice: a busy machine shows
+        with tempfile.TemporaryDirectory(prefix="safeclaw-bench-profile-") as folder:
+            breakdown = where_the_time_goes(server, masto, min(args.posts, 200), rng, Path(folder))
         guard = guard_cost(server, args.history)
     finally:
         masto.stop()
@@ -188,6 +300,7 @@ def main() -> int:
         "router_over_floor": round(p50_ms(router_samples) / floor_p50, 2),
         "target_over_floor": 1.5,
         "duplicate_guard": guard,
+        "where_a_post_goes_profiled": breakdown,
     }
     print(json.dumps(figures, indent=2))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
