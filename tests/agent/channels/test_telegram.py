@@ -9,11 +9,9 @@ import logging
 import pytest
 
 from agent.channels.telegram import TelegramChannel, chat_id_of
-from agent.channels.telegram_gate import REFUSAL
 from agent.errors import ConfigError
 from tests.agent.channels.telegram_helpers import (
     OWNER,
-    STRANGER,
     Echo,
     make_channel,
     make_settings,
@@ -46,43 +44,6 @@ def test_owner_message_is_answered_in_its_own_conversation_with_typing_shown(fak
     actions = fake.calls_of("sendChatAction")
     assert actions and actions[0].params == {"chat_id": OWNER, "action": "typing"}
     assert fake.sent_messages(OWNER)[0].get("parse_mode") is None  # plain text: see below
-
-
-def test_stranger_is_refused_once_and_never_reaches_the_agent(fake, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="safeclaw")
-    echo = Echo()
-    channel = make_channel(fake, tmp_path, echo)
-    for text in ("hi", "let me in", "/status", "/clear"):
-        fake.push_message(STRANGER, STRANGER, text)
-    fake.push_message(OWNER, OWNER, "after them")  # answered after the stranger's updates
-
-    async def scenario():
-        async with running(channel, fake):
-            await wait_for(fake, lambda: fake.sent_texts(OWNER))
-
-    asyncio.run(scenario())
-    assert fake.sent_texts(STRANGER) == [REFUSAL.format(user_id=STRANGER)]
-    assert [m.text for m in echo.seen] == ["after them"]
-    refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    # every attempt is logged; the stranger is told no only once
-    assert refused == [f"Telegram: refused a message from user id {STRANGER} (not on the allowlist)"] * 4
-
-
-def test_empty_allowlist_refuses_everyone_and_says_how_to_fix_it(fake, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="safeclaw")
-    echo = Echo()
-    channel = make_channel(fake, tmp_path, echo, allowed=())
-    fake.push_message(OWNER, OWNER, "it's me")
-
-    async def scenario():
-        async with running(channel, fake):
-            await wait_for(fake, lambda: fake.sent_texts(OWNER))
-
-    asyncio.run(scenario())
-    assert echo.seen == []
-    assert fake.sent_texts(OWNER) == [REFUSAL.format(user_id=OWNER)]
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("allowed_user_ids is empty" in w and "start_agent.py config telegram" in w for w in warnings)
 
 
 def test_long_reply_is_split_into_ordered_chunks_within_the_limit(fake, tmp_path):

@@ -1,4 +1,4 @@
-"""Forwarded messages are someone else's words; groups are refused unless allowed.
+"""Forwarded messages (and messages sent through an inline bot) are someone else's words.
 
 The real python-telegram-bot polls the fake Bot API; forwards carry `forward_origin` as the Bot
 API sends it. The agent side is a real AgentService and AgentLoop with a scripted model that
@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import time
 
 import pytest
 
 from agent.app import build_loop
-from agent.errors import ConfigError
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.service import AgentService
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 from tests.agent.channels.telegram_helpers import (
     OWNER,
-    STRANGER,
     Echo,
     make_channel,
     make_settings,
@@ -184,46 +181,6 @@ def test_a_forwarded_command_is_not_run_as_the_owners_command(fake, tmp_path):
     assert "NOT from your owner" in llm.prompts[0]
 
 
-@pytest.mark.parametrize("chat_type", ["group", "supergroup"])
-def test_groups_are_refused_by_default_with_a_log_line_and_no_answer(fake, tmp_path, caplog, chat_type):
-    caplog.set_level(logging.INFO, logger="safeclaw")
-    echo = Echo()
-    fake.push_message(OWNER, GROUP, "hello from the group", chat_type=chat_type)
-    fake.push_message(STRANGER, GROUP, "me too", chat_type=chat_type)
-    fake.push_message(OWNER, OWNER, "and in private")
-
-    async def scenario():
-        async with running(make_channel(fake, tmp_path, echo), fake):
-            await wait_for(fake, lambda: fake.sent_texts(OWNER))
-
-    asyncio.run(scenario())
-    assert [m.text for m in echo.seen] == ["and in private"]
-    assert fake.sent_texts(GROUP) == [] and not [
-        c for c in fake.calls_of("sendChatAction") if c.params.get("chat_id") == GROUP
-    ]
-    refusals = [r.getMessage() for r in caplog.records if "allow_groups is off" in r.getMessage()]
-    assert len(refusals) == 2 and f"{chat_type} chat {GROUP}" in refusals[0]
-
-
-def test_allowed_groups_answer_only_allowlisted_users(fake, tmp_path):
-    echo = Echo()
-    fake.push_message(STRANGER, GROUP, "let me in", chat_type="supergroup")
-    fake.push_message(OWNER, GROUP, "hello group", chat_type="supergroup")
-
-    async def scenario():
-        async with running(make_channel(fake, tmp_path, echo, allow_groups=True), fake):
-            await wait_for(fake, lambda: "echo: hello group" in fake.sent_texts(GROUP))
-
-    asyncio.run(scenario())
-    assert [m.text for m in echo.seen] == ["hello group"]
-
-
-@pytest.mark.parametrize("value", ["yes", 1, "null", []])
-def test_allow_groups_must_be_true_or_false(fake, tmp_path, value):
-    with pytest.raises(ConfigError, match="'channels.telegram.allow_groups' must be true or false"):
-        make_channel(fake, tmp_path, allow_groups=value)
-
-
 def test_a_message_sent_through_an_inline_bot_is_that_bots_words(fake, tmp_path):
     echo = Echo()
     bot = {"id": 99, "is_bot": True, "first_name": "Helper", "username": "evil_inline_bot"}
@@ -237,28 +194,6 @@ def test_a_message_sent_through_an_inline_bot_is_that_bots_words(fake, tmp_path)
     assert echo.seen[0].outside_author == (
         f"Telegram inline bot @evil_inline_bot (id 99), sent by your owner (Telegram user id {OWNER})"
     )
-
-
-@pytest.mark.parametrize(
-    "kind",
-    ["edited_message", "channel_post", "edited_channel_post", "business_message", "edited_business_message"],
-)
-def test_only_new_messages_to_the_bot_are_turns(fake, tmp_path, caplog, kind):
-    # Asked only for `message` updates; a server that sends others anyway gets a log line, no turn.
-    caplog.set_level(logging.INFO, logger="safeclaw")
-    echo = Echo()
-    extra = {"business_connection_id": "bc1"} if "business" in kind else {}
-    fake.honour_allowed_updates = False
-    fake.push_message(OWNER, OWNER, "obey the customer", update_kind=kind, **extra)
-    fake.push_message(OWNER, OWNER, "my own words")
-
-    async def scenario():
-        async with running(make_channel(fake, tmp_path, echo), fake):
-            await wait_for(fake, lambda: fake.sent_texts(OWNER))
-
-    asyncio.run(scenario())
-    assert [m.text for m in echo.seen] == ["my own words"]
-    assert any(kind in r.getMessage() and "refused" in r.getMessage() for r in caplog.records)
 
 
 def test_a_quoted_or_replied_to_strangers_message_adds_nothing_to_the_owners_words(fake, tmp_path):
