@@ -6,7 +6,9 @@ the page it comes from, from the dashboard's own (`dashboard.guard`). Every /api
 opens the GET endpoints only (not the live stream). There are no cookies and no CORS headers; a
 POST must be `application/json` (what a cross-site form cannot send). The page and its static
 files hold no data; the page asks for the token and keeps it in the tab's sessionStorage. The
-app talks to Redis only as the `control` user, in one or a few round trips per request.
+app talks to Redis only as the `control` user, in one or a few round trips per request. The reads
+are `dashboard.panel_reads`, the owner's actions `dashboard.owner_actions`; this module wires them
+to routes, guards each, and serves the live stream and the page.
 """
 
 from __future__ import annotations
@@ -20,40 +22,29 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import redis
-from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from dashboard import activity, approvals_view, audit_files, charts, readers, state, workspace_reads
+from dashboard import approvals_view, state, workspace_reads
 from dashboard.audit_mirror import AuditMirror
+from dashboard.endpoints import SECURITY_HEADERS, ApiError
 from dashboard.guard import RequestGuard
 from dashboard.live import LiveHub, event
-from dashboard.owner_actions import ApiError, OwnerActions
+from dashboard.owner_actions import OwnerActions
+from dashboard.panel_reads import PanelReads
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
-from dashboard.throttle import FailedLogins
 
 log = logging.getLogger("safeclaw.dashboard")
 STATIC = DASHBOARD_DIR / "static"
 STATIC_NAME = re.compile(r"[a-z][a-z0-9_-]{0,40}\.(?:html|js|css)")
-STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 STREAM_KEEPALIVE_SECONDS = 15.0
 STATUS_EVERY_SECONDS = 5.0
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-class Dashboard(OwnerActions):
+class Dashboard(OwnerActions, PanelReads):
     def __init__(self, settings: DashboardSettings, conn: redis.Redis | None = None) -> None:
         self.settings = settings
         self.keys = settings.keys
@@ -61,53 +52,19 @@ class Dashboard(OwnerActions):
             settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
         )
         self.requests = RequestGuard(settings)
-        self.failed_logins = FailedLogins()
         self.router_keys = state.RouterKeys(self.keys)
         self.mirror = AuditMirror(self.conn, self.keys)
         self.hub = LiveHub(self.look)
         self.cost_history = workspace_reads.CostHistory(settings.workspace_dir / "logs" / "cost.jsonl")
 
     # -- who may ask ----------------------------------------------------------------------------
-    def authorised(self, request: Request) -> bool:
-        return self.requests.authorised(request)
-
     def refusal(self, request: Request, admin: bool, page: bool = False) -> Response | None:
-        """Why this request is not answered (the response to send), or None. In this order: a
-        Host the dashboard is not opened under (DNS rebinding), another site's page, an address
-        that sent too many wrong tokens, no token or a wrong one (only a wrong one counts)."""
-        client = request.client.host if request.client else "?"
-        where = f"{request.method} {request.url.path} from {client}"
-        if not self.requests.host_allowed(request):
-            log.warning("421 for %s: Host is not a name this dashboard is opened under", where)
-            message = (
-                f"this dashboard answers only under {self.requests.names_text()}; to open it under "
-                "another name set DASHBOARD_ORIGIN=<scheme>://<name>[:port] in dashboard/.env"
-            )
-            return self.json({"error": "wrong_host", "message": message}, 421)
-        if not self.requests.origin_allowed(request):
-            log.warning("403 for %s: sent by another site's page", where)
-            message = "the dashboard answers only requests from its own page"
-            return self.json({"error": "cross_origin", "message": message}, 403)
-        if page or (not admin and self.settings.public_read and request.method == "GET"):
+        """The response to a request that is not answered (`RequestGuard.refusal` says why), or None."""
+        refused = self.requests.refusal(request, admin, page)
+        if refused is None:
             return None
-        wait = self.failed_logins.blocked(client)
-        if wait:
-            log.warning("429 for %s: too many wrong tokens", where)
-            return self.json(
-                {"error": "too_many_attempts", "message": "too many wrong tokens; wait"},
-                429,
-                {"Retry-After": str(int(wait) + 1)},
-            )
-        if not self.requests.authorised(request):
-            given = self.requests.token_given(request)
-            if given:
-                self.failed_logins.failed(client)
-            log.warning("401 for %s: %s", where, "a wrong token" if given else "no token")
-            message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
-            return self.json(
-                {"error": "unauthorised", "message": message}, 401, {"WWW-Authenticate": "Bearer"}
-            )
-        return None
+        body = {"error": refused.error, "message": refused.message}
+        return self.json(body, refused.status, refused.headers)
 
     def guard(self, handler: Handler, admin: bool) -> Handler:
         async def guarded(request: Request) -> Response:
@@ -124,83 +81,6 @@ class Dashboard(OwnerActions):
                 return self.json({"error": "redis_unavailable", "message": message}, 503)
 
         return guarded
-
-    def json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-        return JSONResponse(data, status, headers={**SECURITY_HEADERS, **(headers or {})})
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await to_thread.run_sync(fn, *args)
-
-    # -- reads --------------------------------------------------------------------------------
-    def _status(self) -> dict[str, Any]:
-        now = time.time()
-        try:
-            raw = state.read_raw(self.conn, self.keys, self.router_keys.get(self.conn))
-        except redis.RedisError as exc:
-            return state.status(None, now, type(exc).__name__)
-        return state.status(raw, now)
-
-    def _beats(self) -> dict[str, Any]:
-        return readers.heartbeats(self.conn, self.keys, self.router_keys.get(self.conn), time.time())
-
-    def _stats(self) -> dict[str, Any]:
-        return readers.stats(self.conn, self.keys, self.router_keys.get(self.conn), time.time())
-
-    def _activity(self, query: dict[str, str], before: str | None, limit: int) -> dict[str, Any]:
-        return audit_files.activity_page(self.mirror, self.settings.audit_dir, query, before, limit)
-
-    def _charts(self) -> dict[str, Any]:
-        now = time.time()
-        self.mirror.sync()
-        cost = readers.cost(self.conn, self.keys)
-        budget = cost.get("daily_budget_usd") if cost.get("available") else None
-        quotas = self._stats()["platforms"]
-        days = self.cost_history.per_day()
-        return {"charts": charts.all_charts(self.mirror.hourly_counts(), days, budget, quotas, now)}
-
-    def _autonomy(self) -> dict[str, Any]:
-        return workspace_reads.autonomy_panel(
-            self.settings.workspace_dir, self.settings.agent_config, time.time()
-        )
-
-    async def get_charts(self, request: Request) -> Response:
-        return self.json(await self.run(self._charts))
-
-    async def get_autonomy(self, request: Request) -> Response:
-        return self.json(await self.run(self._autonomy))
-
-    async def get_status(self, request: Request) -> Response:
-        return self.json(await self.run(self._status))
-
-    async def get_heartbeat(self, request: Request) -> Response:
-        return self.json(await self.run(self._beats))
-
-    async def get_activity(self, request: Request) -> Response:
-        params = request.query_params
-        raw = params.get("limit", "50")
-        if not raw.isdigit() or not 1 <= int(raw) <= 1000:
-            raise ApiError(400, "limit must be a whole number from 1 to 1000")
-        before = params.get("before") or None
-        if before is not None and not (STREAM_ID.fullmatch(before) or audit_files.parse_cursor(before)):
-            raise ApiError(400, "before must be an activity id from an earlier page")
-        query = {name: params.get(name, "")[:100] for name in (*activity.FILTERS, "q")}
-        return self.json(await self.run(self._activity, query, before, int(raw)))
-
-    async def get_stats(self, request: Request) -> Response:
-        return self.json(await self.run(self._stats))
-
-    async def get_cost(self, request: Request) -> Response:
-        return self.json(await self.run(readers.cost, self.conn, self.keys))
-
-    async def get_governance(self, request: Request) -> Response:
-        found = await self.run(readers.governance, self.conn, self.keys, self.settings.governance_dir)
-        return self.json(found)
-
-    async def get_approvals(self, request: Request) -> Response:
-        raw = request.query_params.get("offset", "0")
-        if not raw.isdigit() or int(raw) > 1_000_000:
-            raise ApiError(400, "offset must be a whole number")
-        return self.json(await self.run(approvals_view.pending_page, self.conn, self.keys, int(raw)))
 
     # -- live stream (server-sent events) -----------------------------------------------------
     async def get_stream(self, request: Request) -> Response:

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
 from dashboard.settings import DashboardSettings
+from dashboard.throttle import FailedLogins
+
+log = logging.getLogger("safeclaw.dashboard")
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
@@ -38,9 +43,21 @@ def host_name(netloc: str) -> str:
         return ""
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request is not answered: the status and the JSON body's error and message."""
+
+    status: int
+    error: str
+    message: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 class RequestGuard:
     def __init__(self, settings: DashboardSettings) -> None:
         self.origin = settings.origin
+        self.public_read = settings.public_read
+        self.failed_logins = FailedLogins()
         names = set(LOOPBACK_NAMES)
         if settings.host.strip().lower() not in WILDCARDS:
             names.add(settings.host.strip().strip("[]").lower())
@@ -76,3 +93,36 @@ class RequestGuard:
 
     def names_text(self) -> str:
         return ", ".join(sorted(self.names))
+
+    def refusal(self, request: Request, admin: bool, page: bool = False) -> Refusal | None:
+        """Why this request is not answered, or None. In this order: a Host the dashboard is not
+        opened under (DNS rebinding), another site's page, an address that sent too many wrong
+        tokens, no token or a wrong one (only a wrong one counts)."""
+        client = request.client.host if request.client else "?"
+        where = f"{request.method} {request.url.path} from {client}"
+        if not self.host_allowed(request):
+            log.warning("421 for %s: Host is not a name this dashboard is opened under", where)
+            message = (
+                f"this dashboard answers only under {self.names_text()}; to open it under "
+                "another name set DASHBOARD_ORIGIN=<scheme>://<name>[:port] in dashboard/.env"
+            )
+            return Refusal(421, "wrong_host", message)
+        if not self.origin_allowed(request):
+            log.warning("403 for %s: sent by another site's page", where)
+            return Refusal(403, "cross_origin", "the dashboard answers only requests from its own page")
+        if page or (not admin and self.public_read and request.method == "GET"):
+            return None
+        wait = self.failed_logins.blocked(client)
+        if wait:
+            log.warning("429 for %s: too many wrong tokens", where)
+            return Refusal(
+                429, "too_many_attempts", "too many wrong tokens; wait", {"Retry-After": str(int(wait) + 1)}
+            )
+        if not self.authorised(request):
+            given = self.token_given(request)
+            if given:
+                self.failed_logins.failed(client)
+            log.warning("401 for %s: %s", where, "a wrong token" if given else "no token")
+            message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
+            return Refusal(401, "unauthorised", message, {"WWW-Authenticate": "Bearer"})
+        return None

@@ -8,14 +8,12 @@ import logging
 import time
 from typing import Any
 
-import redis
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from agent.governance.injections import MAX_PENDING
 from dashboard import readers
-from dashboard.settings import DashboardSettings
-from protocol.keys import Keys
+from dashboard.endpoints import ApiError, Endpoints
 from router.policy import approvals, kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
@@ -23,24 +21,7 @@ MAX_BODY_BYTES = 16_384
 MAX_RULE_CHARS = 2000
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class OwnerActions:
-    settings: DashboardSettings
-    keys: Keys
-    conn: redis.Redis
-
-    def json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-        raise NotImplementedError
-
-    async def run(self, fn: Any, *args: Any) -> Any:
-        raise NotImplementedError
-
+class OwnerActions(Endpoints):
     # -- admin --------------------------------------------------------------------------------
     async def body(self, request: Request) -> dict[str, Any]:
         """The JSON object posted. Only `Content-Type: application/json`: what a form or a
