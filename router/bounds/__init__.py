@@ -15,14 +15,16 @@ file answering the same commands, shared by every process on the machine.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import redis
 
 from router.bounds.embedded import EmbeddedStore
 
 Counters: TypeAlias = "redis.Redis | EmbeddedStore"  # where the bounds count
+T = TypeVar("T")
 
 
 class EffectLike(Protocol):
@@ -39,6 +41,20 @@ class EffectLike(Protocol):
 
     @property
     def all_text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Staged(Generic[T]):
+    """A bound's commands queued on a shared pipeline (`count` of them) and how to read their
+    answers: `settle(conn, answers)` is what the bound's `take` returns, so `HardBounds` checks all
+    four bounds in one round trip."""
+
+    count: int
+    settle: Callable[[Counters, list[Any]], T | Denial | None]
+
+    def take(self, conn: Counters, pipe: Any) -> T | Denial | None:
+        """Run the queued commands alone and settle them (a bound's own `take`)."""
+        return self.settle(conn, pipe.execute())
 
 
 @dataclass(frozen=True)

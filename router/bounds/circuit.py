@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
-from router.bounds import Counters, Denial, EffectLike, seconds_until
+from router.bounds import Counters, Denial, EffectLike, Staged, seconds_until
 from router.bounds.settings import BOUNDED_KINDS, PLATFORMS, BoundsSettings
 
 log = logging.getLogger("safeclaw.router.bounds.circuit")
@@ -59,9 +60,17 @@ class CircuitBreaker:
         return f"{self.prefix}{platform}:open_until"
 
     def check(self, conn: Counters, effect: EffectLike, now: float) -> Denial | None:
+        pipe = conn.pipeline(transaction=False)
+        staged = self.stage(pipe, effect, now)
+        return None if staged is None else staged.take(conn, pipe)
+
+    def stage(self, pipe: Any, effect: EffectLike, now: float) -> Staged[None] | None:
         if effect.kind not in BOUNDED_KINDS:
             return None
-        raw = conn.get(self.open_key(effect.platform))
+        pipe.get(self.open_key(effect.platform))
+        return Staged(1, lambda _conn, answers: self._settle(answers[0], effect, now))
+
+    def _settle(self, raw: Any, effect: EffectLike, now: float) -> Denial | None:
         if raw is None or float(raw) <= now:
             return None
         retry_after = seconds_until(float(raw), now)

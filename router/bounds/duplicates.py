@@ -43,8 +43,9 @@ import zlib
 from array import array
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from router.bounds import Counters, Denial, EffectLike, as_text, seconds_until
+from router.bounds import Counters, Denial, EffectLike, Staged, as_text, seconds_until
 from router.bounds.settings import BoundsSettings
 
 DAY = 24 * 3600
@@ -203,33 +204,41 @@ class DuplicateGuard:
         return f"{key}:version"
 
     def take(self, conn: Counters, effect: EffectLike, now: float) -> SentEntry | Denial | None:
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
+        staged = self.stage(pipe, effect, now)
+        return None if staged is None else staged.take(conn, pipe)
+
+    def stage(self, pipe: Any, effect: EffectLike, now: float) -> Staged[SentEntry] | None:
         published = effect.all_text  # a title or a link is published too
         if effect.kind not in ("post", "reply") or not published.strip():
             return None
         grams = trigrams(published)
         key = self.key(effect.platform)
         member = f"{uuid.uuid4().hex}|{len(grams)}|{encode(grams)}"
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.zremrangebyscore(key, "-inf", f"({now - self.window}")
         pipe.zadd(key, {member: now})
         pipe.incr(self.version_key(key))  # after our entry: who comes later sees it in the set
         pipe.zcard(key)
         pipe.expire(key, self.window + DAY)
         pipe.expire(self.version_key(key), self.window + DAY)
-        _, _, version, size, _, _ = pipe.execute()
+        return Staged(6, lambda conn, answers: self._settle(conn, effect, now, grams, key, member,
+                                                            int(answers[2]), int(answers[3])))
+
+    def _settle(self, conn: Counters, effect: EffectLike, now: float, grams: frozenset[int], key: str,
+                member: str, version: int, size: int) -> SentEntry | Denial:
         mine = (member, Fingerprint.of(grams))
         with self._lock:
             known = self._known.setdefault(key, _Known())
             # Nobody added or took out an entry since our last look: ours is the only news.
-            current = int(version) == known.version + 1
+            current = version == known.version + 1
             if current:
-                known.version = int(version)
+                known.version = version
                 known.merge([(member, now)], mine)
                 known.trim(now - self.window)
-                current = len(known.entries) == int(size)
+                current = len(known.entries) == size
             since = known.newest - SLACK_SECONDS if known.entries else None
         if not current:
-            self._read(conn, key, since, int(version), mine, now)
+            self._read(conn, key, since, version, mine, now)
         with self._lock:
             match = self._most_similar(grams, mine, known, now)
             if match is not None:

@@ -49,17 +49,28 @@ class HardBounds:
         self._lock = threading.Lock()  # a router runs commands in several lanes (threads) at once
 
     def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float) -> Denial | None:
-        """None when the effect is within every bound (and its share is taken); else the refusal."""
-        denial = self.circuit.check(conn, effect, now)
-        if denial is not None:
-            return denial
-        held = Held()
-        for name, bound in (("quota", self.quotas), ("pace", self.pacing), ("sent", self.duplicates)):
-            taken = bound.take(conn, effect, now)
+        """None when the effect is within every bound (and its share is taken); else the refusal.
+
+        The four bounds' commands go in one round trip; each then settles its answers in the order
+        above, and the first refusal wins: every share the others took is given back."""
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
+        bounds = (("circuit", self.circuit), ("quota", self.quotas), ("pace", self.pacing),
+                  ("sent", self.duplicates))
+        staged = [(name, bound.stage(pipe, effect, now)) for name, bound in bounds]
+        answers = pipe.execute() if any(stage is not None for _, stage in staged) else []
+        held, denial, at = Held(), None, 0
+        for name, stage in staged:
+            if stage is None:
+                continue
+            taken = stage.settle(conn, answers[at : at + stage.count])
+            at += stage.count
             if isinstance(taken, Denial):
-                self._give_back(conn, held, pace=True)
-                return taken
-            setattr(held, name, taken)
+                denial = denial or taken
+            elif name != "circuit":
+                setattr(held, name, taken)
+        if denial is not None:
+            self._give_back(conn, held, pace=True)
+            return denial
         if held.quota or held.pace or held.sent:
             with self._lock:
                 self._held[command_id] = held

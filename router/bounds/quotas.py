@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from router.bounds import Counters, Denial, EffectLike, seconds_until
+from router.bounds import Counters, Denial, EffectLike, Staged, seconds_until
 from router.bounds.settings import PLATFORMS, BoundsSettings
 
 DAY = 24 * 3600
@@ -40,15 +40,22 @@ class DailyQuotas:
 
     def take(self, conn: Counters, effect: EffectLike, now: float) -> QuotaUnit | Denial | None:
         """A unit of today's quota, a Denial when none is left, or None when the scope has no quota."""
+        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
+        staged = self.stage(pipe, effect, now)
+        return None if staged is None else staged.take(conn, pipe)
+
+    def stage(self, pipe: Any, effect: EffectLike, now: float) -> Staged[QuotaUnit] | None:
         limit = self.settings.daily_limit(effect.platform, effect.kind, now)
         if limit is None:
             return None
-        cap, source = limit
         key = self.key(effect.platform, effect.kind, now)
-        pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         pipe.incr(key)
         pipe.expire(key, 2 * DAY)
-        used = int(pipe.execute()[0])
+        return Staged(2, lambda conn, answers: self._settle(conn, int(answers[0]), key, limit, effect, now))
+
+    def _settle(self, conn: Counters, used: int, key: str, limit: tuple[int, str], effect: EffectLike,
+                now: float) -> QuotaUnit | Denial:
+        cap, source = limit
         if used <= cap:
             return QuotaUnit(key)
         conn.decr(key)

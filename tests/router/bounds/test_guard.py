@@ -102,3 +102,44 @@ def test_everything_counted_survives_a_redis_restart(redis_urls):
         admin.close()
         refused = fresh.check(conn, post, "p2", NOON + 1)
         assert isinstance(refused, Denial) and refused.reason == "circuit_open"
+
+
+def round_trips(conn) -> list[str]:
+    """What each round trip to Redis sent, from now on (a pipeline is one)."""
+    sent: list[str] = []
+    real_pipeline, real_command = conn.pipeline, conn.execute_command
+
+    def pipeline(*args, **kwargs):
+        pipe = real_pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def counted():
+            sent.append(",".join(str(command[0][0]) for command in pipe.command_stack))
+            return execute()
+
+        pipe.execute = counted
+        return pipe
+
+    def command(*args, **options):
+        sent.append(str(args[0]))
+        return real_command(*args, **options)
+
+    conn.pipeline, conn.execute_command = pipeline, command
+    return sent
+
+
+def test_all_four_bounds_take_one_round_trip_and_a_refusal_gives_the_others_back(redis_urls):
+    guard = bounds(ROUTER_CIRCUIT_FAILURES="1")
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, comment("warming the history up"), "c0", NOON) is None  # reads it once
+        guard.record(conn, comment("warming the history up"), "c0", "ok", None, NOON)
+        sent = round_trips(conn)
+        assert guard.check(conn, comment("a first reply of its own"), "c1", NOON + 60) is None
+        assert len(sent) == 1, sent  # circuit, quota, pacing and duplicate guard together
+        assert all(name in sent[0] for name in ("GET", "INCRBY", "ZADD")), sent
+        guard.record(conn, comment("a first reply of its own"), "c1", "unknown", "request_failed", NOON + 61)
+        refused = guard.check(conn, comment("a second, different reply"), "c2", NOON + 120)
+        assert isinstance(refused, Denial) and refused.reason == "circuit_open"
+        assert used(guard, conn, now=NOON + 120) == 2  # the refused one's unit came back
+        guard.record(conn, comment("some success"), "c3", "ok", None, NOON + 2000)  # the circuit closes
+        assert guard.check(conn, comment("a second, different reply"), "c4", NOON + 2001) is None  # not a duplicate
