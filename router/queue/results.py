@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +21,12 @@ import redis
 from protocol.replies import Reply, Status
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
+from router.errors import describe
+from router.pipeline import decode, readable_id
 from router.queue.dead_letter import DeadLetters
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.redaction import Redactor
+from router.registry import Skill
 
 log = logging.getLogger("safeclaw.router.worker")
 REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), built once
@@ -146,6 +149,32 @@ class ResultWriter:
         if reply_id is not None:
             message = f"the command was set aside for the router's operator (dead-letter): {reason}"
             self.finish(raw, Reply(reply_id, status, message[:300], error=kind), False)
+
+    def set_aside(self, raw: bytes, reason: str, skills: Mapping[str, Skill]) -> None:
+        """Dead-letter a queue item a step failed on, answering its sender when its id can be read
+        (`unknown` when its side effect may have started); if even that fails short of Redis,
+        drop it from our list so it cannot stop this router (or the next) again."""
+        command_id = readable_id(raw)
+        action, status = None, Status.ERROR
+        try:
+            envelope = decode(raw)
+            action = envelope.action
+            skill = skills.get(action)
+            claimed = skill is not None and skill.side_effect and self.conn.exists(
+                self.keys.idempotency(envelope.id))
+            if claimed:
+                status = Status.UNKNOWN  # it was claimed: it may have acted
+        except REDIS_DOWN:
+            raise
+        except Exception:
+            pass
+        try:
+            self.dead_letter(raw, action, f"router error: {reason}", command_id, "internal_error", status)
+        except REDIS_DOWN:
+            raise
+        except Exception as exc:
+            log.error("cannot dead-letter a command (%s); dropping it from our list", describe(exc))
+            self.drop(raw)
 
     def write(self, write: Any) -> list[Any]:
         """Send the steps in one round trip (in order, no MULTI), retried while Redis is down;

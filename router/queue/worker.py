@@ -15,10 +15,11 @@ dead-letter list with the reason. A side-effecting skill's `request_failed` (tim
 answered `unknown` too: the request may have acted before its answer was lost.
 
 Around the loop (this package): `triage` decides each command's answer and writes its audit line,
-`deadline` runs a skill within its command's deadline, `results` writes results, `records` keeps
-the idempotency and intent records, `heartbeat` beats, `lanes` runs commands per platform and
-`redis_io` connects and tracks whether Redis answers. The worker builds the policy
-(`router.policy.checks`) with the approval flow's hold and the audit recorder (`router.audit`).
+`deadline` runs a skill within its command's deadline, `results` writes results (and sets an item
+aside), `records` keeps the idempotency and intent records, `heartbeat` beats, `handoff` hands a
+command to its platform's lane (`lanes`) and `redis_io` connects and tracks whether Redis answers.
+The worker builds the policy (`router.policy.checks`) with the approval flow's hold and the audit
+recorder (`router.audit`).
 """
 
 from __future__ import annotations
@@ -33,20 +34,21 @@ from collections.abc import Mapping
 import redis
 
 from protocol.commands import CommandEnvelope
-from protocol.replies import Reply, Status
+from protocol.replies import Reply
 from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
 from router.pipeline import Pipeline, Planned, decode, readable_id
 from router.platforms import close_kept
-from router.policy.approval_flow import ApprovalFlow, Settle
+from router.policy.approval_flow import ApprovalFlow
 from router.policy.checks import Policy
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
-from router.queue.deadline import DeadlineRunner, is_own_read, seconds_left
+from router.queue.deadline import DeadlineRunner, is_own_read
+from router.queue.handoff import Handoff
 from router.queue.heartbeat import Heartbeat
-from router.queue.lanes import InFlight, Lanes, Once
+from router.queue.lanes import InFlight, Lanes
 from router.queue.records import CommandRecords
 from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes
 from router.queue.results import Answer, ResultWriter
@@ -99,6 +101,11 @@ class Worker:
         self._take = 1
         self.lanes = Lanes(settings.platform_concurrency, settings.platform_backlog)
         self.in_flight = InFlight()
+        self.handoff = Handoff(
+            self.lanes, self.in_flight, self.pipeline, self.decider, self.results, self.audit, self.health,
+            lambda raw, envelope, planned, recovering, started, taken_at: self._complete(
+                raw, envelope, planned, recovering, started, taken_at=taken_at),
+            self._set_aside)
 
     # -- lifecycle -------------------------------------------------------------------------
     def stop(self) -> None:
@@ -137,7 +144,7 @@ class Worker:
                 self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
             if time.monotonic() >= self._next_poll and not self._stop.is_set():  # rare: not per command
                 self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
-                self.approvals.poll(self._run_approved)
+                self.approvals.poll(self.handoff.run_approved)
                 self.audit.flush(self.conn)
             if not batch:
                 raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
@@ -177,7 +184,7 @@ class Worker:
         # no other router mistakes the commands in our list for a dead router's.
         self.heartbeat.beat(self.conn)
         self.dead_letters.age_out(self.conn)
-        self.approvals.poll(self._run_approved, recovering=True)
+        self.approvals.poll(self.handoff.run_approved, recovering=True)
         skipped: Counter[bytes] = Counter()
         for item in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
             raw = as_bytes(item)
@@ -245,65 +252,9 @@ class Worker:
             return
         planned = self.pipeline.plan(envelope)
         if isinstance(planned, Planned) and not is_own_read(planned.effect):
-            self._to_lane(raw, planned, recovering, started)
+            self.handoff.to_lane(raw, planned, recovering, started)
         else:
             self._complete(raw, envelope, planned, recovering, started, answers)
-
-    def _to_lane(self, raw: bytes, planned: Planned, recovering: bool, started: float) -> None:
-        """Hand a command to its platform's lane; answer `busy` (not run) when the lane is full.
-        Its clock runs from now: still waiting at its deadline, it is answered `expired` (never
-        run); dropped unstarted at shutdown, it stays in our list for the next recovery."""
-        self.in_flight.add(raw)
-        gate = Once()  # the lane starting it, its deadline while it waits, or a shutdown: one only
-        taken_at = time.time()
-        timer = threading.Timer(seconds_left(planned.envelope), self._expired_in_lane, (raw, planned, gate))
-        timer.daemon = True
-
-        def task() -> None:
-            timer.cancel()
-            if not gate.claim():
-                return  # answered while it waited
-            try:
-                self._complete(raw, planned.envelope, planned, recovering, started, taken_at=taken_at)
-            except REDIS_DOWN as exc:  # the command stays in our list; recovery takes it up again
-                self.health.lost(exc)
-            finally:
-                self.in_flight.remove(raw)
-
-        def dropped() -> None:
-            timer.cancel()
-            if gate.claim():
-                self.in_flight.remove(raw)
-
-        if self.lanes.submit(planned.effect.platform, task, dropped):
-            timer.start()
-        else:
-            self.in_flight.remove(raw)
-            envelope, platform = planned.envelope, planned.effect.platform
-            message = (f"{envelope.action} was not run: the router has {self.lanes.pending(platform)} "
-                       f"commands for {platform} in hand; try again shortly")
-            busy = Reply(envelope.id, Status.ERROR, message, error="busy", extra={"retry_after": 5})
-            self.results.finish(raw, busy, False, recovering)
-
-    def _expired_in_lane(self, raw: bytes, planned: Planned, gate: Once) -> None:
-        if not gate.claim():
-            return  # it started (its runner answers at the deadline) or was dropped
-        envelope = planned.envelope
-        message = (f"{envelope.action} was not run: its deadline passed while it waited for "
-                   f"{planned.effect.platform} in the router's queue")
-        reply = Reply(envelope.id, Status.EXPIRED, message, error="expired")
-        log.warning("command %s %s: deadline passed while waiting in its lane", envelope.id, envelope.action)
-
-        def answer() -> None:
-            self.audit.command(envelope, reply, None)
-            self.results.finish(raw, reply, False)
-
-        try:
-            contain(answer, lambda reason: self._set_aside(raw, reason), f"command {envelope.id}")
-        except REDIS_DOWN as exc:  # it stays in our list; recovery answers it (expired) later
-            self.health.lost(exc)
-        finally:
-            self.in_flight.remove(raw)
 
     def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
                   started: float, answers: list[Answer] | None = None, taken_at: float | None = None) -> None:
@@ -329,70 +280,4 @@ class Worker:
                 (time.monotonic() - started) * 1000)
 
     def _set_aside(self, raw: bytes, reason: str) -> None:
-        """Dead-letter a queue item a step failed on, answering its sender when its id can be read
-        (`unknown` when its side effect may have started); if even that fails short of Redis,
-        drop it from our list so it cannot stop this router (or the next) again."""
-        command_id = readable_id(raw)
-        action, status = None, Status.ERROR
-        try:
-            envelope = decode(raw)
-            action = envelope.action
-            skill = self.skills.get(action)
-            record = self.keys.idempotency(envelope.id)
-            claimed = skill is not None and skill.side_effect and self.conn.exists(record)
-            if claimed:
-                status = Status.UNKNOWN  # it was claimed: it may have acted
-        except REDIS_DOWN:
-            raise
-        except Exception:
-            pass
-        try:
-            self.results.dead_letter(raw, action, f"router error: {reason}", command_id, "internal_error",
-                                     status)
-        except REDIS_DOWN:
-            raise
-        except Exception as exc:
-            log.error("cannot dead-letter a command (%s); dropping it from our list", describe(exc))
-            self.results.drop(raw)
-
-    def _run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
-        """A command the owner approved: the same path as from the queue, in its platform's lane,
-        past its own expiry (the approval's expiry rules it) and without asking again; the reply
-        also goes to its key. False (nothing run) when the lane is full."""
-        raw = envelope.to_json().encode("utf-8", "replace")
-        planned = self.pipeline.plan(envelope)
-        planned_writes = isinstance(planned, Planned) and planned.skill.side_effect
-        taken_at = time.time()
-
-        def task() -> None:
-            reply, ran = None, False
-            try:
-                reply = self._approved_run(raw, envelope, planned, taken_at)
-                ran = True
-            except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
-                self.health.lost(exc)
-            except Exception as exc:
-                why = describe(exc)
-                log.error("router error on approved command %s (%s)", envelope.id, why, exc_info=True)
-                status = Status.UNKNOWN if planned_writes else Status.ERROR
-                message = f"{envelope.action} was set aside after a router error ({why[:200]})"
-                reply = Reply(envelope.id, status, message, error="internal_error")
-                ran = True
-                contain(lambda: self.results.dead_letter(raw, envelope.action, f"router error: {why}", None),
-                        lambda reason: None, f"approved command {envelope.id}")
-            finally:
-                settle(reply, ran)
-
-        if isinstance(planned, Planned) and not is_own_read(planned.effect):
-            # Dropped unstarted at shutdown: it stays held; recovery runs it.
-            return self.lanes.submit(planned.effect.platform, task, lambda: settle(None, False))
-        task()
-        return True
-
-    def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
-                      taken_at: float) -> Reply | None:
-        reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True,
-                                            taken_at=taken_at)
-        if reply is not None:
-            self.results.finish(raw, reply, record)
-        return reply
+        self.results.set_aside(raw, reason, self.skills)

@@ -7,8 +7,9 @@ import time
 
 import pytest
 import redis
+from redis.connection import Connection
 
-from router.queue.redis_io import Batch, RedisHealth
+from router.queue.redis_io import Batch, RedisHealth, pack
 
 
 @pytest.fixture
@@ -82,3 +83,19 @@ def test_one_outage_is_one_line_and_one_comeback_however_many_threads_report_it(
         "Redis reachable again",
     ]
     assert backs == [1]
+
+
+@pytest.mark.parametrize("command", [
+    ("LPUSH", "safeclaw:response:c1", b'{"id":"c1"}'),
+    ("XADD", "safeclaw:audit", "MAXLEN", "~", 10_000, "*", "line", '{"text":"né 漢字 🦀 \r\n"}'),
+    ("SET", "k", b"\xff\r\n$3\r\n not utf-8", "EX", 3600),
+    ("EXPIRE", "k", -1), ("LREM", "k", 0, b""), ("BLMOVE", "a", "b", "RIGHT", "LEFT", 1), ("ZADD", "z", 1.5, "m"),
+])
+def test_a_batch_is_packed_byte_for_byte_as_redis_py_packs_it(command):
+    assert pack([command, command]) == b"".join(Connection().pack_commands([command, command]))
+
+
+@pytest.mark.parametrize("odd", [True, None, 1j, ["a list"]])
+def test_an_argument_redis_py_would_refuse_is_refused(odd):
+    with pytest.raises(TypeError):
+        pack([("SET", "k", odd)])

@@ -1,0 +1,146 @@
+"""Commands handed to their platform's lane (`router.queue.lanes`): those taken from the queue, and
+those the owner approved.
+
+A command from the queue is answered `busy` (not run) when its lane is full. Its clock runs from
+when it was taken: still waiting at its deadline, it is answered `expired` (never run); dropped
+unstarted at shutdown, it stays in the router's processing list for the next recovery, which skips
+it while a lane holds it (`in_flight`). An approved command takes the same path past its own
+expiry (the approval's rules it), and its reply also goes to the approval's settle.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from protocol.commands import CommandEnvelope
+from protocol.replies import Reply, Status
+from router.audit.recorder import AuditRecorder
+from router.errors import describe
+from router.pipeline import Pipeline, Planned
+from router.policy.approval_flow import Settle
+from router.queue.containment import contain
+from router.queue.deadline import is_own_read, seconds_left
+from router.queue.lanes import InFlight, Lanes, Once
+from router.queue.redis_io import REDIS_DOWN, RedisHealth
+from router.queue.results import ResultWriter
+from router.queue.triage import Decider
+
+log = logging.getLogger("safeclaw.router.worker")
+# (raw, envelope, planned, recovering, started, taken_at): decide and answer one command
+Complete = Callable[[bytes, CommandEnvelope, Planned, bool, float, float], None]
+
+
+class Handoff:
+    def __init__(
+        self, lanes: Lanes, in_flight: InFlight, pipeline: Pipeline, decider: Decider, results: ResultWriter,
+        audit: AuditRecorder, health: RedisHealth, complete: Complete,
+        set_aside: Callable[[bytes, str], None],
+    ) -> None:
+        self.lanes = lanes
+        self.in_flight = in_flight
+        self.pipeline = pipeline
+        self.decider = decider
+        self.results = results
+        self.audit = audit
+        self.health = health
+        self.complete = complete
+        self.set_aside = set_aside
+
+    def to_lane(self, raw: bytes, planned: Planned, recovering: bool, started: float) -> None:
+        """Hand a command from the queue to its platform's lane; answer `busy` when it is full."""
+        self.in_flight.add(raw)
+        gate = Once()  # the lane starting it, its deadline while it waits, or a shutdown: one only
+        taken_at = time.time()
+        timer = threading.Timer(seconds_left(planned.envelope), self._expired_in_lane, (raw, planned, gate))
+        timer.daemon = True
+
+        def task() -> None:
+            timer.cancel()
+            if not gate.claim():
+                return  # answered while it waited
+            try:
+                self.complete(raw, planned.envelope, planned, recovering, started, taken_at)
+            except REDIS_DOWN as exc:  # the command stays in our list; recovery takes it up again
+                self.health.lost(exc)
+            finally:
+                self.in_flight.remove(raw)
+
+        def dropped() -> None:
+            timer.cancel()
+            if gate.claim():
+                self.in_flight.remove(raw)
+
+        if self.lanes.submit(planned.effect.platform, task, dropped):
+            timer.start()
+        else:
+            self.in_flight.remove(raw)
+            envelope, platform = planned.envelope, planned.effect.platform
+            message = (f"{envelope.action} was not run: the router has {self.lanes.pending(platform)} "
+                       f"commands for {platform} in hand; try again shortly")
+            busy = Reply(envelope.id, Status.ERROR, message, error="busy", extra={"retry_after": 5})
+            self.results.finish(raw, busy, False, recovering)
+
+    def _expired_in_lane(self, raw: bytes, planned: Planned, gate: Once) -> None:
+        if not gate.claim():
+            return  # it started (its runner answers at the deadline) or was dropped
+        envelope = planned.envelope
+        message = (f"{envelope.action} was not run: its deadline passed while it waited for "
+                   f"{planned.effect.platform} in the router's queue")
+        reply = Reply(envelope.id, Status.EXPIRED, message, error="expired")
+        log.warning("command %s %s: deadline passed while waiting in its lane", envelope.id, envelope.action)
+
+        def answer() -> None:
+            self.audit.command(envelope, reply, None)
+            self.results.finish(raw, reply, False)
+
+        try:
+            contain(answer, lambda reason: self.set_aside(raw, reason), f"command {envelope.id}")
+        except REDIS_DOWN as exc:  # it stays in our list; recovery answers it (expired) later
+            self.health.lost(exc)
+        finally:
+            self.in_flight.remove(raw)
+
+    def run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
+        """A command the owner approved: the same path as from the queue, in its platform's lane,
+        past its own expiry and without asking again; the reply also goes to its key. False
+        (nothing run) when the lane is full."""
+        raw = envelope.to_json().encode("utf-8", "replace")
+        planned = self.pipeline.plan(envelope)
+        planned_writes = isinstance(planned, Planned) and planned.skill.side_effect
+        taken_at = time.time()
+
+        def task() -> None:
+            reply, ran = None, False
+            try:
+                reply = self._approved_run(raw, envelope, planned, taken_at)
+                ran = True
+            except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
+                self.health.lost(exc)
+            except Exception as exc:
+                why = describe(exc)
+                log.error("router error on approved command %s (%s)", envelope.id, why, exc_info=True)
+                status = Status.UNKNOWN if planned_writes else Status.ERROR
+                message = f"{envelope.action} was set aside after a router error ({why[:200]})"
+                reply = Reply(envelope.id, status, message, error="internal_error")
+                ran = True
+                contain(lambda: self.results.dead_letter(raw, envelope.action, f"router error: {why}", None),
+                        lambda reason: None, f"approved command {envelope.id}")
+            finally:
+                settle(reply, ran)
+
+        if isinstance(planned, Planned) and not is_own_read(planned.effect):
+            # Dropped unstarted at shutdown: it stays held; recovery runs it.
+            return self.lanes.submit(planned.effect.platform, task, lambda: settle(None, False))
+        task()
+        return True
+
+    def _approved_run(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
+                      taken_at: float) -> Reply | None:
+        reply, record = self.decider.decide(envelope, planned, raw, recovering=False, approved=True,
+                                            taken_at=taken_at)
+        if reply is not None:
+            self.results.finish(raw, reply, record)
+        return reply
