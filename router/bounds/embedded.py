@@ -1,8 +1,9 @@
 """The bounds' counters on disk, for a router that has no Redis (the one-shot tool without REDIS_URL).
 
-`EmbeddedStore` answers the few Redis commands the bounds use (strings: GET, SET [GET] [EX],
-GETDEL, DEL, INCR, DECR, EXPIRE; sorted sets: ZADD, ZREM, ZRANGE WITHSCORES, ZREMRANGEBYSCORE;
-lists: LPUSH, LTRIM) with Redis's semantics, from one SQLite file in WAL mode. So quotas,
+`EmbeddedStore` answers the few Redis commands the bounds use (`embedded_commands.Commands`:
+strings: GET, SET [GET] [EX], GETDEL, DEL, EXISTS, INCR, DECR, EXPIRE, TTL; sorted sets: ZADD,
+ZREM, ZRANGE and ZRANGEBYSCORE [WITHSCORES], ZCARD, ZREMRANGEBYSCORE; lists: LPUSH, LTRIM,
+LRANGE) with Redis's semantics, from one SQLite file in WAL mode. So quotas,
 pacing, the duplicate guard and the circuit breaker run the very code they run on Redis; only
 where the counters live differs.
 
@@ -16,13 +17,22 @@ has passed, whatever the caller's clock says. Values come back as text (as with
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from router.bounds.embedded_commands import (
+    Command,
+    Commands,
+    EmbeddedPipeline,
+    StoreError,
+    index_range,
+    score_bound,
+    stored_text,
+)
 
 FILE_NAME = "bounds.sqlite3"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -39,93 +49,7 @@ _SCHEMA = (
 _TABLES = ("strings", "zsets", "lists")
 
 
-class StoreError(Exception):
-    """The store cannot be opened or refused a command (a wrong type, not a number)."""
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def _bound(raw: Any, low: bool) -> tuple[float, bool]:
-    """A ZRANGEBYSCORE limit ("-inf", "(1.5", 3) as (value, exclusive)."""
-    text = _text(raw).strip()
-    exclusive = text.startswith("(")
-    text = text[1:] if exclusive else text
-    if text in ("-inf", "+inf", "inf"):
-        return (-math.inf if text == "-inf" else math.inf), False
-    try:
-        return float(text), exclusive
-    except ValueError:
-        raise StoreError(f"{'min' if low else 'max'} {raw!r} is not a float") from None
-
-
-class _Commands:
-    """The commands, each handed to `_call`: run at once (the store) or queued (a pipeline)."""
-
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def get(self, name: str) -> Any:
-        return self._call("get", name)
-
-    def set(self, name: str, value: Any, ex: int | None = None, get: bool = False) -> Any:
-        return self._call("set", name, value, ex=ex, get=get)
-
-    def getdel(self, name: str) -> Any:
-        return self._call("getdel", name)
-
-    def delete(self, *names: str) -> Any:
-        return self._call("delete", *names)
-
-    def incr(self, name: str, amount: int = 1) -> Any:
-        return self._call("incr", name, amount)
-
-    def decr(self, name: str, amount: int = 1) -> Any:
-        return self._call("incr", name, -amount)
-
-    def expire(self, name: str, time: int) -> Any:
-        return self._call("expire", name, time)
-
-    def ttl(self, name: str) -> Any:
-        return self._call("ttl", name)
-
-    def exists(self, *names: str) -> Any:
-        return self._call("exists", *names)
-
-    def zadd(self, name: str, mapping: Mapping[str, float]) -> Any:
-        return self._call("zadd", name, dict(mapping))
-
-    def zrem(self, name: str, *members: str) -> Any:
-        return self._call("zrem", name, *members)
-
-    def zrange(self, name: str, start: int, end: int, withscores: bool = False) -> Any:
-        return self._call("zrange", name, start, end, withscores=withscores)
-
-    def zremrangebyscore(self, name: str, min: Any, max: Any) -> Any:
-        return self._call("zremrangebyscore", name, min, max)
-
-    def zrangebyscore(self, name: str, min: Any, max: Any, withscores: bool = False) -> Any:
-        return self._call("zrangebyscore", name, min, max, withscores=withscores)
-
-    def zcard(self, name: str) -> Any:
-        return self._call("zcard", name)
-
-    def lpush(self, name: str, *values: Any) -> Any:
-        return self._call("lpush", name, *values)
-
-    def ltrim(self, name: str, start: int, end: int) -> Any:
-        return self._call("ltrim", name, start, end)
-
-    def lrange(self, name: str, start: int, end: int) -> Any:
-        return self._call("lrange", name, start, end)
-
-
-class EmbeddedStore(_Commands):
+class EmbeddedStore(Commands):
     def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self.clock = clock  # for TTLs only, as Redis's own clock
@@ -161,7 +85,7 @@ class EmbeddedStore(_Commands):
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self.run([(name, args, kwargs)])[0]
 
-    def run(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]) -> list[Any]:
+    def run(self, commands: list[Command]) -> list[Any]:
         try:
             with self._transaction() as db:
                 now = self.clock()
@@ -214,10 +138,10 @@ class EmbeddedStore(_Commands):
         return True
 
     def _delete(self, db: sqlite3.Connection, now: float, *keys: str) -> int:
-        return sum(self._drop(db, _text(key)) for key in keys)
+        return sum(self._drop(db, stored_text(key)) for key in keys)
 
     def _exists(self, db: sqlite3.Connection, now: float, *keys: str) -> int:
-        return sum(self._type_of(db, _text(key)) is not None for key in keys)
+        return sum(self._type_of(db, stored_text(key)) is not None for key in keys)
 
     def _expire(self, db: sqlite3.Connection, now: float, key: str, seconds: int) -> bool:
         if self._type_of(db, key) is None:
@@ -247,7 +171,7 @@ class EmbeddedStore(_Commands):
         previous = self._get(db, now, key) if get else None
         if not get and self._type_of(db, key) not in (None, "strings"):
             self._drop(db, key)  # SET replaces a value of any type
-        db.execute("INSERT OR REPLACE INTO strings (key, value) VALUES (?, ?)", (key, _text(value)))
+        db.execute("INSERT OR REPLACE INTO strings (key, value) VALUES (?, ?)", (key, stored_text(value)))
         db.execute("DELETE FROM expiry WHERE key = ?", (key,))
         if ex is not None:
             db.execute("INSERT INTO expiry (key, at) VALUES (?, ?)", (key, now + int(ex)))
@@ -273,7 +197,7 @@ class EmbeddedStore(_Commands):
         self._require(db, key, "zsets")
         added = 0
         for member, score in mapping.items():
-            name = _text(member)
+            name = stored_text(member)
             known = db.execute("SELECT 1 FROM zsets WHERE key = ? AND member = ?", (key, name)).fetchone()
             added += known is None
             row = (key, name, float(score))
@@ -285,7 +209,7 @@ class EmbeddedStore(_Commands):
         removed = 0
         for member in members:
             removed += db.execute(
-                "DELETE FROM zsets WHERE key = ? AND member = ?", (key, _text(member))
+                "DELETE FROM zsets WHERE key = ? AND member = ?", (key, stored_text(member))
             ).rowcount
         self._forget_if_empty(db, key)
         return removed
@@ -295,14 +219,14 @@ class EmbeddedStore(_Commands):
     ) -> list[Any]:
         self._require(db, key, "zsets")
         rows = db.execute("SELECT member, score FROM zsets WHERE key = ? ORDER BY score, member", (key,))
-        picked = _slice(list(rows), start, end)
+        picked = index_range(list(rows), start, end)
         return [(str(m), float(s)) for m, s in picked] if withscores else [str(m) for m, _ in picked]
 
     def _zrangebyscore(
         self, db: sqlite3.Connection, now: float, key: str, low: Any, high: Any, withscores: bool
     ) -> list[Any]:
         self._require(db, key, "zsets")
-        (lo, lo_open), (hi, hi_open) = _bound(low, True), _bound(high, False)
+        (lo, lo_open), (hi, hi_open) = score_bound(low, True), score_bound(high, False)
         rows = db.execute(
             f"SELECT member, score FROM zsets WHERE key = ? AND score {'>' if lo_open else '>='} ? "
             f"AND score {'<' if hi_open else '<='} ? ORDER BY score, member",
@@ -316,7 +240,7 @@ class EmbeddedStore(_Commands):
 
     def _zremrangebyscore(self, db: sqlite3.Connection, now: float, key: str, low: Any, high: Any) -> int:
         self._require(db, key, "zsets")
-        (lo, lo_open), (hi, hi_open) = _bound(low, True), _bound(high, False)
+        (lo, lo_open), (hi, hi_open) = score_bound(low, True), score_bound(high, False)
         removed = db.execute(
             f"DELETE FROM zsets WHERE key = ? AND score {'>' if lo_open else '>='} ? "
             f"AND score {'<' if hi_open else '<='} ?",
@@ -328,7 +252,8 @@ class EmbeddedStore(_Commands):
     # -- lists (newest first, as LPUSH makes them) ----------------------------------------------
     def _lpush(self, db: sqlite3.Connection, now: float, key: str, *values: Any) -> int:
         self._require(db, key, "lists")
-        db.executemany("INSERT INTO lists (key, value) VALUES (?, ?)", [(key, _text(v)) for v in values])
+        rows = [(key, stored_text(value)) for value in values]
+        db.executemany("INSERT INTO lists (key, value) VALUES (?, ?)", rows)
         return int(db.execute("SELECT COUNT(*) FROM lists WHERE key = ?", (key,)).fetchone()[0])
 
     def _list_ids(self, db: sqlite3.Connection, key: str) -> list[tuple[int, str]]:
@@ -336,11 +261,11 @@ class EmbeddedStore(_Commands):
         return list(db.execute("SELECT id, value FROM lists WHERE key = ? ORDER BY id DESC", (key,)))
 
     def _lrange(self, db: sqlite3.Connection, now: float, key: str, start: int, end: int) -> list[str]:
-        return [str(value) for _, value in _slice(self._list_ids(db, key), start, end)]
+        return [str(value) for _, value in index_range(self._list_ids(db, key), start, end)]
 
     def _ltrim(self, db: sqlite3.Connection, now: float, key: str, start: int, end: int) -> bool:
         items = self._list_ids(db, key)
-        kept = {item_id for item_id, _ in _slice(items, start, end)}
+        kept = {item_id for item_id, _ in index_range(items, start, end)}
         db.executemany("DELETE FROM lists WHERE id = ?", [(i,) for i, _ in items if i not in kept])
         self._forget_if_empty(db, key)
         return True
@@ -349,25 +274,3 @@ class EmbeddedStore(_Commands):
         """An emptied key is gone, its TTL with it (as in Redis)."""
         if self._type_of(db, key) is None:
             db.execute("DELETE FROM expiry WHERE key = ?", (key,))
-
-
-class EmbeddedPipeline(_Commands):
-    def __init__(self, store: EmbeddedStore) -> None:
-        self.store = store
-        self.commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
-
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> EmbeddedPipeline:
-        self.commands.append((name, args, kwargs))
-        return self
-
-    def execute(self) -> list[Any]:
-        commands, self.commands = self.commands, []
-        return self.store.run(commands) if commands else []
-
-
-def _slice(items: list[Any], start: int, end: int) -> list[Any]:
-    """Redis's inclusive index range, negative indexes counting from the end."""
-    size = len(items)
-    first = max(0, start + size if start < 0 else start)
-    last = end + size if end < 0 else min(end, size - 1)
-    return items[first : last + 1] if first <= last else []

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, Origin
 from protocol.replies import Reply, Status
-from router.bounds.embedded import StoreError
+from router.bounds.embedded_commands import StoreError
 from router.config.credentials import load_credentials, secret_values
 from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment
 from router.errors import ConfigError

@@ -15,7 +15,8 @@ import pytest
 from router.bounds import Denial
 from router.bounds.circuit import CircuitBreaker
 from router.bounds.duplicates import DuplicateGuard, SentEntry
-from router.bounds.embedded import EmbeddedStore, StoreError
+from router.bounds.embedded import EmbeddedStore
+from router.bounds.embedded_commands import StoreError
 from router.bounds.quotas import DailyQuotas, QuotaUnit
 from tests.router.bounds.bounds_helpers import NOON, NOTICES, PREFIX, FakeEffect, settings
 
