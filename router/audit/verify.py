@@ -162,7 +162,8 @@ def verify(directory: Path, key: bytes | None, mirrored: dict[str, tuple[int, st
 
 def key_for(environ: dict[str, str] | None = None) -> bytes | None:
     """The router's audit key, as its settings name it; None when there is none."""
-    from router.config.settings import DEFAULT_ENV_FILE, audit_key_file, merged_environment
+    from router.config.env_sources import merged_environment
+    from router.config.settings import DEFAULT_ENV_FILE, audit_key_file
 
     env = merged_environment(DEFAULT_ENV_FILE) if environ is None else environ
     try:
@@ -178,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("directory", nargs="?", type=Path, help="the audit folder (default: the router's)")
     parser.add_argument("--key-file", type=Path, help="the audit key (default: the router's)")
     args = parser.parse_args(argv)
-    from router.config.settings import DEFAULT_ENV_FILE, audit_directory, merged_environment
+    from router.config.env_sources import merged_environment
+    from router.config.settings import DEFAULT_ENV_FILE, audit_directory
 
     env = merged_environment(DEFAULT_ENV_FILE)
     directory = args.directory or audit_directory(env)

@@ -31,7 +31,8 @@ from protocol.origin import OWNER, Origin
 from protocol.replies import Reply, Status
 from router.bounds.embedded_commands import StoreError
 from router.config.credentials import load_credentials, secret_values
-from router.config.settings import DEFAULT_ENV_FILE, check_env_file, merged_environment
+from router.config.env_sources import check_env_file, merged_environment
+from router.config.settings import DEFAULT_ENV_FILE
 from router.errors import ConfigError
 from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 from router.platforms import PLATFORM_CLASSES

@@ -77,7 +77,7 @@ def test_every_name_the_router_reads_is_accepted_in_its_env_file(tmp_path):
 @pytest.mark.parametrize("name", ["ROUTER_KILL_SWITCH", "ROUTER_DRY_RUN"])
 def test_an_empty_value_in_the_environment_does_not_turn_off_what_the_file_turns_on(tmp_path, name, caplog):
     path = env_file(tmp_path, f"REDIS_URL={URL}\n{name}=true\n")
-    with caplog.at_level(logging.WARNING, logger="router.config.settings"):
+    with caplog.at_level(logging.WARNING, logger="router.config.env_sources"):
         settings = RouterSettings.load(path, environ={name: ""})
     assert (settings.kill_switch if name == "ROUTER_KILL_SWITCH" else settings.dry_run) is True
     assert any(name in r.getMessage() for r in caplog.records)
@@ -85,7 +85,7 @@ def test_an_empty_value_in_the_environment_does_not_turn_off_what_the_file_turns
 
 def test_the_stricter_kill_switch_holds_whichever_source_gives_it(tmp_path, caplog):
     on_in_file = env_file(tmp_path, f"REDIS_URL={URL}\nROUTER_KILL_SWITCH=on\n")
-    with caplog.at_level(logging.WARNING, logger="router.config.settings"):
+    with caplog.at_level(logging.WARNING, logger="router.config.env_sources"):
         assert RouterSettings.load(on_in_file, environ={"ROUTER_KILL_SWITCH": "false"}).kill_switch is True
     assert any("stricter" in r.getMessage() for r in caplog.records)
     off_in_file = env_file(tmp_path, f"REDIS_URL={URL}\nROUTER_KILL_SWITCH=off\n")
