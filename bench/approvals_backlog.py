@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
-from router.policy.approvals import ApprovalStore, PendingCaps  # noqa: E402
+from router.policy.approval_store import ApprovalStore, PendingCaps  # noqa: E402
 from tests.router.router_helpers import RouterProcess, router_env  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 

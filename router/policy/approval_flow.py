@@ -1,12 +1,12 @@
 """Approvals that run: the owner's side of a held command, from the hold to its one run.
 
 - `hold` is how the policy holds a command (`Policy.approval` asks it once it knows why the command
-  waits): it stores the command (`router.policy.approvals`), tells the owner (a notice with the
+  waits): it stores the command (`router.policy.approval_store`), tells the owner (a notice with the
   one-time code) and answers `pending_approval` with the approval id.
 - Decided approvals are taken between commands (`poll`): an approved one runs once through the same
   pipeline, in its platform's lane like any command (kill switch, rate limits and every other check
   still apply; its idempotency record is the command's own), a denied or expired one never runs and
-  gets its audit line here. Each outcome is told to the owner.
+  gets its audit line (`router.policy.approval_outcomes`). Each outcome is told to the owner.
 - `APPROVAL_DECISION {approval_id, decision, code}` is the owner's decision typed in a chat,
   relayed by the agent: taken only with the code the router gave the owner (`relay`).
 """
@@ -27,16 +27,16 @@ from protocol.commands import CommandEnvelope, command_fingerprint
 from protocol.origin import NO_ORIGIN
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
-from router.audit.recorder import AuditRecorder, effect_dict, url_of
+from router.audit.recorder import AuditRecorder, effect_dict
 from router.config.settings import RouterSettings
 from router.policy import approvals
 from router.policy import owner_notices as notices
+from router.policy.approval_outcomes import ApprovalOutcomes
+from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps
 from router.policy.checks import Decision
 from router.policy.effects import Effect
 from router.policy.payload_preview import preview
 from router.queue.containment import contain
-from router.queue.dead_letter import DeadLetters
-from router.queue.redis_io import REDIS_DOWN
 from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.control")
@@ -59,13 +59,11 @@ class ApprovalFlow:
         self.redactor = redactor
         self.audit = audit
         self.conn = conn  # the router's one pool (bytes; `approvals.text` reads what it returns)
-        self.dead_letters = DeadLetters(
-            self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
-        )
-        self.store = approvals.ApprovalStore(
+        self.store = ApprovalStore(
             self.conn, self.keys, settings.router_id, settings.approval_ttl,
-            approvals.PendingCaps(settings.max_pending_approvals, settings.max_pending_per_conversation),
+            PendingCaps(settings.max_pending_approvals, settings.max_pending_per_conversation),
         )
+        self.outcomes = ApprovalOutcomes(settings, self.store, redactor, audit, conn)
         # The approvals whose commands run right now, by command id, and their approval ids.
         self._approved: dict[str, dict[str, Any]] = {}
         self._running: set[str] = set()
@@ -82,7 +80,7 @@ class ApprovalFlow:
         payload = self.redactor.value(preview(effect.kind, envelope.params))
         try:
             request = self.store.request(envelope, effect_dict(effect), text, reason=reason, payload=payload)
-        except approvals.ApprovalsBusy as exc:
+        except ApprovalsBusy as exc:
             return Decision(
                 Status.ERROR, "busy", f"{envelope.action} was not run and not held: {exc}; "
                 "decide the waiting ones first", retry_after=60,
@@ -147,31 +145,7 @@ class ApprovalFlow:
     def _contained(self, approval_id: str, step: Callable[[], None]) -> None:
         """One approval's step (settle, sweep): whatever it raises short of Redis being
         unavailable, the approval is set aside with the reason and the others go on."""
-        contain(step, partial(self._set_aside, approval_id), f"approval {approval_id}")
-
-    def _set_aside(self, approval_id: str, reason: str) -> None:
-        """Dead-letter an approval a step failed on, out of the pending index and our taken list,
-        then close it as `failed` (it never runs) and tell the owner, as far as its record allows."""
-        entry = {
-            "reason": self.redactor.text(f"approval {approval_id}: {reason}"),
-            "approval_id": approval_id,
-            "router_id": self.settings.router_id,
-            "ts": time.time(),
-        }
-        pipe = self.conn.pipeline(transaction=False)
-        self.dead_letters.push(pipe, json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace"))
-        pipe.zrem(self.keys.approvals_pending, approval_id)
-        pipe.lrem(self.store.taken, 1, approval_id)
-        pipe.execute()
-        try:
-            record = self.store.load(approval_id)
-            if record is not None and record.get("state") == approvals.PENDING:
-                self._close(record, "failed", Status.ERROR, "the router could not settle it "
-                            f"({reason[:200]}); it was not run")
-        except REDIS_DOWN:
-            raise
-        except Exception:
-            log.exception("approval %s: set aside, but its record could not be closed", approval_id)
+        contain(step, partial(self.outcomes.set_aside, approval_id), f"approval {approval_id}")
 
     def _is_running(self, approval_id: str) -> bool:
         with self._approved_lock:
@@ -184,11 +158,11 @@ class ApprovalFlow:
             self.store.done(approval_id)  # settled already (decided twice, or recovered): nothing runs
             return
         if float(decision.get("ts", 0)) > float(record["expires_at"]):
-            self._close(
+            self.outcomes.close(
                 record, "expired", Status.EXPIRED, "the approval came after it expired; it was not run"
             )
         elif decision["decision"] == "deny":
-            self._close(
+            self.outcomes.close(
                 record,
                 "denied",
                 Status.DENIED,
@@ -206,7 +180,8 @@ class ApprovalFlow:
         try:
             envelope = CommandEnvelope.from_json(json.dumps(record["command"]))
         except (ProtocolError, KeyError, TypeError):
-            self._close(record, "denied", Status.ERROR, "the stored command is unreadable; it was not run")
+            unreadable = "the stored command is unreadable; it was not run"
+            self.outcomes.close(record, "denied", Status.ERROR, unreadable)
             self.store.done(approval_id)
             return
         with self._approved_lock:
@@ -221,7 +196,7 @@ class ApprovalFlow:
         def settle(reply: Reply | None, ran: bool) -> None:
             try:
                 if ran:
-                    self._settle_run(record, reply)
+                    self.outcomes.ran(record, reply)
                     self.store.done(approval_id)
             except redis.RedisError as exc:  # still held: recovery answers from the command's record
                 log.warning("approval %s ran but is not settled yet (%s)", approval_id, type(exc).__name__)
@@ -233,42 +208,6 @@ class ApprovalFlow:
             log.warning(
                 "approval %s: its lane is full; it stays held and is tried again at recovery", approval_id
             )
-
-    def _settle_run(self, record: dict[str, Any], reply: Reply | None) -> None:
-        if reply is None:
-            return  # another router is running it right now: that router settles it
-        outcome = {
-            "status": str(reply.status),
-            "message": self.redactor.text(reply.message)[:300],
-            "url": url_of(reply),
-            "dry_run": bool((reply.result or {}).get("dry_run")),  # the owner is told it was not sent
-        }
-        settled = self.store.settle(record, "approved", outcome)
-        self._notify(settled, "approved", outcome)
-
-    def _close(self, record: dict[str, Any], state: str, status: Status, message: str) -> None:
-        """A held command that will never run: denied or expired."""
-        outcome = {"status": str(status), "message": message, "url": None}
-        settled = self.store.settle(record, state, outcome)
-        command: dict[str, Any] = record["command"] if isinstance(record.get("command"), dict) else {}
-        reply = Reply(str(command.get("id", "")), status, message, error=state)
-        self.audit.closed(record, state, reply)
-        self._notify(settled, state, outcome)
-
-    def _notify(self, record: dict[str, Any], state: str, outcome: dict[str, Any]) -> None:
-        effect: dict[str, Any] = record["effect"] if isinstance(record.get("effect"), dict) else {}
-        notices.push(
-            self.conn,
-            self.keys,
-            "approval_settled",
-            approval_id=record["id"],
-            state=state,
-            conversation=record.get("conversation"),
-            action=record.get("action"),
-            platform=effect.get("platform"),
-            text=str(record.get("text", ""))[:500],
-            **outcome,
-        )
 
     def _sweep(self) -> None:
         now = time.time()
@@ -288,8 +227,8 @@ class ApprovalFlow:
             if now - float(decision.get("ts", now)) > LOST_WAKE_UP_SECONDS:
                 self.conn.lpush(self.keys.approvals_decided, approval_id)
         elif float(record.get("expires_at", 0)) < now and self.store.claim(approval_id):
-            self._close(record, "expired", Status.EXPIRED, "nobody approved it in time; it was not run")
-
+            late = "nobody approved it in time; it was not run"
+            self.outcomes.close(record, "expired", Status.EXPIRED, late)
 
     # -- the owner's decision typed in a chat ---------------------------------------------------
     def relay(self, envelope: CommandEnvelope) -> Reply:

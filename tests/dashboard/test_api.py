@@ -15,7 +15,7 @@ from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
-from router.policy.approvals import ApprovalStore
+from router.policy.approval_store import ApprovalStore
 from tests.dashboard.helpers import BASE, TOKEN, audit_line
 
 KEYS = Keys()

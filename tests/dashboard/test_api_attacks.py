@@ -17,7 +17,8 @@ from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
-from router.policy.approvals import ApprovalError, ApprovalStore
+from router.policy.approval_store import ApprovalStore
+from router.policy.approvals import ApprovalError
 from tests.dashboard.helpers import BASE, TOKEN
 
 KEYS = Keys()

@@ -18,7 +18,7 @@ from dashboard.audit_mirror import AuditMirror
 from dashboard.workspace_reads import CostHistory, autonomy_panel
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
-from router.policy.approvals import ApprovalStore
+from router.policy.approval_store import ApprovalStore
 
 KEYS = Keys()
 SVG = "{http://www.w3.org/2000/svg}"

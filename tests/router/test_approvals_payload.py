@@ -14,6 +14,7 @@ import redis
 from agent.link.approval_desk import notice_text
 from protocol.commands import CommandEnvelope
 from router.policy import approvals
+from router.policy.approval_store import ApprovalStore, PendingCaps
 from router.registry import discover_skills
 from scripts.control_cli import list_approvals
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, push, reply_of, settings_for, wait_until
@@ -131,7 +132,7 @@ def test_held_commands_are_capped_per_conversation_and_overall_and_answered_busy
 def test_the_sweep_reads_only_what_expired_and_finds_a_lost_wake_up_page_by_page(redis_urls, admin):
     keys = redis_urls.keys
     conn = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)
-    store = approvals.ApprovalStore(conn, keys, "r1", ttl=3600, caps=approvals.PendingCaps(10_000, 10_000))
+    store = ApprovalStore(conn, keys, "r1", ttl=3600, caps=PendingCaps(10_000, 10_000))
     try:
         ids = []
         for i in range(450):

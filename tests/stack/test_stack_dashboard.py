@@ -11,7 +11,7 @@ import pytest
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from router.audit.log import AuditLog
-from router.policy.approvals import ApprovalStore
+from router.policy.approval_store import ApprovalStore
 from scripts.control_cli import run as control
 from tests.stack.stack_helpers import FINAL_REPLY, run_stack, stack_env
 
