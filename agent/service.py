@@ -1,4 +1,5 @@
-"""Wiring: settings → LLM, router port, loop → channels, all in one asyncio event loop."""
+"""The running agent: the loop answering its channels, all in one asyncio event loop (built by
+`agent.app.build_service`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import signal
 import threading
 from collections.abc import Callable
 from typing import Any
+
+import redis
 
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
@@ -34,21 +37,26 @@ class AgentService:
     """Owns the loop and the channels; answers each message with one turn."""
 
     def __init__(
-        self, settings: AgentSettings, loop: AgentLoop, notifier: OwnerNotifier | None = None
+        self,
+        settings: AgentSettings,
+        loop: AgentLoop,
+        notifier: OwnerNotifier | None = None,
+        conn: redis.Redis | None = None,
     ) -> None:
         self.settings = settings
         self.loop = loop
+        self.conn = conn  # the process's one Redis pool (None without Redis)
         # The process's one way to alert the owner (`agent.app` builds it once for the loop's budget,
         # autonomy and the router's notices alike).
         telegram = settings.channels.telegram
         self.notifier = notifier or OwnerNotifier.from_settings(settings.workspace.root, telegram)
         self.channels: list[BaseChannel] = []
         self.notices = OwnerNotices(loop, lambda: self.channels)
-        self.desk = build_desk(settings, loop)
+        self.desk = build_desk(settings, loop, conn)
         self.commands = CommandDispatcher(loop, self.status_lines, self.desk)
 
     def status_lines(self) -> list[str]:
-        return status_lines(self.settings)
+        return status_lines(self.settings, self.conn)
 
     async def handle(self, message: IncomingMessage) -> str:
         try:
@@ -121,14 +129,14 @@ class AgentService:
             from agent.autonomy.runner import build_cycle
             from agent.channels.autonomy import AutonomyChannel
 
-            cycle = build_cycle(self.settings, self.loop, notify=self.notifier)
+            cycle = build_cycle(self.settings, self.loop, self.conn, notify=self.notifier)
             return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
     async def run(self, channel_names: list[str]) -> int:
         """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
         threading.Thread(target=self.warm_up, name="llm-warm-up", daemon=True).start()
-        with AgentHeartbeat.from_settings(self.settings, channel_names, self.loop.llm):
+        with AgentHeartbeat.from_settings(self.settings, self.conn, channel_names, self.loop.llm):
             return await self._run_channels(channel_names)
 
     def warm_up(self) -> None:
@@ -252,11 +260,12 @@ def not_saved_reply(exc: MessageNotSaved) -> str:
     )
 
 
-def build_desk(settings: AgentSettings, loop: AgentLoop) -> Any:
-    """The approval desk (owner notices, decisions typed in a chat), or None without Redis."""
-    if not settings.redis_url:
+def build_desk(settings: AgentSettings, loop: AgentLoop, conn: redis.Redis | None) -> Any:
+    """The approval desk (owner notices, decisions typed in a chat) on the process's pool, or None
+    without Redis."""
+    if conn is None:
         return None
-    desk = ApprovalDesk.connect(settings.redis_url, settings.keys, loop.router)
+    desk = ApprovalDesk(conn, settings.keys, loop.router)
     if isinstance(loop.router, RouterClient):
         loop.router.on_held = desk.note_held  # /approvals knows a held command at once
     return desk

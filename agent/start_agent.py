@@ -113,12 +113,14 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "doctor":
         from agent.config.settings import load_config_file, settings_from_config
+        from agent.link.redis_pool import build_redis
         from agent.status import report
 
         # Doctor reports platform credentials in the environment as a problem to fix, so it
         # loads settings without the start-up check that refuses them.
         path = config_path_from_env(env)
-        return report.doctor(settings_from_config(load_config_file(path), path, env))
+        doctor_settings = settings_from_config(load_config_file(path), path, env)
+        return report.doctor(doctor_settings, build_redis(doctor_settings))
     settings = load_settings(env)
     if args.command == "clear":
         with WorkspaceLock(settings.workspace.root):  # never under a running agent's feet
@@ -126,9 +128,10 @@ def run_command(args: argparse.Namespace) -> int:
         print("Cleared: " + (", ".join(removed) if removed else "nothing to clear"))
         return 0
     if args.command == "status":
+        from agent.link.redis_pool import build_redis
         from agent.status import report
 
-        return report.status(settings)
+        return report.status(settings, build_redis(settings))
     if args.command == "rules":
         from agent.governance.cli import rules_command
 

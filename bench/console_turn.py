@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from agent.actions import local_actions  # noqa: E402
 from agent.link.origin import command_origin  # noqa: E402
 from agent.link.pending_commands import PendingCommands  # noqa: E402
+from agent.link.redis_pool import redis_client  # noqa: E402
 from agent.link.router_client import RouterClient  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.mind.loop import AgentLoop, LoopLimits  # noqa: E402
@@ -139,7 +140,8 @@ def main() -> int:
         routers.append(start_router(server, "bench-turn", data_dir, **ROUTER_LIMITS))
         wait_answering(server.agent_url, server.keys)
         workspace = fresh_workspace()
-        client = RouterClient(server.agent_url, server.keys, timeout=10, outbox=PendingCommands(workspace))
+        outbox = PendingCommands(workspace)
+        client = RouterClient(redis_client(server.agent_url), server.keys, timeout=10, outbox=outbox)
         loop = AgentLoop(workspace, CountingLLM(), local_actions(), client, LoopLimits(3, 1))
         turns(loop, 20)  # warm-up
         raw_calls(client, 20)

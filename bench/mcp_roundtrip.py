@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from mcp import ClientSession  # noqa: E402
 
+from agent.link.redis_pool import redis_client  # noqa: E402
 from agent.link.router_client import RouterClient  # noqa: E402
 from tests.support.fake_mastodon import FakeMastodon  # noqa: E402
 from tests.support.mcp_client import McpSession  # noqa: E402
@@ -141,7 +142,7 @@ def main() -> int:
     try:
         server.start()
         router = start_router(server, data_dir, urls.get(timeout=60))
-        client = RouterClient(server.agent_url, server.keys, timeout=30)
+        client = RouterClient(redis_client(server.agent_url), server.keys, timeout=30)
         deadline = time.monotonic() + 60
         while client.call("PING", {}, "bench")["status"] != "ok":
             assert time.monotonic() < deadline, "the router did not answer"

@@ -46,6 +46,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 import redis  # noqa: E402
 
+from agent.link.redis_pool import redis_client  # noqa: E402
 from agent.link.router_client import RouterClient  # noqa: E402
 from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
@@ -126,7 +127,7 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
 
 
 def wait_answering(url: str, keys: Keys) -> None:
-    client = RouterClient(url, keys, timeout=2)
+    client = RouterClient(redis_client(url), keys, timeout=2)
     deadline = time.monotonic() + 60
     while client.call("PING", {}, "bench")["status"] != "ok":
         if time.monotonic() > deadline:
@@ -138,7 +139,7 @@ def wait_answering(url: str, keys: Keys) -> None:
 
 # -- the clients ----------------------------------------------------------------------------------
 def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
-    client = RouterClient(url, keys, timeout=30)
+    client = RouterClient(redis_client(url), keys, timeout=30)
     samples = []
     for _ in range(calls):
         start = time.perf_counter()
@@ -152,7 +153,7 @@ def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
 
 def client_process(url: str, keys: Keys, calls: int, start_at: float, out: Any) -> None:
     """One client process: THREADS_PER_CLIENT threads calling PING back to back."""
-    clients = [RouterClient(url, keys, timeout=30) for _ in range(THREADS_PER_CLIENT)]
+    clients = [RouterClient(redis_client(url), keys, timeout=30) for _ in range(THREADS_PER_CLIENT)]
     statuses: list[str] = []
 
     def run(client: RouterClient) -> None:

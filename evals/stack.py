@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from protocol.keys import Keys
 from router.app import build_worker
@@ -56,7 +57,7 @@ class EvalStack:
         self._worker = worker = build_worker(RouterSettings.from_env(env), skills, {})
         self._thread = threading.Thread(target=worker.run, name="eval-router", daemon=True)
         self._thread.start()
-        self.router = RouterClient(redis.url("agent"), self.keys, ROUTER_TIMEOUT)
+        self.router = RouterClient(redis_client(redis.url("agent")), self.keys, ROUTER_TIMEOUT)
         return self.router
 
     def __exit__(

@@ -29,23 +29,18 @@ log = logging.getLogger("safeclaw.agent.autonomy")
 def build_cycle(
     settings: AgentSettings,
     loop: AgentLoop,
+    conn: redis.Redis | None,
     clock: Callable[[], float] = time.time,
     notify: Notify | None = None,
 ) -> AutonomyCycle:
-    """A cycle on `loop` (its turns and the chat's take turns; its router gets the scoring gate)."""
+    """A cycle on `loop` (its turns and the chat's take turns; its router gets the scoring gate).
+    `conn` (the process's pool, None without Redis) takes rule injections and publishes health."""
     if not isinstance(loop.llm, MeteredLLM):
         raise TypeError("autonomy needs the metered LLM of build_loop (the budget is checked there)")
     root = settings.workspace.root
     governance = Governance(root)
     governance.ensure()
     notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
-    conn = (
-        redis.Redis.from_url(
-            settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
-        )
-        if settings.redis_url
-        else None
-    )
     journal = GitJournal(root) if settings.channels.autonomy.git_journal else None
     files = StateFiles(root)
 

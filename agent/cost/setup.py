@@ -26,11 +26,9 @@ SUMMARY_TTL = 7 * 24 * 3600  # seconds; refreshed by every call
 class RedisCostSummary:
     """Keeps `Keys.agent_cost` (JSON) current for the dashboard; Redis trouble is logged, not raised."""
 
-    def __init__(self, redis_url: str, keys: Keys) -> None:
+    def __init__(self, conn: redis.Redis, keys: Keys) -> None:
         self.key = keys.agent_cost
-        self.conn = redis.Redis.from_url(
-            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=3
-        )
+        self.conn = conn
         self._warned = False
 
     def __call__(self, status: BudgetStatus) -> None:
@@ -43,9 +41,12 @@ class RedisCostSummary:
                 log.warning("cannot store the cost summary in Redis (%s); cost.jsonl has it", exc)
 
 
-def build_guard(settings: AgentSettings, notify: OwnerNotifier | None = None) -> BudgetGuard:
+def build_guard(
+    settings: AgentSettings, notify: OwnerNotifier | None = None, conn: redis.Redis | None = None
+) -> BudgetGuard:
+    """The budget, publishing its summary for the dashboard on `conn` (the process's pool) if given."""
     root = settings.workspace.root
-    publish = RedisCostSummary(settings.redis_url, settings.keys) if settings.redis_url else None
+    publish = RedisCostSummary(conn, settings.keys) if conn is not None else None
     notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
     ledger = CostLedger(root / "logs" / "cost.jsonl")
     problem = ledger.check_writable()

@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
     from agent.app import build_llm, build_router
     from agent.config.settings import load_settings
-    from agent.cost.setup import meter
+    from agent.cost.setup import build_guard, meter
     from agent.link.origin import command_origin, explain_origin
+    from agent.link.redis_pool import build_redis
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -63,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     router = None
     try:
         settings = load_settings()
-        llm = meter(build_llm(settings), settings)  # the owner's budget applies here too
-        router = build_router(settings)
+        conn = build_redis(settings)
+        # the owner's budget applies here too
+        llm = meter(build_llm(settings), settings, build_guard(settings, conn=conn))
+        router = build_router(settings, conn)
         with command_origin(explain_origin(args.url)):
             result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
     except ExplainError as exc:

@@ -97,13 +97,6 @@ class ApprovalDesk:
         self.router = router  # the agent's RouterPort: call(action, params, conversation)
         self.codes_key = f"{keys.agent_prefix}approvals"
 
-    @classmethod
-    def connect(cls, redis_url: str, keys: Keys, router: Any) -> ApprovalDesk:
-        conn = redis.Redis.from_url(
-            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
-        )
-        return cls(conn, keys, router)
-
     # -- notices --------------------------------------------------------------------------------
     def in_flight(self) -> list[Notice]:
         """Notices taken earlier and not delivered (after a crash), oldest first."""

@@ -15,11 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from agent.errors import NotSavedError
 from agent.link.origin import current_origin
+from agent.link.redis_pool import BLOCK_SLICE
 from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
@@ -38,8 +37,9 @@ Observation = dict[str, Any]
 
 class RouterClient:
     def __init__(
-        self, redis_url: str, keys: Keys, timeout: float, outbox: PendingCommands | None = None
+        self, conn: redis.Redis, keys: Keys, timeout: float, outbox: PendingCommands | None = None
     ) -> None:
+        """`conn`: a client on the process's one pool (`agent.link.redis_pool`)."""
         if timeout <= 0:
             raise ValueError("the router timeout must be positive")
         self.keys = keys
@@ -48,10 +48,7 @@ class RouterClient:
         self.in_flight: set[str] = set()  # ids a call is waiting on now
         # Told of each command the router holds for the owner's approval (the approval desk).
         self.on_held: Callable[[Observation, str, dict[str, Any]], None] | None = None
-        self.conn = redis.Redis.from_url(
-            redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=timeout + 5,
-            retry=Retry(NoBackoff(), 0),
-        )
+        self.conn = conn
         self._down = False
 
     def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
@@ -123,14 +120,14 @@ class RouterClient:
         key = self.keys.response(envelope.id)
         while (left := deadline - time.monotonic()) > 0:
             try:
-                popped = self.conn.blpop([key], timeout=max(0.01, left))
+                popped = self.conn.blpop([key], timeout=max(0.01, min(left, BLOCK_SLICE)))
                 self._reachable()
             except REDIS_DOWN as exc:  # the command was sent: its outcome is unknown, not failed
                 self._unreachable(exc)
                 time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
                 continue
             if popped is None:
-                break
+                continue  # this slice of the wait ended; the loop sees whether time is left
             self._discard(key)
             return observation(envelope, str(popped[1]))
         return {"status": "unknown", "message": f"no answer from the router within {self.timeout:g}s yet; "

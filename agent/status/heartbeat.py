@@ -14,7 +14,7 @@ from typing import Any
 import redis
 
 from agent.config.settings import AgentSettings
-from agent.status.stack import REDIS_TIMEOUT, connect
+from agent.link.redis_pool import SOCKET_TIMEOUT
 from protocol.keys import Keys
 
 HEARTBEAT_TTL = 15  # seconds
@@ -23,11 +23,11 @@ HEARTBEAT_TTL = 15  # seconds
 class AgentHeartbeat:
     """Keeps `Keys.agent_heartbeat` set (JSON, with a TTL) while the agent runs; a no-op without Redis."""
     def __init__(
-        self, redis_url: str | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL,
+        self, conn: redis.Redis | None, keys: Keys, info: Mapping[str, Any], ttl: int = HEARTBEAT_TTL,
         llm: Any = None,
     ) -> None:
         self.llm = llm  # its `health` ({ok, error, ts} of the last call) goes into each beat
-        self.redis_url = redis_url
+        self.conn = conn  # the process's one pool
         self.key = keys.agent_heartbeat
         self.info = dict(info)
         self.ttl = ttl
@@ -36,12 +36,14 @@ class AgentHeartbeat:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings, channels: list[str], llm: Any = None) -> AgentHeartbeat:
+    def from_settings(
+        cls, settings: AgentSettings, conn: redis.Redis | None, channels: list[str], llm: Any = None
+    ) -> AgentHeartbeat:
         """The provider and model are those of the LLM running, which may not be the configured
         ones (./safeclaw uses the embedded model when the configured Ollama does not answer)."""
         info = {"llm_provider": getattr(llm, "name", None) or settings.llm.provider,
                 "llm_model": getattr(llm, "model", None) or settings.llm.model, "channels": channels}
-        return cls(settings.redis_url, settings.keys, info, llm=llm)
+        return cls(conn, settings.keys, info, llm=llm)
 
     def value(self) -> str:
         health = getattr(self.llm, "health", None)
@@ -56,27 +58,23 @@ class AgentHeartbeat:
         except redis.RedisError:
             return False  # Redis down: the router client says so in the log; try again next period
 
-    def _run(self) -> None:
-        assert self.redis_url is not None
-        conn = connect(self.redis_url)
-        try:
-            while not self._stop.is_set():
-                self.beat(conn)
-                self._stop.wait(self.ttl / 3)
-            with contextlib.suppress(redis.RedisError):  # else it expires on its own
-                conn.delete(self.key)
-        finally:
-            conn.close()
+    def _run(self, conn: redis.Redis) -> None:
+        while not self._stop.is_set():
+            self.beat(conn)
+            self._stop.wait(self.ttl / 3)
+        with contextlib.suppress(redis.RedisError):  # else it expires on its own
+            conn.delete(self.key)
 
     def start(self) -> None:
-        if self.redis_url and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="agent-heartbeat", daemon=True)
+        if self.conn is not None and self._thread is None:
+            self._thread = threading.Thread(target=self._run, args=(self.conn,), name="agent-heartbeat",
+                                            daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=REDIS_TIMEOUT * 2)
+            self._thread.join(timeout=SOCKET_TIMEOUT * 2)
             self._thread = None
 
     def __enter__(self) -> AgentHeartbeat:

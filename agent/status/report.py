@@ -25,8 +25,9 @@ from agent.status.stack import (
 )
 
 
-def status_checks(settings: AgentSettings) -> list[Check]:
-    redis_check, conn = check_redis(settings)
+def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Check]:
+    """`pool`: a client on the process's one pool (None without REDIS_URL); left open for its owner."""
+    redis_check, conn = check_redis(settings, pool)
     checks = [check_llm(settings, running_agent(conn, settings.keys)), redis_check]
     if conn is None:
         checks.append(Check(False, "routers, queue, kill switch and dry run unknown while Redis does not "
@@ -38,25 +39,23 @@ def status_checks(settings: AgentSettings) -> list[Check]:
         checks.append(queue_line(conn, settings.keys))
     except redis.RedisError as exc:
         checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
-    finally:
-        conn.close()
     return checks + agent_state_checks(settings)
 
 
-def status_lines(settings: AgentSettings) -> list[str]:
+def status_lines(settings: AgentSettings, pool: redis.Redis | None) -> list[str]:
     """A few lines for `start_agent.py status` and Telegram's /status."""
-    return [check.line() for check in status_checks(settings)]
+    return [check.line() for check in status_checks(settings, pool)]
 
 
-def status(settings: AgentSettings) -> int:
-    checks = status_checks(settings)
+def status(settings: AgentSettings, pool: redis.Redis | None) -> int:
+    checks = status_checks(settings, pool)
     for check in checks:
         print(check.line())
     return 0 if all(check.ok for check in checks) else 1
 
 
-def doctor_checks(settings: AgentSettings) -> list[Check]:
-    redis_check, conn = check_redis(settings)
+def doctor_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Check]:
+    redis_check, conn = check_redis(settings, pool)
     agent = running_agent(conn, settings.keys)
     provider = str(agent.get("llm_provider") or settings.llm.provider) if agent else settings.llm.provider
     checks = [check_python(), check_packages(provider), check_no_credentials(settings.platform_credentials),
@@ -68,16 +67,14 @@ def doctor_checks(settings: AgentSettings) -> list[Check]:
             checks += router_lines(conn, settings.keys)[:1] + posting_lines(beats)
         except redis.RedisError as exc:
             checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
-        finally:
-            conn.close()
     checks.append(check_browser(settings.browser))
     checks.append(check_llm(settings, agent))
     checks += agent_state_checks(settings)
     return checks
 
 
-def doctor(settings: AgentSettings) -> int:
-    checks = doctor_checks(settings)
+def doctor(settings: AgentSettings, pool: redis.Redis | None) -> int:
+    checks = doctor_checks(settings, pool)
     for check in checks:
         print(check.line())
     failed = sum(not check.ok for check in checks)

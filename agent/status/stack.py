@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 import redis
 
 from agent.config.settings import AgentSettings
+from agent.link.redis_pool import anonymous_client
 from agent.status.line import Check, first_line
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 
-REDIS_TIMEOUT = 3.0
 NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
                 "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
 
@@ -28,11 +28,6 @@ def redis_where(url: str) -> str:
     """host:port as user, never the password."""
     parts = urlsplit(url)
     return f"{parts.hostname or '?'}:{parts.port or 6379} as user {parts.username or 'default'}"
-
-
-def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=REDIS_TIMEOUT,
-                                socket_timeout=REDIS_TIMEOUT)
 
 
 def running_agent(conn: redis.Redis | None, keys: Keys) -> dict[str, Any] | None:
@@ -46,18 +41,16 @@ def running_agent(conn: redis.Redis | None, keys: Keys) -> dict[str, Any] | None
     return beat if is_alive(beat, time.time()) else None
 
 
-def check_redis(settings: AgentSettings) -> tuple[Check, redis.Redis | None]:
-    if not settings.redis_url:
+def check_redis(settings: AgentSettings, conn: redis.Redis | None) -> tuple[Check, redis.Redis | None]:
+    """Whether `conn` (the process's pool; None without REDIS_URL) answers: it, if so, else None."""
+    if conn is None or not settings.redis_url:
         return Check(False, f"Redis: {NO_REDIS_URL}"), None
     where = redis_where(settings.redis_url)
-    conn = connect(settings.redis_url)
     try:
         conn.ping()
     except redis.AuthenticationError as exc:
-        conn.close()
         return Check(False, f"Redis at {where} refused the login ({first_line(exc)}): check REDIS_URL"), None
     except redis.RedisError as exc:
-        conn.close()
         return Check(False, f"Redis at {where} does not answer ({first_line(exc)}): "
                             "start the stack with ./safeclaw or check REDIS_URL"), None
     return Check(True, f"Redis answers at {where}"), conn
@@ -134,9 +127,7 @@ def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:
         checks.append(Check(True, "ACL in force: the agent user is refused what it must not run"))
     except redis.RedisError as exc:
         checks.append(Check(False, f"ACL check failed: {first_line(exc)}"))
-    parts = urlsplit(url)
-    anonymous = redis.Redis(host=parts.hostname or "127.0.0.1", port=parts.port or 6379,
-                            socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT)
+    anonymous = anonymous_client(url)
     try:
         anonymous.ping()
         checks.append(Check(False, "the Redis default user is on: anyone who reaches the port may run "

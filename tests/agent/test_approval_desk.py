@@ -13,6 +13,7 @@ import pytest
 from agent.actions import local_actions
 from agent.commands import CommandDispatcher
 from agent.link.approval_desk import ApprovalDesk, notice_text
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.mind.loop import AgentLoop
@@ -27,9 +28,10 @@ def stack(redis_urls, tmp_path):
         redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE", ROUTER_CHAT_APPROVALS="true"
     )
     (tmp_path / "router").mkdir()
-    client = RouterClient(redis_urls.agent_url, redis_urls.keys, 10)
+    conn = redis_client(redis_urls.agent_url)  # one pool for the client and the desk, as in the agent
+    client = RouterClient(conn, redis_urls.keys, 10)
     with WorkerThread(settings):
-        yield client, ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client), tmp_path / "router"
+        yield client, ApprovalDesk(conn, redis_urls.keys, client), tmp_path / "router"
     client.close()
 
 
@@ -94,7 +96,7 @@ def test_a_notice_in_flight_is_delivered_after_a_restart(stack, redis_urls):
     client, desk, _data = stack
     held(client)
     taken = wait_until(desk.take, "the request notice")
-    again = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client)  # a new agent process
+    again = ApprovalDesk(redis_client(redis_urls.agent_url), redis_urls.keys, client)  # a new agent process
     assert [n.raw for n in again.in_flight()] == [n.raw for n in taken]
     again.delivered(taken[0])
     assert again.in_flight() == []
@@ -148,7 +150,7 @@ def test_a_platforms_circuit_notice_reaches_the_owner_readably(redis_urls):
                              redis_urls.keys.owner_notices)
     with router_conn(redis_urls.router_url) as conn:
         breaker.record(conn, FakeEffect("moltbook", "post", "x"), "unknown", "request_failed", 1000.0, "autonomy")
-    desk = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, None)
+    desk = ApprovalDesk(redis_client(redis_urls.agent_url), redis_urls.keys, None)
     [notice] = wait_until(desk.take, "the circuit notice")
     assert (notice.type, notice.conversation) == ("circuit_open", "autonomy")
     text = notice_text(notice.data)
@@ -166,9 +168,10 @@ def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent
     settings = settings_for(
         redis_urls.router_url, tmp_path / "router", ROUTER_REQUIRE_APPROVAL="NOTE", ROUTER_CHAT_APPROVALS="false"
     )
-    client = RouterClient(redis_urls.agent_url, redis_urls.keys, 10)
+    conn = redis_client(redis_urls.agent_url)
+    client = RouterClient(conn, redis_urls.keys, 10)
     with WorkerThread(settings):
-        desk = ApprovalDesk.connect(redis_urls.agent_url, redis_urls.keys, client)
+        desk = ApprovalDesk(conn, redis_urls.keys, client)
         approval_id = held(client)
         [notice] = wait_until(desk.take, "the request notice")
         assert not notice.data.get("owner_code")

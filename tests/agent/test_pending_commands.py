@@ -11,6 +11,7 @@ import os
 import pytest
 
 from agent.link.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from agent.workspace import pending_writes
 from protocol.replies import Reply, Status
@@ -24,7 +25,7 @@ def outbox(workspace):
 
 @pytest.fixture
 def client(redis_urls, outbox):
-    made = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=1.0, outbox=outbox)
+    made = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=1.0, outbox=outbox)
     yield made
     made.close()
 

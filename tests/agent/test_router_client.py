@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import NoRouter, RouterClient
 from protocol.keys import Keys
 from tests.router.router_helpers import WorkerThread, settings_for
@@ -16,7 +17,7 @@ def client(redis_urls):
     made = []
 
     def make(timeout=10.0, url=None):
-        c = RouterClient(url or redis_urls.agent_url, redis_urls.keys, timeout=timeout)
+        c = RouterClient(redis_client(url or redis_urls.agent_url), redis_urls.keys, timeout=timeout)
         made.append(c)
         return c
 
@@ -101,7 +102,7 @@ def test_no_router_says_how_to_connect():
 def test_redis_refusing_the_command_is_an_error_observation_not_a_crash(redis_urls):
     # The agent's ACL user may push only to the agreed queue: another name is refused (NOPERM).
     keys = Keys(command_queue="safeclaw:elsewhere")
-    agent = RouterClient(redis_urls.agent_url, keys, timeout=1.0)
+    agent = RouterClient(redis_client(redis_urls.agent_url), keys, timeout=1.0)
     try:
         observation = agent.call("PING", {}, "console")
     finally:
@@ -114,7 +115,7 @@ def test_redis_refusing_the_command_is_an_error_observation_not_a_crash(redis_ur
 def test_redis_refusing_the_reply_read_is_unknown_not_a_crash(redis_urls, admin):
     # Sent, but the reply key is outside what the agent may read: the outcome is unknown.
     keys = Keys(response_prefix="safeclaw:elsewhere:")
-    agent = RouterClient(redis_urls.agent_url, keys, timeout=1.0)
+    agent = RouterClient(redis_client(redis_urls.agent_url), keys, timeout=1.0)
     try:
         observation = agent.call("PING", {}, "console")
     finally:

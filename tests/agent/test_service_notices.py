@@ -11,6 +11,7 @@ import redis
 
 from agent.actions import local_actions
 from agent.config.settings import settings_from_config
+from agent.link.redis_pool import build_redis
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.mind.loop import AgentLoop
 from agent.service import AgentService
@@ -29,7 +30,8 @@ class Recorder:
 def test_notices_reach_the_conversation_that_asked(redis_urls, workspace, tmp_path):
     env = {**os.environ, "REDIS_URL": redis_urls.agent_url}
     settings = settings_from_config({"llm": {"provider": "scripted", "model": "s"}}, tmp_path / "c.json", env)
-    service = AgentService(settings, AgentLoop(workspace, ScriptedLLM([]), local_actions(), None))
+    loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), None)
+    service = AgentService(settings, loop, conn=build_redis(settings))
     console = Recorder()
     service.channels = [console]
     router = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)

@@ -17,6 +17,7 @@ import redis
 
 from agent.actions import local_actions
 from agent.errors import LLMError
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
@@ -137,7 +138,7 @@ def stack(redis_urls, tmp_path, fakes, workspace):
         "MASTODON_INSTANCE": masto.url, "MASTODON_TOKEN": MASTO_SECRET,
     }
     with WorkerThread(settings, discover_skills(), credentials):
-        client = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=30)
+        client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
         llm, page = ObedientLLM(), Page()
         local = {**local_actions(), "_BROWSER_VISION": page}
         loop = AgentLoop(workspace, llm, local, client, LoopLimits(6, 1))

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from protocol.commands import CommandEnvelope
 from tests.router.router_helpers import (
@@ -47,7 +48,7 @@ def wait_heartbeat(admin, keys, router_id, process):
 def test_round_trip_through_router_client_from_inside_router_dir(redis_urls, admin, routers, tmp_path):
     process = routers(router_env(redis_urls.router_url, tmp_path), cwd=REPO_ROOT / "router")
     wait_heartbeat(admin, redis_urls.keys, "r1", process)
-    client = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=30)
+    client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
     try:
         assert client.ping() is True
         expected = {"status": "ok", "result": {"pong": True, "router_id": "r1"}, "outside_text": False}
@@ -61,7 +62,7 @@ def test_sigkill_mid_note_then_restart_runs_it_at_most_once(redis_urls, admin, r
     env = router_env(redis_urls.router_url, tmp_path)
     first = routers(env)
     wait_heartbeat(admin, keys, "r1", first)
-    client = RouterClient(redis_urls.agent_url, keys, timeout=60)
+    client = RouterClient(redis_client(redis_urls.agent_url), keys, timeout=60)
     outcome = {}
     caller = threading.Thread(
         target=lambda: outcome.update(client.call("SLOW_NOTE", {"text": "slow", "delay_seconds": 5}, "console")))

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from agent.config.settings import load_settings
+from agent.link.redis_pool import build_redis
 from agent.status.heartbeat import AgentHeartbeat
 from agent.status.report import status_lines
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
@@ -189,7 +190,8 @@ def test_doctor_flags_an_open_default_user_and_a_lax_acl(tmp_path):
 def test_status_lines_for_telegram(redis_urls, monkeypatch):
     monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")
     monkeypatch.setenv("REDIS_URL", redis_urls.agent_url)
-    lines = status_lines(load_settings())
+    settings = load_settings()
+    lines = status_lines(settings, build_redis(settings))
     assert lines[0].startswith("✓ LLM scripted") and lines[1].startswith("✓ Redis answers")
     assert any(line.startswith("✗ no router is alive") for line in lines)
 
@@ -201,7 +203,7 @@ def test_agent_heartbeat_is_written_with_a_ttl_and_removed_on_stop(redis_urls, m
     admin = redis_urls.admin_client()
     key = redis_urls.keys.agent_heartbeat
     try:
-        with AgentHeartbeat.from_settings(settings, ["console"]):
+        with AgentHeartbeat.from_settings(settings, build_redis(settings), ["console"]):
             deadline = time.monotonic() + 10
             while admin.get(key) is None:
                 assert time.monotonic() < deadline, "no agent heartbeat"

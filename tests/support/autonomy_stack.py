@@ -24,6 +24,7 @@ from agent.config.settings import settings_from_config
 from agent.cost.budget import BudgetGuard
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
+from agent.link.redis_pool import build_redis
 from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
@@ -172,6 +173,7 @@ def _agent_side(
         clock,
     )
     metered = MeteredLLM(llm, guard)
-    loop = build_loop(settings, llm=metered)
-    cycle = build_cycle(settings, loop, clock=clock, notify=notify)
+    conn = build_redis(settings)  # the agent's one pool, as agent.app builds it
+    loop = build_loop(settings, llm=metered, conn=conn)
+    cycle = build_cycle(settings, loop, conn, clock=clock, notify=notify)
     return AutonomyStack(redis, moltbook, worker, cycle, llm, metered, clock, root, notices)

@@ -118,7 +118,7 @@ def test_a_router_that_times_out_is_json_with_its_kind(monkeypatch, capsys):
             return {"status": "unknown", "message": "no answer within 30s yet"}
 
     monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")
-    monkeypatch.setattr(agent.app, "build_router", lambda settings: Slow())
+    monkeypatch.setattr(agent.app, "build_router", lambda settings, conn: Slow())
     assert cli.main(["https://bsky.app/profile/a.test/post/3l2abc", "--json"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["error"] == "router_timeout" and "in time" in err

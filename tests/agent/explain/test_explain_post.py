@@ -7,6 +7,7 @@ import pytest
 from agent.explain import ExplainError, explain_post
 from agent.explain.prompts import CRITIQUE_SCHEMA, STEP_SCHEMA
 from agent.explain.steering import WITHHELD
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import NoRouter, RouterClient
 from agent.llm.scripted.llm import ScriptedLLM
 from protocol.keys import Keys
@@ -170,7 +171,7 @@ def test_search_that_finds_nothing_is_said_plainly(router, bsky):
     "make_router",
     [
         lambda: NoRouter(),
-        lambda: RouterClient("redis://agent:x@127.0.0.1:1/0", Keys(), timeout=2),
+        lambda: RouterClient(redis_client("redis://agent:x@127.0.0.1:1/0"), Keys(), timeout=2),
     ],
 )
 def test_a_router_that_is_down_is_said_plainly(make_router):

@@ -6,6 +6,7 @@ import logging
 import pytest
 
 from agent.link.origin import command_origin
+from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, WorkerThread, settings_for
@@ -35,7 +36,7 @@ def router(redis_urls, tmp_path, fakes):
         "MASTODON_TOKEN": MASTO_SECRET,
     }
     with WorkerThread(settings, discover_skills(), credentials) as worker:
-        client = RouterClient(redis_urls.agent_url, redis_urls.keys, timeout=30)
+        client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
         with command_origin(OWNER_TURN):  # the owner at the console, having read nothing
             yield client, worker
         client.conn.close()
