@@ -125,6 +125,7 @@ def test_an_approved_command_whose_lane_is_full_stays_held_and_runs_once_later(r
             first = reply_of(admin, keys, first_id, timeout=10)
             second_id = push(admin, keys, "HANG_POST", {"text": "second"})  # one at a time: one lane slot
             second = reply_of(admin, keys, second_id, timeout=10)
+            assert first.get("status") == second.get("status") == "pending_approval", (first, second)
             approvals.decide(control, keys, first["approval_id"], "approve", "dashboard")
             assert hang.started.wait(10), "the first approved command never started"
             approvals.decide(control, keys, second["approval_id"], "approve", "dashboard")
