@@ -18,13 +18,16 @@ What counts, per platform, for writes only (a read that works says nothing about
 When the count reaches N the circuit opens for `circuit_open_seconds`, and the router that opened
 it (SET ... GET tells exactly one) pushes a notice for the owner. After that time writes are let
 through again; the first one that fails reopens the circuit at once (the count is still at N),
-the first that succeeds closes it and pushes a `circuit_closed` notice.
+the first that succeeds closes it and pushes a `circuit_closed` notice. A success whose check saw
+the circuit closed and no failure counted has nothing to reset and writes nothing; a failure
+another router counted while it ran stays counted (they ran at once: the safe side).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from router.bounds import Counters, Denial, EffectLike, Staged, seconds_until
@@ -34,6 +37,14 @@ log = logging.getLogger("safeclaw.router.bounds.circuit")
 PLATFORM_FAILURES = frozenset({"request_failed", "rate_limited", "auth_failed", "internal_error"})
 ROUTER_SIDE_UNKNOWNS = frozenset({"interrupted", "repeat_in_progress", "queue_deadline"})
 MAX_NOTICES = 1000  # the notices list is trimmed to this many (newest kept)
+
+
+@dataclass(frozen=True)
+class Clean:
+    """What a passing check saw: the circuit closed and no failure counted."""
+
+
+CLEAN = Clean()
 
 
 def outcome_of(status: str, error: str | None) -> str:
@@ -62,16 +73,20 @@ class CircuitBreaker:
     def check(self, conn: Counters, effect: EffectLike, now: float) -> Denial | None:
         pipe = conn.pipeline(transaction=False)
         staged = self.stage(pipe, effect, now)
-        return None if staged is None else staged.take(conn, pipe)
+        found = None if staged is None else staged.take(conn, pipe)
+        return found if isinstance(found, Denial) else None
 
-    def stage(self, pipe: Any, effect: EffectLike, now: float) -> Staged[None] | None:
+    def stage(self, pipe: Any, effect: EffectLike, now: float) -> Staged[Clean] | None:
         if effect.kind not in BOUNDED_KINDS:
             return None
         pipe.get(self.open_key(effect.platform))
-        return Staged(1, lambda _conn, answers: self._settle(answers[0], effect, now))
+        pipe.get(self.failures_key(effect.platform))
+        return Staged(2, lambda _conn, answers: self._settle(answers[0], answers[1], effect, now))
 
-    def _settle(self, raw: Any, effect: EffectLike, now: float) -> Denial | None:
-        if raw is None or float(raw) <= now:
+    def _settle(self, raw: Any, failures: Any, effect: EffectLike, now: float) -> Clean | Denial | None:
+        if raw is None:
+            return CLEAN if failures is None else None
+        if float(raw) <= now:
             return None
         retry_after = seconds_until(float(raw), now)
         return Denial(
@@ -89,12 +104,15 @@ class CircuitBreaker:
         error: str | None,
         now: float,
         conversation: str | None = None,
+        clean: bool = False,
     ) -> None:
-        """Count one write's outcome; `conversation` (whose command it was) gets the notice too."""
+        """Count one write's outcome; `conversation` (whose command it was) gets the notice too.
+        `clean`: the circuit was closed with no failure counted when the command was checked, so a
+        success has nothing to reset (a failure counted since ran beside it: it counts)."""
         if effect.kind not in BOUNDED_KINDS:
             return
         outcome = outcome_of(status, error)
-        if outcome == "success":
+        if outcome == "success" and not clean:
             pipe = conn.pipeline(transaction=False)
             pipe.delete(self.failures_key(effect.platform))
             pipe.getdel(self.open_key(effect.platform))

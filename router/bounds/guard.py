@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from router.bounds import Counters, Denial, EffectLike
-from router.bounds.circuit import CircuitBreaker
+from router.bounds.circuit import CircuitBreaker, Clean
 from router.bounds.duplicates import DuplicateGuard, SentEntry
 from router.bounds.pacing import PaceSlot, Pacing
 from router.bounds.quotas import DailyQuotas, QuotaUnit
@@ -36,6 +36,7 @@ class Held:
     quota: QuotaUnit | None = None
     pace: PaceSlot | None = None
     sent: SentEntry | None = None
+    circuit: Clean | None = None  # the circuit was clean: a success has nothing to reset
 
 
 class HardBounds:
@@ -66,12 +67,12 @@ class HardBounds:
             at += stage.count
             if isinstance(taken, Denial):
                 denial = denial or taken
-            elif name != "circuit":
+            else:
                 setattr(held, name, taken)
         if denial is not None:
             self._give_back(conn, held, pace=True)
             return denial
-        if held.quota or held.pace or held.sent:
+        if held.quota or held.pace or held.sent or held.circuit:
             with self._lock:
                 self._held[command_id] = held
                 while len(self._held) > MAX_HELD:
@@ -93,7 +94,8 @@ class HardBounds:
             held = self._held.pop(command_id, None)
         if held is not None and status not in ("ok", "unknown"):
             self._give_back(conn, held, pace=not (status == "error" and error == "rate_limited"))
-        self.circuit.record(conn, effect, status, error, now, conversation)
+        clean = held is not None and held.circuit is not None
+        self.circuit.record(conn, effect, status, error, now, conversation, clean)
 
     def _give_back(self, conn: Counters, held: Held, pace: bool) -> None:
         if held.quota is not None:

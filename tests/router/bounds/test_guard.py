@@ -143,3 +143,22 @@ def test_all_four_bounds_take_one_round_trip_and_a_refusal_gives_the_others_back
         assert used(guard, conn, now=NOON + 120) == 2  # the refused one's unit came back
         guard.record(conn, comment("some success"), "c3", "ok", None, NOON + 2000)  # the circuit closes
         assert guard.check(conn, comment("a second, different reply"), "c4", NOON + 2001) is None  # not a duplicate
+
+
+def test_a_success_after_a_clean_check_costs_no_round_trip_and_one_after_failures_resets(redis_urls):
+    guard = bounds(ROUTER_CIRCUIT_FAILURES="3")
+    post = FakeEffect("bsky", "post", "words for a clean circuit")
+    with router_conn(redis_urls.router_url) as conn:
+        assert guard.check(conn, post, "p1", NOON) is None
+        sent = round_trips(conn)
+        guard.record(conn, post, "p1", "ok", None, NOON + 1)
+        assert sent == []  # closed, no failure counted when checked: nothing to reset
+        for n in range(2):
+            guard.record(conn, FakeEffect("bsky", "post", f"failed {n}"), f"f{n}", "unknown", "request_failed", NOON)
+        assert guard.check(conn, FakeEffect("bsky", "post", "after two failures"), "p2", NOON + 2) is None
+        sent.clear()
+        guard.record(conn, FakeEffect("bsky", "post", "after two failures"), "p2", "ok", None, NOON + 3)
+        assert sent == ["DEL,GETDEL"]  # it saw the failures: the count is reset
+        for n in range(2):
+            guard.record(conn, FakeEffect("bsky", "post", f"again {n}"), f"g{n}", "unknown", "request_failed", NOON)
+        assert guard.check(conn, FakeEffect("bsky", "post", "still closed"), "p3", NOON + 4) is None
