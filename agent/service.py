@@ -13,6 +13,8 @@ from typing import Any
 
 import redis
 
+from agent.autonomy.runner import build_cycle
+from agent.channels.autonomy import AutonomyChannel
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
@@ -126,9 +128,6 @@ class AgentService:
                 self.handle, self.settings.channels.bluesky, self.settings.workspace
             )
         if name == "autonomy":
-            from agent.autonomy.runner import build_cycle
-            from agent.channels.autonomy import AutonomyChannel
-
             cycle = build_cycle(self.settings, self.loop, self.conn, notify=self.notifier)
             return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
