@@ -10,8 +10,9 @@ each round), and each round gives a ratio; the median ratio and every round's ar
 
 - latency: PING p50/p99 of one client calling in sequence, one router vs one floor worker
   (target: p50 at most 1.3x the floor's in the median round);
-- throughput: PING/s of three routers vs three floor workers under 4 client processes
-  (target: at least 80% of the floor's in every round);
+- throughput: PING/s of three routers vs three floor workers under 4 client processes, in
+  three short blocks of each side per round, alternating, so that a burst of load elsewhere
+  falls on both (target: at least 80% of the floor's in every round);
 - hang: PING p50 while commands to a hanging platform are in flight (target: within 2x);
 - bursts: 2, 4 and 8 PINGs pushed at once to an idle router, 30 times each: how many bursts
   held a command half a second or more (a router blocking with commands in hand held one ~1 s);
@@ -151,47 +152,78 @@ def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
     return {"calls": calls, **percentiles(samples)}
 
 
-def client_process(url: str, keys: Keys, calls: int, start_at: float, out: Any) -> None:
-    """One client process: THREADS_PER_CLIENT threads calling PING back to back."""
-    clients = [RouterClient(redis_client(url), keys, timeout=30) for _ in range(THREADS_PER_CLIENT)]
-    statuses: list[str] = []
+def client_process(url: str, phases: list[Keys], calls: int, barrier: Any, out: Any) -> None:
+    """One client process: per phase (a side's queue), THREADS_PER_CLIENT threads calling PING back
+    to back; every process starts each phase together (the barrier)."""
+    clients: dict[Keys, list[RouterClient]] = {}
+    for keys in phases:
+        if keys not in clients:
+            clients[keys] = [RouterClient(redis_client(url), keys, timeout=30)
+                             for _ in range(THREADS_PER_CLIENT)]
 
-    def run(client: RouterClient) -> None:
+    def run(client: RouterClient, statuses: list[str]) -> None:
         for _ in range(calls // THREADS_PER_CLIENT):
             statuses.append(str(client.call("PING", {}, "bench")["status"]))
 
-    while time.time() < start_at:
-        time.sleep(0.001)
-    threads = [threading.Thread(target=run, args=(c,)) for c in clients]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    out.put((statuses.count("ok"), len(statuses), time.time()))
+    for index, keys in enumerate(phases):
+        statuses: list[str] = []
+        threads = [threading.Thread(target=run, args=(c, statuses)) for c in clients[keys]]
+        barrier.wait()
+        start = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        out.put((index, statuses.count("ok"), len(statuses), start, time.time()))
 
 
-def throughput(url: str, keys: Keys, calls: int, clients: int) -> dict[str, Any]:
+def throughput_in_turns(
+    url: str, sides: dict[str, Keys], calls: int, clients: int, rounds: int, blocks: int = 3
+) -> dict[str, Any]:
+    """PING/s of each side under `clients` client processes, in turns: per round, `blocks` blocks
+    of each side alternating (the order swapped each round), the same client processes throughout;
+    a side's figure in a round is its calls over its blocks' time, and the round's ratio the first
+    side's over the second's."""
     context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    start_at = time.time() + 2.0  # every process started and connected before the clock runs
-    processes = [
-        context.Process(target=client_process, args=(url, keys, calls // clients, start_at, out))
-        for _ in range(clients)
+    names = list(sides)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for index in range(rounds):
+        order = names if index % 2 == 0 else names[::-1]
+        phases = [name for _ in range(blocks) for name in order]
+        out, barrier = context.Queue(), context.Barrier(clients)
+        per_process = calls // blocks // clients
+        processes = [
+            context.Process(target=client_process,
+                            args=(url, [sides[name] for name in phases], per_process, barrier, out))
+            for _ in range(clients)
+        ]
+        for process in processes:
+            process.start()
+        results = [out.get(timeout=300) for _ in range(clients * len(phases))]
+        for process in processes:
+            process.join()
+        for name in names:
+            mine = [i for i, phase in enumerate(phases) if phase == name]
+            done = [r for r in results if r[0] in mine]
+            elapsed = sum(
+                max(r[4] for r in done if r[0] == i) - min(r[3] for r in done if r[0] == i) for i in mine
+            )
+            runs[name].append({
+                "calls": sum(r[2] for r in done),
+                "ok": sum(r[1] for r in done),
+                "blocks": blocks,
+                "pings_per_second": round(sum(r[2] for r in done) / elapsed, 1),
+            })
+    ratios = [
+        round(a["pings_per_second"] / b["pings_per_second"], 2)
+        for a, b in zip(runs[names[0]], runs[names[1]], strict=True)
     ]
-    for process in processes:
-        process.start()
-    results = [out.get(timeout=300) for _ in processes]
-    for process in processes:
-        process.join()
-    ok = sum(r[0] for r in results)
-    total = sum(r[1] for r in results)
-    elapsed = max(r[2] for r in results) - start_at
     return {
-        "calls": total,
-        "ok": ok,
         "client_processes": clients,
         "threads_per_client": THREADS_PER_CLIENT,
-        "pings_per_second": round(total / elapsed, 1),
+        "runs": runs,
+        "ratios": ratios,
+        "median_ratio": round(statistics.median(ratios), 2),
     }
 
 
@@ -364,11 +396,8 @@ def main() -> int:
         time.sleep(1.5)
         wait_answering(url, floor_keys)
         wait_answering(url, keys)
-        results["throughput_three_workers"] = in_turns(
-            args.rounds,
-            {"router": lambda: throughput(url, keys, args.calls * 4, args.clients),
-             "floor": lambda: throughput(url, floor_keys, args.calls * 4, args.clients)},
-            lambda run: run["pings_per_second"],
+        results["throughput_three_workers"] = throughput_in_turns(
+            url, {"router": keys, "floor": floor_keys}, args.calls * 4, args.clients, args.rounds
         )
         stop(workers)
         results["router_with_hanging_platform"] = with_hanging_platform(server, data_dir, args.calls)

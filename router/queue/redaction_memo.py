@@ -22,8 +22,8 @@ from router.redaction import Redactor
 
 REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), built once
 _HELD = '{"id": ""'  # a reply's JSON with its id held out begins so (`Reply.to_dict`: the id first)
-MAX_KEPT = 1024  # distinct contents remembered; then forgotten all at once
-MAX_CHARS = 4096  # longer contents (feeds, posts) are redacted each time, not remembered
+MAX_KEPT = 512  # distinct contents remembered (a few MB at most); then forgotten all at once
+MAX_CHARS = 2048  # longer contents (feeds, posts) are redacted each time, not remembered
 
 
 class RedactionMemo:
