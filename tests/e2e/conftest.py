@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
+from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES, SECRET_CREDENTIAL_VARIABLES
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
 from tests.support.fake_bsky import FakeBluesky
 from tests.support.fake_mastodon import FakeMastodon
@@ -46,17 +46,7 @@ def make_credentials(tag: str = "e2e", special: str = "") -> dict[str, str]:
     """A distinct, long value per secret credential variable (`special` adds URL-unsafe characters)."""
     values = {
         name: f"{tag}-{name.lower().replace('_', '-')}-{uuid.uuid4().hex}{special}"
-        for name in (
-            "BSKY_PASSWORD",
-            "MASTODON_TOKEN",
-            "REDDIT_CLIENT_ID",
-            "REDDIT_SECRET",
-            "REDDIT_PASSWORD",
-            "X_API_KEY",
-            "X_API_SECRET",
-            "X_ACCESS_SECRET",
-            "MOLTBOOK_API_KEY",
-        )
+        for name in sorted(SECRET_CREDENTIAL_VARIABLES - {"X_ACCESS_TOKEN"})
     }
     values["X_ACCESS_TOKEN"] = f"{ME_ID}-{tag}-x-access-token-{uuid.uuid4().hex}{special}"
     values["BSKY_HANDLE"] = "safeclaw.test"
