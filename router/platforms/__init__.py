@@ -1,7 +1,7 @@
 """Platform clients by key, imported lazily so an unused platform costs nothing at start-up.
 
-Every platform client is kept by the thread that made it (a router's lane thread) for that
-thread's next commands on its platform, with the same credentials and settings: its login, its
+Every platform client (and Bluesky's public AppView client, `bsky.on_appview`) is kept by the
+thread that made it (a router's lane thread) for that thread's next commands on its platform, with the same credentials and settings: its login, its
 instance facts (a Mastodon instance's length limit) and its open connection are not made again
 per command. Each thread keeps its own, because the SDKs' sessions are not safe to share between
 two commands at once and `router.queue.hangup` hangs up a kept connection at a command's deadline
@@ -16,7 +16,9 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar, cast
 
 from router.errors import SkillError
 from router.platforms.base import PlatformClient
@@ -47,15 +49,28 @@ def platform_class(platform: str) -> type[PlatformClient]:
     return cls
 
 
+class Keepable(Protocol):
+    """What a kept client has: a platform client, or the SDK client of a public read API."""
+
+    key: str
+
+    def retime(self, timeout: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+K = TypeVar("K", bound=Keepable)
+
+
 @dataclass
 class _Kept:
     same: object  # the credentials and settings it was built with
-    client: PlatformClient
+    client: Keepable
     generation: int  # `close_kept` ends every client of an older generation
 
 
 _local = threading.local()
-_clients: dict[int, PlatformClient] = {}  # every thread's kept clients, to close them at shutdown
+_clients: dict[int, Keepable] = {}  # every thread's kept clients, to close them at shutdown
 _lock = threading.Lock()
 _generation = 0
 
@@ -65,7 +80,7 @@ def _thread_kept() -> dict[str, _Kept]:
     return kept
 
 
-def _close(client: PlatformClient) -> None:
+def _close(client: Keepable) -> None:
     with _lock:
         _clients.pop(id(client), None)
     try:
@@ -74,32 +89,38 @@ def _close(client: PlatformClient) -> None:
         log.debug("closing a %s client failed", client.key, exc_info=True)
 
 
-def client_for(platform: str, ctx: SkillContext) -> PlatformClient:
-    """This thread's client for `platform` (kept, or built now), or SkillError(no_credentials /
-    unknown_platform)."""
-    cls = platform_class(platform)
-    kept = _thread_kept()
-    same = (tuple(sorted(ctx.credentials.items())), tuple(sorted(ctx.env.items())))
-    found = kept.get(platform)
+def kept(slot: str, same: object, timeout: float, build: Callable[[], K]) -> K:
+    """This thread's client in `slot` if it was built with `same` (retimed to `timeout`), else
+    one built now (and kept in its place)."""
+    kept_here = _thread_kept()
+    found = kept_here.get(slot)
     if found is not None and found.same == same and found.generation == _generation:
-        found.client.retime(ctx.timeout)
-        return found.client
+        found.client.retime(timeout)
+        return cast(K, found.client)
     if found is not None:
-        del kept[platform]
+        del kept_here[slot]
         _close(found.client)
-    client = cls(ctx.credentials, ctx.env, ctx.timeout)
+    client = build()
     with _lock:
-        kept[platform] = _Kept(same, client, _generation)
+        kept_here[slot] = _Kept(same, client, _generation)
         _clients[id(client)] = client
     return client
 
 
-def forget(platform: str, client: PlatformClient) -> None:
-    """Drop this thread's kept client for `platform` (if it is `client`) and close it."""
-    kept = _thread_kept()
-    found = kept.get(platform)
+def client_for(platform: str, ctx: SkillContext) -> PlatformClient:
+    """This thread's client for `platform` (kept, or built now), or SkillError(no_credentials /
+    unknown_platform)."""
+    cls = platform_class(platform)
+    same = (tuple(sorted(ctx.credentials.items())), tuple(sorted(ctx.env.items())))
+    return kept(platform, same, ctx.timeout, lambda: cls(ctx.credentials, ctx.env, ctx.timeout))
+
+
+def forget(slot: str, client: Keepable) -> None:
+    """Drop this thread's kept client in `slot` (if it is `client`) and close it."""
+    kept_here = _thread_kept()
+    found = kept_here.get(slot)
     if found is not None and found.client is client:
-        del kept[platform]
+        del kept_here[slot]
     _close(client)
 
 

@@ -17,8 +17,7 @@ from atproto import Client, models
 from router.errors import SkillError
 from router.platforms.bsky import (
     POST_COLLECTION,
-    _guard,
-    _public_client,
+    on_appview,
     post_view_dict,
     requires_login,
     split_post_ref,
@@ -126,7 +125,7 @@ def _resolve(client: Client, ref: str) -> str:
 
 def fetch_thread(env: Mapping[str, str], ref: str, timeout: float, max_replies: int = 10) -> dict[str, Any]:
     """The post at `ref` with its parents (root first), quoted post, alt texts and direct replies."""
-    return _guard("post fetch", lambda: _fetch_thread(_public_client(env, timeout), ref, max_replies))
+    return on_appview(env, timeout, "post fetch", lambda client: _fetch_thread(client, ref, max_replies))
 
 
 def _fetch_thread(client: Client, ref: str, max_replies: int) -> dict[str, Any]:

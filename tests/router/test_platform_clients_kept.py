@@ -106,3 +106,19 @@ def test_new_credentials_make_a_new_client(redis_urls, admin, tmp_path):
     assert again["status"] == "ok", again
     assert sent == [f"Bearer {p.credentials['MOLTBOOK_API_KEY']}", "Bearer moltbook_sk_anotherKey12",
                     f"Bearer {p.credentials['MOLTBOOK_API_KEY']}"]
+
+
+def test_bluesky_reads_keep_one_appview_connection(redis_urls, admin, tmp_path):
+    p, keys = PLATFORMS["bsky"](), redis_urls.keys
+    try:
+        with WorkerThread(settings(p, redis_urls, tmp_path), SKILLS, {}):
+            replies = [reply_of(admin, keys, push(admin, keys, "SEARCH_POSTS", {"query": f"their {n}"}))
+                       for n in range(3)]
+            replies.append(reply_of(admin, keys, push(admin, keys, "FETCH_POST", {"post_id": p.other})))
+            accepted = p.fake.connections()[0]
+        still_open = wait_closed(p)
+    finally:
+        p.fake.stop()
+    assert [r["status"] for r in replies] == ["ok"] * 4, replies
+    assert accepted == 1, f"{accepted} connections for 4 reads"
+    assert still_open == 0
