@@ -4,7 +4,8 @@ Similarity: the Sørensen-Dice coefficient of the sets of character trigrams of 
 texts, 2|A∩B| / (|A|+|B|). It is linear in the text's length, order-sensitive enough that a
 reshuffled text is not "the same", and forgiving of a changed word: one word changed in a
 100-character text scores about 0.93. Two sets can only reach the threshold t when their sizes
-are within a ratio of t / (2 - t), so most stored texts are skipped by their size alone.
+are within a ratio of t / (2 - t) (the fingerprints' bound below, never above the smaller size,
+rules the others out too).
 
 Normalising (before the trigrams): NFKC, invisible characters dropped (format characters such
 as zero-width and bidi, every combining mark, the Hangul fillers), links dropped (a link added
@@ -21,7 +22,7 @@ cannot both pass (of two racing checks, the one counted second sees the counter 
 the other's entry).
 
 Incremental: a guard keeps the history it has read, each text fingerprinted once when first
-read (`Fingerprint`: its trigram count and which of 4,096 buckets its trigrams fall in). Beside
+read (`Fingerprint`: its trigram count and which of 2,048 buckets its trigrams fall in). Beside
 each history a change counter (`<key>:version`) goes up by one with each entry added or taken
 out. A check adds its entry and counts it in one round trip: when the counter says ours was the
 only change since this guard's last look, and the set's size agrees, nothing is read. Otherwise
@@ -35,6 +36,9 @@ the shared trigrams can reach the threshold is decoded and compared exactly.
 from __future__ import annotations
 
 import base64
+import itertools
+import math
+import operator
 import re
 import threading
 import unicodedata
@@ -93,7 +97,7 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
     return 2 * len(a & b) / (len(a) + len(b))
 
 
-BUCKETS = 4096  # the overlap bound's buckets: a trigram hash's low 12 bits
+BUCKETS = 2048  # the overlap bound's buckets: a trigram hash's low 11 bits
 
 
 def encode(grams: frozenset[int]) -> str:
@@ -151,12 +155,24 @@ class _Sent:
 
 
 class _Known:
-    """One history as this guard last read it, each entry fingerprinted once, when first read."""
+    """One history as this guard last read it, each entry fingerprinted once, when first read.
 
-    def __init__(self) -> None:
+    Beside the entries, columns for the first pass of a check (`candidates`): each entry's
+    bucket bits and the part of the overlap a match with it needs that depends on its size
+    alone. A dropped entry leaves a hole (no bits, an overlap no text reaches) until the columns
+    are compacted."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
         self.entries: dict[str, _Sent] = {}
         self.newest = float("-inf")
+        self.oldest = float("inf")  # no entry was sent before this
         self.version = -1  # the history's change counter when it was last known whole
+        self._slots: dict[str, int] = {}
+        self._names: list[str | None] = []
+        self._bits: list[int] = []
+        self._needs: list[float] = []  # threshold/2 x its trigram count
+        self._holes = 0
 
     def merge(self, fetched: list[tuple[bytes | str, float]], mine: tuple[str, Fingerprint]) -> None:
         for raw, sent_at in fetched:
@@ -165,6 +181,11 @@ class _Known:
                 _, _size, packed = name.split("|", 2)
                 found = mine[1] if name == mine[0] else Fingerprint.of(_unpack(packed))
                 self.entries[name] = _Sent(found, packed, float(sent_at))
+                self._slots[name] = len(self._names)
+                self._names.append(name)
+                self._bits.append(found.bits)
+                self._needs.append(self.threshold / 2 * found.size)
+                self.oldest = min(self.oldest, float(sent_at))
             self.newest = max(self.newest, float(sent_at))
 
     def keep_only(self, names: set[str]) -> None:
@@ -172,11 +193,37 @@ class _Known:
             self.drop(name)
 
     def trim(self, oldest: float) -> None:
+        if self.oldest >= oldest:
+            return
         for name in [n for n, entry in self.entries.items() if entry.sent_at < oldest]:
             self.drop(name)
+        self.oldest = min((entry.sent_at for entry in self.entries.values()), default=float("inf"))
 
     def drop(self, name: str) -> None:
-        self.entries.pop(name, None)
+        if self.entries.pop(name, None) is None:
+            return
+        slot = self._slots.pop(name)
+        self._names[slot], self._bits[slot], self._needs[slot] = None, 0, math.inf
+        self._holes += 1
+        if self._holes > 64 and self._holes * 2 > len(self._names):
+            self._compact()
+
+    def _compact(self) -> None:
+        names = [name for name in self._names if name is not None]
+        self._names = list(names)
+        self._slots = {name: slot for slot, name in enumerate(names)}
+        self._bits = [self.entries[name].print.bits for name in names]
+        self._needs = [self.threshold / 2 * self.entries[name].print.size for name in names]
+        self._holes = 0
+
+    def candidates(self, mine: Fingerprint) -> list[str]:
+        """The entries a match with `mine` is not ruled out for by a loose form of the bound (the
+        new text's spill in place of the smaller one), in one pass of C-level maps: for entry i,
+        shared buckets_i + spill >= t/2 (size + size_i), less a margin for rounding."""
+        shared = map(int.bit_count, map(mine.bits.__and__, self._bits))
+        floor = self.threshold / 2 * mine.size - mine.spill - 1e-6
+        reached = map(operator.ge, shared, map(floor.__add__, self._needs))
+        return [name for name in itertools.compress(self._names, reached) if name is not None]
 
 
 @dataclass(frozen=True)
@@ -228,7 +275,7 @@ class DuplicateGuard:
                 member: str, version: int, size: int) -> SentEntry | Denial:
         mine = (member, Fingerprint.of(grams))
         with self._lock:
-            known = self._known.setdefault(key, _Known())
+            known = self._known.setdefault(key, _Known(self.settings.duplicate_threshold))
             # Nobody added or took out an entry since our last look: ours is the only news.
             current = version == known.version + 1
             if current:
@@ -260,19 +307,15 @@ class DuplicateGuard:
         self, grams: frozenset[int], mine: tuple[str, Fingerprint], known: _Known, now: float
     ) -> tuple[float, float] | None:
         threshold = self.settings.duplicate_threshold
-        ratio = threshold / (2 - threshold)  # Dice >= t needs min/max size >= t / (2 - t)
         member, fingerprint = mine
         size, oldest = fingerprint.size, now - self.window
         best: tuple[float, float] | None = None
-        for name, sent in known.entries.items():
-            theirs = sent.print
+        for name in known.candidates(fingerprint):
+            sent = known.entries[name]
             if name == member or sent.sent_at <= oldest:
                 continue
-            small, large = (size, theirs.size) if size < theirs.size else (theirs.size, size)
-            if large and small / large < ratio:
-                continue
             # As `similarity` computes it, with the bound in place of the overlap: never above.
-            if 2 * fingerprint.overlap_bound(theirs) / (size + theirs.size) < threshold:
+            if 2 * fingerprint.overlap_bound(sent.print) / (size + sent.print.size) < threshold:
                 continue
             score = similarity(grams, decode(sent.packed))
             if score >= threshold and (best is None or score > best[0]):
