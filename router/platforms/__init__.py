@@ -1,14 +1,14 @@
 """Platform clients by key, imported lazily so an unused platform costs nothing at start-up.
 
 Every platform client (and Bluesky's public AppView client, `bsky.on_appview`) is kept by the
-thread that made it (a router's lane thread) for that thread's next commands on its platform, with the same credentials and settings: its login, its
-instance facts (a Mastodon instance's length limit) and its open connection are not made again
-per command. Each thread keeps its own, because the SDKs' sessions are not safe to share between
-two commands at once and `router.queue.hangup` hangs up a kept connection at a command's deadline
-by the thread it runs in. A kept client is built lazily, built anew when the credentials or
-settings change, dropped (and closed) after an error that may have left its connection or
-session broken (`forget`), and every kept one is closed at the router's shutdown
-(`close_kept`).
+thread that made it (a router's lane thread) for that thread's next commands on its platform, with
+the same credentials and settings: its login, its instance facts (a Mastodon instance's length
+limit) and its open connection are not made again per command. Each thread keeps its own, because
+the SDKs' sessions are not safe to share between two commands at once and `router.queue.hangup`
+hangs up a kept connection at a command's deadline by the thread it runs in. A kept client is built
+lazily, built anew when the credentials or settings change, dropped (and closed) after an error
+that may have left its connection or session broken (`forget`), and every kept one is closed at the
+router's shutdown (`close_kept`).
 """
 
 from __future__ import annotations
