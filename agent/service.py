@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from agent.autonomy.runner import build_cycle
+from agent.autonomy.cycle import AutonomyCycle
 from agent.channels.autonomy import AutonomyChannel
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
@@ -44,10 +44,12 @@ class AgentService:
         loop: AgentLoop,
         notifier: OwnerNotifier | None = None,
         conn: redis.Redis | None = None,
+        make_cycle: Callable[[], AutonomyCycle] | None = None,
     ) -> None:
         self.settings = settings
         self.loop = loop
         self.conn = conn  # the process's one Redis pool (None without Redis)
+        self.make_cycle = make_cycle  # the autonomy channel's cycle on this loop (`agent.app.build_cycle`)
         # The process's one way to alert the owner (`agent.app` builds it once for the loop's budget,
         # autonomy and the router's notices alike).
         telegram = settings.channels.telegram
@@ -128,7 +130,9 @@ class AgentService:
                 self.handle, self.settings.channels.bluesky, self.settings.workspace
             )
         if name == "autonomy":
-            cycle = build_cycle(self.settings, self.loop, self.conn, notify=self.notifier)
+            if self.make_cycle is None:
+                raise ConfigError("the autonomy channel needs the agent built by agent.app.build_service")
+            cycle = self.make_cycle()
             return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 

@@ -25,7 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.app import build_service  # noqa: E402
-from agent.autonomy.runner import build_cycle  # noqa: E402
 from agent.config.settings import settings_from_config  # noqa: E402
 from agent.link.redis_pool import MAX_CONNECTIONS  # noqa: E402
 from agent.status.heartbeat import AgentHeartbeat  # noqa: E402
@@ -45,7 +44,8 @@ def measure(server: RedisServer, tmp: Path, threads: int) -> dict[str, Any]:
         return sum(1 for client in admin.client_list() if client["user"] == "agent")
 
     service = build_service(settings)
-    cycle = build_cycle(settings, service.loop, service.conn, notify=service.notifier)
+    assert service.make_cycle is not None
+    cycle = service.make_cycle()  # the autonomy channel's
     heartbeat = AgentHeartbeat.from_settings(settings, service.conn, ["console"], service.loop.llm)
     service.loop.llm.inner.enqueue(ACTION, "Sent.")  # type: ignore[attr-defined]
     with heartbeat:

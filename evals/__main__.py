@@ -120,6 +120,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     """(provider, model, the LLM to use or None for per-item scripted replies)."""
     if args.provider == "scripted":
         return "scripted", "recorded", None
+    from agent.app import build_guard
     from agent.config.settings import load_settings
     from agent.cost.setup import meter
     from agent.llm import create_llm
@@ -133,7 +134,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
     chosen = replace(settings.llm, provider=provider, model=model)
     llm = create_llm(chosen)
     llm.check()  # an unreachable provider stops the run here, not as ten identical failures
-    return provider, llm.model, meter(llm, settings)  # evals spend the owner's budget like any call
+    return provider, llm.model, meter(llm, build_guard(settings))  # evals spend the owner's budget too
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Wiring the budget from the settings: the ledger, the guard, the owner's alerts, the Redis summary."""
+"""The budget's parts the wiring (`agent.app.build_guard`) puts together: the summary it keeps in Redis for
+the dashboard, the LLM behind the guard (`meter`), and what the ledger says for status and doctor."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ import redis
 from agent.cost.budget import BudgetGuard, BudgetStatus
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
-from agent.errors import ConfigError
 from agent.llm.base import BaseLLM
-from agent.owner.alerts import OwnerNotifier
 from protocol.keys import Keys
 
 if TYPE_CHECKING:
@@ -41,29 +40,6 @@ class RedisCostSummary:
                 log.warning("cannot store the cost summary in Redis (%s); cost.jsonl has it", exc)
 
 
-def build_guard(
-    settings: AgentSettings, notify: OwnerNotifier | None = None, conn: redis.Redis | None = None
-) -> BudgetGuard:
-    """The budget, publishing its summary for the dashboard on `conn` (the process's pool) if given."""
-    root = settings.workspace.root
-    publish = RedisCostSummary(conn, settings.keys) if conn is not None else None
-    notifier = notify or OwnerNotifier.from_settings(root, settings.channels.telegram)
-    ledger = CostLedger(root / "logs" / "cost.jsonl")
-    problem = ledger.check_writable()
-    if problem is not None:
-        raise ConfigError(
-            f"{ledger.path} cannot be written ({problem}): every LLM call's cost is recorded there "
-            "before the next one is sent; free space on that disk or fix its permissions"
-        )
-    return BudgetGuard(
-        settings.budget,
-        ledger,
-        root / "logs" / "budget_alerts.json",
-        notifier,
-        publish,
-    )
-
-
 def budget_status(settings: AgentSettings) -> BudgetStatus:
     """What the ledger says now, without alerting anyone (for status and doctor)."""
     root = settings.workspace.root
@@ -71,8 +47,8 @@ def budget_status(settings: AgentSettings) -> BudgetStatus:
     return guard.status()
 
 
-def meter(llm: BaseLLM, settings: AgentSettings, guard: BudgetGuard | None = None) -> MeteredLLM:
+def meter(llm: BaseLLM, guard: BudgetGuard) -> MeteredLLM:
     """`llm` behind the budget (an LLM already metered is returned as it is)."""
     if isinstance(llm, MeteredLLM):
         return llm
-    return MeteredLLM(llm, guard or build_guard(settings))
+    return MeteredLLM(llm, guard)

@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"explain: {message}", file=sys.stderr)
         return 2
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
-    from agent.app import build_llm, build_router
+    from agent.app import build_guard, build_llm, build_router
     from agent.config.settings import load_settings
-    from agent.cost.setup import build_guard, meter
+    from agent.cost.setup import meter
     from agent.link.origin import command_origin, explain_origin
     from agent.link.redis_pool import build_redis
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
         conn = build_redis(settings)
         # the owner's budget applies here too
-        llm = meter(build_llm(settings), settings, build_guard(settings, conn=conn))
+        llm = meter(build_llm(settings), build_guard(settings, conn=conn))
         router = build_router(settings, conn)
         with command_origin(explain_origin(args.url)):
             result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))

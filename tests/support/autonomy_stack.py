@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.app import build_loop
+from agent.app import build_cycle, build_loop
 from agent.autonomy.cycle import AutonomyCycle
-from agent.autonomy.runner import build_cycle
 from agent.config.settings import settings_from_config
 from agent.cost.budget import BudgetGuard
 from agent.cost.ledger import CostLedger

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
+from agent.app import build_guard
 from agent.config.settings import load_settings
 from agent.cost.budget import BudgetGuard, BudgetSettings
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
-from agent.cost.setup import build_guard
 from agent.errors import ConfigError, CostsUnrecorded
 from agent.llm.scripted.llm import ScriptedLLM
 from tests.support.small_disk import small_disk

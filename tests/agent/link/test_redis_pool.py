@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from agent.app import build_service
-from agent.autonomy.runner import build_cycle
 from agent.config.settings import settings_from_config
 from agent.link.redis_pool import MAX_CONNECTIONS
 from agent.status.heartbeat import AgentHeartbeat
@@ -84,7 +83,7 @@ def test_a_running_agent_talks_to_redis_through_one_bounded_pool(redis_urls, wor
     service = build_service(settings)  # as start_agent builds the running agent
     pool = service.conn.connection_pool
     router = service.loop.router
-    cycle = build_cycle(settings, service.loop, service.conn, notify=service.notifier)  # the autonomy channel's
+    cycle = service.make_cycle()  # the autonomy channel's, on the same loop and pool
     heartbeat = AgentHeartbeat.from_settings(settings, service.conn, ["console"], service.loop.llm)
     parts = [router.conn, service.loop.llm.guard.publish.conn, service.desk.conn, heartbeat.conn]
     assert all(conn.connection_pool is pool for conn in parts)
