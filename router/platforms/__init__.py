@@ -124,6 +124,13 @@ def forget(slot: str, client: Keepable) -> None:
     _close(client)
 
 
+def drop(slot: str) -> None:
+    """Close this thread's kept client in `slot`, if any: the next call builds (and logs in) anew."""
+    found = _thread_kept().pop(slot, None)
+    if found is not None:
+        _close(found.client)
+
+
 def close_kept() -> int:
     """Close every client any thread keeps (the router is stopping); how many were open. A
     thread that runs a command afterwards builds a new one."""

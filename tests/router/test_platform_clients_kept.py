@@ -122,3 +122,20 @@ def test_bluesky_reads_keep_one_appview_connection(redis_urls, admin, tmp_path):
     assert [r["status"] for r in replies] == ["ok"] * 4, replies
     assert accepted == 1, f"{accepted} connections for 4 reads"
     assert still_open == 0
+
+
+@pytest.mark.parametrize("name, login_path", [("bsky", "/xrpc/com.atproto.server.createSession"),
+                                               ("reddit", "/api/v1/access_token")])
+def test_auth_test_logs_in_afresh_each_time_after_posts(name, login_path, redis_urls, admin, tmp_path):
+    """A kept session may outlive its credentials: AUTH_TEST never answers from it."""
+    p, keys = PLATFORMS[name](), redis_urls.keys
+    try:
+        with WorkerThread(settings(p, redis_urls, tmp_path), SKILLS, p.credentials):
+            assert post(admin, keys, p, "a post that leaves a kept session")["status"] == "ok"
+            checks = [reply_of(admin, keys, push(admin, keys, "AUTH_TEST", {"platform": name})) for _ in range(2)]
+            assert post(admin, keys, p, "a post after the checks, on their session")["status"] == "ok"
+        logins = p.fake.paths("POST").count(login_path)
+    finally:
+        p.fake.stop()
+    assert [r["status"] for r in checks] == ["ok", "ok"], checks
+    assert logins == 3, f"{name}: {logins} logins for one post and two checks"

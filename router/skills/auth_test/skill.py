@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.platforms import drop
 from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
@@ -18,6 +19,9 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM}, ["platform"])
 
 
 def auth_test(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    # A kept client's session may outlive its credentials (a revoked password, a new token):
+    # the test logs in afresh, and the fresh client is kept in its place.
+    drop(params["platform"])
     who = on_platform(params["platform"], ctx, "login", lambda client: client.auth_test())
     return {"platform": params["platform"], "ok": True, "account": clean(who, ctx)}
 
