@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent.channels.telegram_setup import bot_token, bot_urls
 from agent.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ class OwnerNotifier:
 
     @classmethod
     def from_settings(cls, workspace_root: Path, telegram: TelegramSettings) -> OwnerNotifier:
-        from agent.channels.telegram_setup import bot_token, bot_urls
-
         log_path = workspace_root / "logs" / "owner_alerts.jsonl"
         if not telegram.bot_token:
             return cls(log_path)
