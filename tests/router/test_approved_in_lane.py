@@ -120,9 +120,11 @@ def test_an_approved_command_whose_lane_is_full_stays_held_and_runs_once_later(r
         return str(json.loads(admin.get(keys.approval(approval_id)))["state"])
 
     try:
-        with WorkerThread(settings, {**MY_SKILLS, "HANG_POST": hanging_skill(hang)}):
+        with WorkerThread(settings, {**MY_SKILLS, "HANG_POST": hanging_skill(hang)}) as worker:
             first_id = push(admin, keys, "HANG_POST", {"text": "first"})
             first = reply_of(admin, keys, first_id, timeout=10)
+            # Its lane slot frees just after its reply is out; a command taken before is `busy`.
+            wait_until(lambda: worker.lanes.pending("slowland") == 0, "the first command to leave its lane", 10)
             second_id = push(admin, keys, "HANG_POST", {"text": "second"})  # one at a time: one lane slot
             second = reply_of(admin, keys, second_id, timeout=10)
             assert first.get("status") == second.get("status") == "pending_approval", (first, second)
