@@ -60,13 +60,11 @@ class TrickleServer:
                 if self._stop.is_set():
                     return
                 readable, _, _ = select.select([conn], [], [], self.interval)
-                if readable and not conn.recv(1):  # the client hung up
-                    with self._lock:
-                        self.hung_up += 1
-                    return
                 try:
+                    if readable and not conn.recv(1):  # the client hung up
+                        raise ConnectionResetError
                     conn.sendall(bytes([byte]))
-                except OSError:
+                except OSError:  # hung up, closed or reset (a kept client closed at the router's stop)
                     with self._lock:
                         self.hung_up += 1
                     return
