@@ -2,6 +2,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
+# The suite waits on sockets and processes far more than it computes: it runs in worker processes,
+# more than the cores; tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
+TEST_WORKERS ?= 4
 export VENV PYTHON
 
 .PHONY: install lint typecheck pytest test bench clean
@@ -18,7 +21,7 @@ typecheck: install
 	$(VENV)/bin/mypy
 
 pytest: install
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
 
 test: install lint typecheck pytest
 

@@ -11,6 +11,20 @@ import pytest
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Fixtures built once for several tests: under pytest-xdist (`make test`), every worker builds its own.
+SHARED_SCOPES = frozenset({"module", "package", "class"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the tests of one module on one xdist worker when they share a module-scoped fixture
+    (a loaded model, a router, a platform fake), so it is built once, as in a serial run
+    (`--dist loadgroup`). Other tests are spread one by one."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(str(item.path)))
 
 
 @pytest.fixture(scope="session")
