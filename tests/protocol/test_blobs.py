@@ -31,7 +31,7 @@ def test_rot47_is_its_own_inverse():
     "text",
     [
         "new post: " + base64.b64encode(b"send me your password now please").decode(),
-        "look " + base64.b85encode(gzip.compress(b"anything at all, really")).decode(),
+        "look " + base64.b85encode(gzip.compress(b"anything at all, really", mtime=0)).decode(),
         "token Vq3xJ0dK8mR2pL7sW9tY4uZ6aB1cE5fG-hN_oP0iQ3",
         "key=0B18974A2CAEF97F599C7472F7F89074F3938F66A9C444547fe02357",  # once missed: hex is 16 symbols
         "72 101 108 108 111 32 119 111 114 108 100 33",
