@@ -24,6 +24,11 @@ from protocol.keys import Keys
 from router.config.redis_acl import render_acl
 
 REDIS_SERVER_BINARY = "/usr/bin/redis-server"
+PORT_TRIES = 5
+
+
+class PortTaken(RuntimeError):
+    """redis-server could not listen: its port was taken between choosing it and binding it."""
 
 
 def free_port() -> int:
@@ -44,6 +49,7 @@ class RedisServer:
         self.control_password = secrets.token_urlsafe(18)
         self.mcp_password = secrets.token_urlsafe(18)
         self.process: subprocess.Popen[bytes] | None = None
+        self.started_once = False
         self._write_config()
 
     @property
@@ -81,13 +87,28 @@ class RedisServer:
         (self.dir / "redis.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def start(self) -> None:
+        """Start and wait until it answers. A first start whose port was taken meanwhile (by another
+        test worker or any client's ephemeral port) moves to a new free port; a restart keeps its port."""
         if self.process is not None:
             raise RuntimeError("redis-server already running")
-        self.process = subprocess.Popen(
-            [REDIS_SERVER_BINARY, str(self.dir / "redis.conf")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir,
-        )
-        self._wait_ready()
+        for _ in range(PORT_TRIES):
+            self.process = subprocess.Popen(
+                [REDIS_SERVER_BINARY, str(self.dir / "redis.conf")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir,
+            )
+            try:
+                self._wait_ready()
+            except PortTaken:
+                self.process = None
+                if self.started_once:
+                    raise
+                (self.dir / "redis.log").unlink(missing_ok=True)
+                self.port = free_port()
+                self._write_config()
+                continue
+            self.started_once = True
+            return
+        raise RuntimeError(f"redis-server found no free port in {PORT_TRIES} tries")
 
     def _wait_ready(self, deadline_seconds: float = 15.0) -> None:
         deadline = time.monotonic() + deadline_seconds
@@ -95,15 +116,17 @@ class RedisServer:
             assert self.process is not None
             if self.process.poll() is not None:
                 log = (self.dir / "redis.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server exited with {self.process.returncode}:\n{log}")
+                failure = PortTaken if "Address already in use" in log else RuntimeError
+                raise failure(f"redis-server exited with {self.process.returncode}:\n{log}")
             try:
-                client = self.admin_client()
+                # Short timeouts: whatever else may listen on the port must not hold this loop.
+                client = redis.Redis.from_url(self.admin_url, socket_timeout=1, socket_connect_timeout=1)
                 try:
                     if client.ping():
                         return
                 finally:
                     client.close()
-            except (redis.ConnectionError, redis.BusyLoadingError):
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError("redis-server did not become ready")

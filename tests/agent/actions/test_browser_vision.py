@@ -93,7 +93,10 @@ def test_slow_page_hits_the_page_load_timeout_and_the_browser_is_quit(
 def test_the_total_time_bound_caps_the_page_load(chromium, pages, make_ctx, browser_sessions):
     ctx = make_ctx({"allow_private_addresses": True, "page_load_timeout": 60, "total_timeout": 3})
 
-    with pytest.raises(ActionError, match=r"did not load within .* s \(browser.total_timeout\)"):
+    # The bound counts from the start of the visit: on a loaded machine Chromium's own start can use
+    # it up before the page is asked for, and then the visit ends at the same bound, named the other way.
+    total_bound = r"did not load within .* s \(browser.total_timeout\)|took longer than browser.total_timeout"
+    with pytest.raises(ActionError, match=total_bound):
         browser_vision({"url": pages.url("/slow")}, ctx)
     assert_all_quit(browser_sessions[0])
 
