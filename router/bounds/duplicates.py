@@ -77,9 +77,12 @@ def _visible(text: str) -> str:
 
 
 def normalise(text: str) -> str:
-    text = _visible(unicodedata.normalize("NFKC", text)).casefold()
-    text = _LINK.sub(" ", text)
-    text = _visible(unicodedata.normalize("NFKD", text))
+    # ASCII is its own NFKC and NFKD and holds no invisible character: those steps are skipped.
+    if not text.isascii():
+        text = _visible(unicodedata.normalize("NFKC", text))
+    text = _LINK.sub(" ", text.casefold())
+    if not text.isascii():
+        text = _visible(unicodedata.normalize("NFKD", text))
     return _NOT_WORD.sub(" ", text.translate(_LOOKALIKES)).strip()
 
 
@@ -87,8 +90,12 @@ def trigrams(text: str) -> frozenset[int]:
     """The CRC-32 of each character trigram of the normalised text without its spaces (the whole
     text if shorter)."""
     norm = normalise(text).replace(" ", "") or text.strip().casefold()  # all symbols or a bare link
-    grams = {norm[i : i + 3] for i in range(max(1, len(norm) - 2))}
-    return frozenset(zlib.crc32(gram.encode("utf-8")) for gram in grams)
+    if norm.isascii():  # a character is a byte: slice the bytes
+        raw = norm.encode("ascii")
+        grams = {raw[i : i + 3] for i in range(max(1, len(raw) - 2))}
+    else:
+        grams = {norm[i : i + 3].encode("utf-8") for i in range(max(1, len(norm) - 2))}
+    return frozenset(map(zlib.crc32, grams))
 
 
 def similarity(a: frozenset[int], b: frozenset[int]) -> float:

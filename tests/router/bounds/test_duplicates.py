@@ -272,3 +272,19 @@ def test_texts_given_back_by_the_hundred_leave_the_others_found(redis_urls):
             bound.release(conn, entry)
         assert all(isinstance(bound.take(conn, post(t), NOON + 400), Denial) for t in kept[::7])
         assert isinstance(bound.take(conn, post(distinct(520)), NOON + 401), SentEntry)  # given back
+
+
+def test_ascii_texts_skip_the_unicode_steps_and_come_out_the_same():
+    """ASCII text skips NFKC, NFKD and the invisible-character pass (and its trigrams are sliced
+    from bytes); a zero-width space added sends the same text through every step, and it must come
+    out the same."""
+    import random
+    import string
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        text = "".join(rng.choice(string.printable) for _ in range(rng.randrange(0, 80)))
+        if rng.random() < 0.2:
+            text += " https://example.com/" + text[:10]
+        assert normalise(text + "\u200b") == normalise(text), repr(text)
+        assert trigrams(text + "\u200b") == trigrams(text) or not normalise(text), repr(text)
