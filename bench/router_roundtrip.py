@@ -8,8 +8,9 @@ processes so that the clients are not what limits the figure. On a shared machin
 within seconds, so router and floor are measured in turns, `--rounds` times (the order swapped
 each round), and each round gives a ratio; the median ratio and every round's are reported:
 
-- latency: PING p50/p99 of one client calling in sequence, one router vs one floor worker
-  (target: p50 at most 1.3x the floor's in the median round);
+- latency: PING p50/p99 of one client calling in sequence, one router vs one floor worker, in
+  five short blocks of each side per round, alternating (target: p50 at most 1.3x the floor's in
+  the median round);
 - throughput: PING/s of three routers vs three floor workers under 4 client processes, in
   three short blocks of each side per round, alternating, so that a burst of load elsewhere
   falls on both (target: at least 80% of the floor's in every round);
@@ -140,6 +141,10 @@ def wait_answering(url: str, keys: Keys) -> None:
 
 # -- the clients ----------------------------------------------------------------------------------
 def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
+    return {"calls": calls, **percentiles(sequential_samples(url, keys, calls))}
+
+
+def sequential_samples(url: str, keys: Keys, calls: int) -> list[float]:
     client = RouterClient(redis_client(url), keys, timeout=30)
     samples = []
     for _ in range(calls):
@@ -149,7 +154,29 @@ def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
         if observation["status"] != "ok":
             raise RuntimeError(f"PING answered {observation}")
     client.close()
-    return {"calls": calls, **percentiles(samples)}
+    return samples
+
+
+def latency_in_turns(
+    url: str, sides: dict[str, Keys], calls: int, rounds: int, blocks: int = 5
+) -> dict[str, Any]:
+    """One client calling PING in sequence, per round `blocks` blocks of each side alternating (the
+    order swapped each round); a side's figures in a round are over all its blocks' calls, and the
+    round's ratio is the first side's p50 over the second's."""
+    names = list(sides)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for index in range(rounds):
+        order = names if index % 2 == 0 else names[::-1]
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(blocks):
+            for name in order:
+                samples[name] += sequential_samples(url, sides[name], calls // blocks)
+        for name in names:
+            runs[name].append({"calls": len(samples[name]), "blocks": blocks, **percentiles(samples[name])})
+    ratios = [
+        round(a["p50_ms"] / b["p50_ms"], 2) for a, b in zip(runs[names[0]], runs[names[1]], strict=True)
+    ]
+    return {"runs": runs, "ratios": ratios, "median_ratio": round(statistics.median(ratios), 2)}
 
 
 def client_process(url: str, phases: list[Keys], calls: int, barrier: Any, out: Any) -> None:
@@ -348,18 +375,6 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     }
 
 
-def in_turns(rounds: int, measure: dict[str, Any], figure: Any) -> dict[str, Any]:
-    """Each of `measure`'s two sides once per round, in turns (the order swapped each round); per
-    side the rounds' figures, and per round the first side's `figure` over the second's."""
-    names = list(measure)
-    runs: dict[str, list[Any]] = {name: [] for name in names}
-    for index in range(rounds):
-        for name in names if index % 2 == 0 else reversed(names):
-            runs[name].append(measure[name]())
-    ratios = [round(figure(a) / figure(b), 2) for a, b in zip(runs[names[0]], runs[names[1]], strict=True)]
-    return {"runs": runs, "ratios": ratios, "median_ratio": round(statistics.median(ratios), 2)}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -384,11 +399,8 @@ def main() -> int:
         workers += [start_floor(server, 0), start_router(server, "bench0", data_dir)]
         wait_answering(url, floor_keys)
         wait_answering(url, keys)
-        results["latency_one_worker"] = in_turns(
-            args.rounds,
-            {"router": lambda: sequential(url, keys, args.calls),
-             "floor": lambda: sequential(url, floor_keys, args.calls)},
-            lambda run: run["p50_ms"],
+        results["latency_one_worker"] = latency_in_turns(
+            url, {"router": keys, "floor": floor_keys}, args.calls, args.rounds
         )
         results["router_bursts"] = bursts(url, keys)
         workers += [start_floor(server, n) for n in (1, 2)]

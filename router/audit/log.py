@@ -35,21 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from router.audit import checkpoint as audit_checkpoint
-from router.audit.chain_check import Verdict, hash_at, verify_chain, verify_directory
-from router.audit.lines import (
-    GENESIS,
-    canonical,
-    chain_files,
-    chain_names,
-    last_line,
-    record_hash,
-    sealed_line,
-)
+from router.audit import lines as line_format
+from router.audit.chain_check import Verdict, hash_at, verify_directory
+from router.audit.lines import GENESIS, canonical, chain_files, record_hash
 
-__all__ = [  # the format's and the checks' names, for the callers that knew them here
-    "GENESIS", "AuditLog", "AuditUnavailable", "Verdict", "canonical", "chain_files", "chain_names",
-    "hash_at", "last_line", "record_hash", "sealed_line", "verify_chain", "verify_directory",
-]
+# The format's and the checks' names, for the callers that knew them here.
+__all__ = ["GENESIS", "AuditLog", "AuditUnavailable", "Verdict", "canonical", "chain_files", "hash_at",
+           "record_hash", "verify_directory"]
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_SYNC_SECONDS = 0.1  # group commit: fsync (and checkpoint) at most this long after a write
@@ -112,7 +104,7 @@ class AuditLog:
     def _resume(self) -> tuple[int, str]:
         """The seq and hash to go on from: the active file's last line, else the newest rotated one."""
         for path in reversed(chain_files(self.directory, self.name)):
-            last = last_line(path)
+            last = line_format.last_line(path)
             if last is None:
                 continue
             try:
@@ -160,9 +152,8 @@ class AuditLog:
             return False
 
         try:
-            problem = audit_checkpoint.enrol(
-                self.directory, self.name, key, [n for n in chain_names(self.directory) if sealed(n)]
-            )
+            names = line_format.chain_names(self.directory)
+            problem = audit_checkpoint.enrol(self.directory, self.name, key, [n for n in names if sealed(n)])
         except OSError as exc:
             log.error("audit log %s: cannot add it to the sealed list of chains yet: %s", self.name, exc)
             return
@@ -188,7 +179,7 @@ class AuditLog:
                 record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
                 if "ts" not in record:
                     record["ts"] = time.time()
-                digest, text = sealed_line(record)
+                digest, text = line_format.sealed_line(record)
                 record["hash"] = digest
                 self._write_whole((text + "\n").encode("utf-8", "replace"))
                 self.seq, self.last_hash = record["seq"], digest

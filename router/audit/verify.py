@@ -24,7 +24,7 @@ import redis
 
 from protocol.keys import Keys
 from router.audit import checkpoint as audit_checkpoint
-from router.audit.log import Verdict, hash_at, verify_directory
+from router.audit.chain_check import Verdict, hash_at, verify_directory
 
 OK, BROKEN, UNCHECKED = 0, 1, 2
 
