@@ -18,8 +18,8 @@ from agent.autonomy.state import StateFiles
 from agent.config.settings import AgentSettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.ledger import CostLedger
-from agent.cost.metered import MeteredLLM
-from agent.cost.setup import RedisCostSummary, meter
+from agent.cost.metered import MeteredLLM, meter
+from agent.cost.summary import RedisCostSummary
 from agent.errors import ConfigError
 from agent.governance.files import Governance
 from agent.governance.injections import apply_injections

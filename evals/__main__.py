@@ -122,7 +122,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any]:
         return "scripted", "recorded", None
     from agent.app import build_guard
     from agent.config.settings import load_settings
-    from agent.cost.setup import meter
+    from agent.cost.metered import meter
     from agent.llm import create_llm
 
     settings = load_settings()

@@ -98,3 +98,10 @@ class MeteredLLM(BaseLLM):
 
     def check(self) -> None:
         self.inner.check()
+
+
+def meter(llm: BaseLLM, guard: BudgetGuard) -> MeteredLLM:
+    """`llm` behind the budget (an LLM already metered is returned as it is)."""
+    if isinstance(llm, MeteredLLM):
+        return llm
+    return MeteredLLM(llm, guard)

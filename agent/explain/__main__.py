@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
     from agent.app import build_guard, build_llm, build_router
     from agent.config.settings import load_settings
-    from agent.cost.setup import meter
+    from agent.cost.metered import meter
     from agent.link.origin import command_origin, explain_origin
     from agent.link.redis_pool import build_redis
 

@@ -14,7 +14,7 @@ from typing import Any
 from agent.autonomy.health import autonomy_check
 from agent.config.sections import BrowserSettings, LLMSettings
 from agent.config.settings import AgentSettings
-from agent.cost.setup import budget_status
+from agent.cost.summary import budget_status
 from agent.errors import AgentError
 from agent.llm import create_llm
 from agent.llm.select import choose_provider

@@ -1,5 +1,5 @@
-"""The budget's parts the wiring (`agent.app.build_guard`) puts together: the summary it keeps in Redis for
-the dashboard, the LLM behind the guard (`meter`), and what the ledger says for status and doctor."""
+"""The budget's summary: kept current in Redis for the dashboard after every call (`RedisCostSummary`,
+handed to the guard by `agent.app.build_guard`), and read from the ledger for status and doctor."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import redis
 
 from agent.cost.budget import BudgetGuard, BudgetStatus
 from agent.cost.ledger import CostLedger
-from agent.cost.metered import MeteredLLM
-from agent.llm.base import BaseLLM
 from protocol.keys import Keys
 
 if TYPE_CHECKING:
@@ -45,10 +43,3 @@ def budget_status(settings: AgentSettings) -> BudgetStatus:
     root = settings.workspace.root
     guard = BudgetGuard(settings.budget, CostLedger(root / "logs" / "cost.jsonl"), root / "logs" / "x")
     return guard.status()
-
-
-def meter(llm: BaseLLM, guard: BudgetGuard) -> MeteredLLM:
-    """`llm` behind the budget (an LLM already metered is returned as it is)."""
-    if isinstance(llm, MeteredLLM):
-        return llm
-    return MeteredLLM(llm, guard)
