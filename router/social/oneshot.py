@@ -23,6 +23,7 @@ from router.bounds.embedded import EmbeddedStore
 from router.config.credentials import load_credentials
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
+from router.platforms import close_kept
 from router.policy.checks import Policy
 from router.queue.deadline import public_environment
 from router.queue.redis_io import connect
@@ -55,6 +56,7 @@ class OneShotRouter:
         try:
             return self._run(envelope, pipeline, conn)
         finally:
+            close_kept()  # the platform client this one command used, and its connection
             if conn is not None:
                 conn.close()
             if policy.embedded is not None:

@@ -139,3 +139,23 @@ def test_auth_test_logs_in_afresh_each_time_after_posts(name, login_path, redis_
         p.fake.stop()
     assert [r["status"] for r in checks] == ["ok", "ok"], checks
     assert logins == 3, f"{name}: {logins} logins for one post and two checks"
+
+
+def test_the_one_shot_tool_closes_its_client_when_its_command_is_done(tmp_path):
+    from protocol.commands import CommandEnvelope
+    from protocol.origin import OWNER, Origin
+    from router.redaction import Redactor
+    from router.social.oneshot import OneShotRouter
+
+    p = PLATFORMS["moltbook"]()
+    try:
+        env = {"ROUTER_DATA_DIR": str(tmp_path), "ROUTER_PACING": "moltbook:post=0", **p.env, **p.credentials}
+        router = OneShotRouter(env, Redactor(list(p.credentials.values())), SKILLS)
+        envelope = CommandEnvelope.new("CREATE_POST", post_params(p, "one shot, one client"), "t", ttl_seconds=60,
+                                       origin=Origin(OWNER, "console"))
+        reply = router.run(envelope)
+        accepted, still_open = p.fake.connections()[0], wait_closed(p)
+    finally:
+        p.fake.stop()
+    assert reply.status == "ok", reply
+    assert accepted == 1 and still_open == 0
