@@ -29,9 +29,10 @@ sys.path.insert(0, str(REPO_ROOT))
 
 import redis  # noqa: E402
 
-from router.bounds.duplicates import Fingerprint, similarity, trigrams  # noqa: E402
+from router.bounds.fingerprints import Fingerprint  # noqa: E402
 from router.bounds.guard import HardBounds  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402
+from router.bounds.text_trigrams import similarity, trigrams  # noqa: E402
 from router.policy.effects import Effect  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 

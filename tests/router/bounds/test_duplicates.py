@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from router.bounds import Denial
-from router.bounds.duplicates import DuplicateGuard, SentEntry, normalise, similarity, trigrams
+from router.bounds.duplicates import DuplicateGuard, SentEntry
+from router.bounds.text_trigrams import normalise, similarity, trigrams
 from tests.router.bounds.bounds_helpers import NOON, PREFIX, FakeEffect, router_conn, settings
 
 ORIGINAL = (
@@ -240,7 +241,7 @@ def test_the_fingerprint_bound_never_hides_a_match():
     skips is below the threshold; it is tight enough to skip texts merely alike."""
     import random
 
-    from router.bounds.duplicates import Fingerprint
+    from router.bounds.fingerprints import Fingerprint
 
     rng = random.Random(5)
     pool = [rng.getrandbits(32) for _ in range(6000)]
