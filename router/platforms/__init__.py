@@ -1,6 +1,6 @@
 """Platform clients by key, imported lazily so an unused platform costs nothing at start-up.
 
-Every platform client (and Bluesky's public AppView client, `bsky.on_appview`) is kept by the
+Every platform client (and Bluesky's public AppView client, `bsky_appview.on_appview`) is kept by the
 thread that made it (a router's lane thread) for that thread's next commands on its platform, with
 the same credentials and settings: its login, its instance facts (a Mastodon instance's length
 limit) and its open connection are not made again per command. Each thread keeps its own, because

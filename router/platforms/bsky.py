@@ -18,7 +18,6 @@ from atproto_client.exceptions import BadRequestError
 from atproto_client.request import Request
 
 from router.errors import SkillError
-from router.platforms import REBUILD_AFTER, forget, kept
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
 from router.platforms.http_errors import error_from_exception
 from router.platforms.text_limits import BLUESKY_LIMIT, bluesky_length, truncate
@@ -116,45 +115,6 @@ def post_view_dict(view: Any) -> dict[str, Any]:
         "replies": view.reply_count or 0,
         "quotes": view.quote_count or 0,
     }
-
-
-class AppView:
-    """The public AppView's SDK client (no login), kept per lane thread as a platform client is."""
-
-    key = "bsky"
-
-    def __init__(self, base_url: str, timeout: float) -> None:
-        self._request = Request(timeout=timeout)
-        self.client = Client(base_url=base_url, request=self._request)
-
-    def retime(self, timeout: float) -> None:
-        self._request._client.timeout = httpx.Timeout(timeout)
-
-    def close(self) -> None:
-        self._request.close()
-
-
-APPVIEW_SLOT = "bsky:appview"
-
-
-def on_appview(env: Mapping[str, str], timeout: float, doing: str, read: Callable[[Client], T]) -> T:
-    """One read through this thread's kept AppView client; a failure that may have broken it
-    (no answer, the SDK failing) drops it."""
-    base = env.get("BSKY_APPVIEW") or DEFAULT_APPVIEW
-    appview = kept(APPVIEW_SLOT, base, timeout, lambda: AppView(base, timeout))
-    try:
-        return _guard(doing, lambda: read(appview.client))
-    except SkillError as error:
-        if error.kind in REBUILD_AFTER:
-            forget(APPVIEW_SLOT, appview)
-        raise
-
-
-def search_posts(env: Mapping[str, str], query: str, limit: int, timeout: float) -> list[dict[str, Any]]:
-    """Public posts matching `query`, through the AppView, without credentials."""
-    params = models.AppBskyFeedSearchPosts.Params(q=query, limit=limit)
-    response = on_appview(env, timeout, "search", lambda client: client.app.bsky.feed.search_posts(params))
-    return [post_view_dict(view) for view in response.posts if not requires_login(view.author)]
 
 
 class BlueskyClient(PlatformClient):

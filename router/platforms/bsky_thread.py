@@ -17,11 +17,11 @@ from atproto import Client, models
 from router.errors import SkillError
 from router.platforms.bsky import (
     POST_COLLECTION,
-    on_appview,
     post_view_dict,
     requires_login,
     split_post_ref,
 )
+from router.platforms.bsky_appview import on_appview
 
 MAX_PARENTS = 5
 MAX_IMAGES = 4

@@ -20,11 +20,12 @@ SCHEMA = params_schema(
 
 
 def search_posts(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    from router.platforms import bsky  # atproto: 0.4 s of imports a router pays only when it searches
+    from router.platforms import bsky_appview  # atproto: 0.4 s of imports a router pays only when it searches
 
     limit = int(params.get("limit", DEFAULT_LIMIT))
     query = params["query"]
-    posts = platform_call("bsky", "search", lambda: bsky.search_posts(ctx.env, query, limit, ctx.timeout))
+    env, timeout = ctx.env, ctx.timeout
+    posts = platform_call("bsky", "search", lambda: bsky_appview.search_posts(env, query, limit, timeout))
     items = clean_all(posts[:limit], ctx)
     return {"platform": "bsky", "count": len(items), "posts": items,
             "flagged": sum(1 for item in items if item["flagged"])}

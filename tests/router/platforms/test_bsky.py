@@ -7,7 +7,7 @@ import grapheme
 import pytest
 
 from router.errors import SkillError
-from router.platforms import bsky
+from router.platforms import bsky_appview
 from router.platforms.base import PostRequest
 from router.platforms.bsky import BlueskyClient, record_key_for, split_post_ref
 from router.platforms.bsky_thread import fetch_thread
@@ -196,7 +196,7 @@ def test_public_reads_need_no_credentials(fake):
         alice, "reply on otters", reply={"root": fake.strong_ref(root), "parent": fake.strong_ref(root)}
     )
     env = {"BSKY_APPVIEW": fake.url}
-    found = bsky.search_posts(env, "otters", 5, 5.0)
+    found = bsky_appview.search_posts(env, "otters", 5, 5.0)
     assert {p["text"] for p in found} == {"a post about otters", "reply on otters"}
     post = fetch_thread(env, f"https://bsky.app/profile/alice.test/post/{rkey_of(root)}", 5.0)
     assert post["id"] == root and post["author"] == "alice.test" and post["replies"] == 1

@@ -3,7 +3,7 @@
 import pytest
 
 from router.errors import SkillError
-from router.platforms import bsky
+from router.platforms import bsky_appview
 from router.platforms.bsky_thread import fetch_thread
 from tests.support.fake_bsky import FakeBluesky
 
@@ -97,7 +97,7 @@ def test_an_author_who_hides_from_logged_out_viewers_is_respected(fake):
     got = fetch_thread(env, quoting, 5.0)
     assert "only for logged-in" not in str(got)
     assert got["quoted"]["unavailable"] and got["parents"][0]["unavailable"]
-    assert bsky.search_posts(env, "logged-in", 5, 5.0) == []
+    assert bsky_appview.search_posts(env, "logged-in", 5, 5.0) == []
 
 
 def test_a_down_appview_is_request_failed(fake):
