@@ -1,0 +1,76 @@
+"""Where one post's time goes in a router: the router's functions of `SPANS` wrapped with wall-clock
+timers while a bench runs (bench/router_post.py), and the Redis round trips each thread makes."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from typing import Any
+
+import redis
+
+# Where one post's time goes in the router: wall time per post inside these functions, nested
+# (the lane's work includes the policy, the policy the bounds, the bounds the duplicate guard, the
+# skill Mastodon.py's call). (label, module, class or "", function)
+SPANS: tuple[tuple[str, str, str, str], ...] = (
+    ("lane: triage, policy, audit, run, records (all below)", "router.queue.triage", "Decider", "decide"),
+    ("  stored reply? (Redis)", "router.queue.records", "CommandRecords", "stored_reply"),
+    ("  policy checks, all", "router.policy.checks", "Policy", "decide"),
+    ("    hard bounds: circuit, quota, pacing, duplicates", "router.bounds.guard", "HardBounds", "check"),
+    ("      duplicate guard: trigrams, queued with the others", "router.bounds.duplicates", "DuplicateGuard",
+     "stage"),
+    ("      duplicate guard: compared with the history", "router.bounds.duplicates", "DuplicateGuard",
+     "_settle"),
+    ("  claim the command id (Redis)", "router.queue.records", "CommandRecords", "claim"),
+    ("  audit line before the post (durable)", "router.audit.recorder", "AuditRecorder", "started"),
+    ("    of which fdatasync", "router.audit.log", "", "_datasync"),
+    ("  the skill: CREATE_POST on the kept client", "router.pipeline", "Pipeline", "run"),
+    ("    Mastodon.py status_post (the floor's own call)", "mastodon", "Mastodon", "status_post"),
+    ("  bounds' record after the post", "router.policy.checks", "Policy", "record"),
+    ("  audit line of the answer", "router.audit.recorder", "AuditRecorder", "command"),
+    ("  reply, record and audit mirror written (Redis)", "router.queue.results", "ResultWriter", "finish"),
+    ("loop: decode and plan", "router.pipeline", "Pipeline", "plan"),
+)
+
+
+class Spans:
+    """Wall time spent inside each of `SPANS` (its functions wrapped while the bench runs), and the
+    Redis round trips each thread made."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys((label for label, *_ in SPANS), 0.0)
+        self.round_trips: dict[str, int] = {"lane": 0, "loop": 0}
+        self.round_trip_seconds = 0.0  # the lanes' only: the loop's include its wait for commands
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, name: str, label: str | None) -> None:
+        original = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = (time.perf_counter_ns() - start) / 1e9
+                if label is not None:
+                    self.seconds[label] += spent
+                else:
+                    lane = threading.current_thread().name.startswith("lane-")
+                    self.round_trips["lane" if lane else "loop"] += 1
+                    self.round_trip_seconds += spent if lane else 0.0
+
+        setattr(owner, name, timed)
+        self._undo.append((owner, name, original))
+
+    def __enter__(self) -> Spans:
+        for label, module, cls, function in SPANS:
+            imported = importlib.import_module(module)
+            self.wrap(getattr(imported, cls) if cls else imported, function, label)
+        self.wrap(redis.Redis, "execute_command", None)  # a pipeline's commands are queued, not sent
+        self.wrap(redis.client.Pipeline, "execute", None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, original in reversed(self._undo):
+            setattr(owner, name, original)
