@@ -4,6 +4,7 @@ timers while a bench runs (bench/router_post.py), and the Redis round trips each
 from __future__ import annotations
 
 import importlib
+import statistics
 import threading
 import time
 from typing import Any
@@ -39,7 +40,7 @@ class Spans:
     Redis round trips each thread made."""
 
     def __init__(self) -> None:
-        self.seconds: dict[str, float] = dict.fromkeys((label for label, *_ in SPANS), 0.0)
+        self.calls: dict[str, list[float]] = {label: [] for label, *_ in SPANS}
         self.round_trips: dict[str, int] = {"lane": 0, "loop": 0}
         self.round_trip_seconds = 0.0  # the lanes' only: the loop's include its wait for commands
         self._undo: list[tuple[Any, str, Any]] = []
@@ -54,7 +55,7 @@ class Spans:
             finally:
                 spent = (time.perf_counter_ns() - start) / 1e9
                 if label is not None:
-                    self.seconds[label] += spent
+                    self.calls[label].append(spent)
                 else:
                     lane = threading.current_thread().name.startswith("lane-")
                     self.round_trips["lane" if lane else "loop"] += 1
@@ -62,6 +63,13 @@ class Spans:
 
         setattr(owner, name, timed)
         self._undo.append((owner, name, original))
+
+    def per_post(self, posts: int) -> dict[str, dict[str, float]]:
+        """Each span's mean ms per post, its calls per post and the median ms of one call."""
+        return {label: {"mean_ms_per_post": round(sum(spent) / posts * 1000, 3),
+                        "calls_per_post": round(len(spent) / posts, 2),
+                        "p50_ms_per_call": round(statistics.median(spent) * 1000, 3) if spent else 0.0}
+                for label, spent in self.calls.items()}
 
     def __enter__(self) -> Spans:
         for label, module, cls, function in SPANS:

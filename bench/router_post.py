@@ -175,7 +175,7 @@ def where_the_time_goes(server: RedisServer, masto: FakeMastodon, posts: int, rn
     return {
         "posts": posts,
         "post_p50_ms": p50_ms(samples),
-        "mean_ms_per_post": {label: round(spent / posts * 1000, 3) for label, spent in spans.seconds.items()},
+        "spans": spans.per_post(posts),
         "redis_round_trips_per_post": {k: round(v / posts, 1) for k, v in spans.round_trips.items()},
         "lane_redis_ms_per_post": round(spans.round_trip_seconds / posts * 1000, 3),
     }
