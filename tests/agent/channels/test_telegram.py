@@ -112,6 +112,7 @@ def test_send_gives_up_after_bounded_attempts(fake, tmp_path):
     assert len(fake.calls_of("sendMessage")) == channel.send_attempts
 
 
+@pytest.mark.slow
 def test_polling_keeps_going_after_server_errors_and_429(fake, tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="safeclaw")
     fake.fail_next("getUpdates", server_error(), too_many_requests(1), dropped_connection())

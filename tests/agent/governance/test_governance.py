@@ -167,6 +167,7 @@ def test_an_accept_from_the_dashboard_is_applied_once_like_the_cli(workspace, re
     admin.close()
 
 
+@pytest.mark.slow
 def test_applied_injections_leave_the_list_and_none_is_applied_twice_past_a_thousand(workspace, redis_urls):
     """The list is emptied as the agent applies (malformed entries too); 1,200 rules are each
     applied exactly once, however often the agent looks again."""
