@@ -69,8 +69,20 @@ def test_no_agent_module_but_the_wiring_opens_redis():
     assert offenders == {}, "open Redis only in agent/app.py's pool (agent/link/redis_pool.py)"
 
 
-def agent_connections(admin):
-    return [client for client in admin.client_list() if client["user"] == "agent"]
+def agent_connections(admin, since=frozenset()):
+    """The agent user's connections as the server lists them (address -> id), leaving out the ids in
+    `since` (the server is shared by the session's tests: earlier ones may still hold theirs)."""
+    return {c["addr"]: c["id"] for c in admin.client_list() if c["user"] == "agent" and c["id"] not in since}
+
+
+def pool_addresses(pool):
+    """Where the pool's connections come from, as the server names a client (host:port)."""
+    addresses = set()
+    for conn in pool._connections:
+        if conn._sock is not None:
+            host, port = conn._sock.getsockname()[:2]
+            addresses.add(f"{host}:{port}")
+    return addresses
 
 
 def test_a_running_agent_talks_to_redis_through_one_bounded_pool(redis_urls, workspace, tmp_path):
@@ -79,7 +91,7 @@ def test_a_running_agent_talks_to_redis_through_one_bounded_pool(redis_urls, wor
     settings = settings_from_config(config, tmp_path / "config.json", env)
     admin = redis_urls.admin_client()
     keys = redis_urls.keys
-    assert agent_connections(admin) == []
+    earlier = frozenset(agent_connections(admin).values())
     service = build_service(settings)  # as start_agent builds the running agent
     pool = service.conn.connection_pool
     router = service.loop.router
@@ -114,9 +126,9 @@ def test_a_running_agent_talks_to_redis_through_one_bounded_pool(redis_urls, wor
             thread.start()
         for thread in threads:
             thread.join()
-        connections = agent_connections(admin)
-        assert 1 <= len(connections) <= MAX_CONNECTIONS
-        assert len(connections) == len(pool._connections)  # every agent connection is the pool's
+        opened = set(agent_connections(admin, earlier))
+        assert 1 <= len(opened) <= MAX_CONNECTIONS
+        assert opened == pool_addresses(pool)  # every connection the agent opened is the pool's
     service.conn.connection_pool.disconnect()
-    assert agent_connections(admin) == []
+    assert not set(agent_connections(admin, earlier)) & opened
     admin.close()
