@@ -22,8 +22,9 @@ each history a change counter (`<key>:version`) goes up by one with each entry a
 out. A check adds its entry and counts it in one round trip: when the counter says ours was the
 only change since this guard's last look, and the set's size agrees, nothing is read. Otherwise
 it fetches the entries sent since its newest one (less `SLACK_SECONDS` for clocks and round trips
-between routers) with the set's size, and when the size still disagrees (an entry taken out, or
-one missed) it reads every name again, fingerprinting only the new ones. A check then compares
+between routers), the set's size and the ids of the entries taken out lately (`<key>:removed`,
+the newest `REMOVED_KEPT`), and when the size still disagrees (one missed) it reads every name
+again, fingerprinting only the new ones. A check then compares
 the new text's fingerprint with each kept one, an AND and a bit count: only a text whose bound on
 the shared trigrams can reach the threshold is decoded and compared exactly.
 """
@@ -42,6 +43,7 @@ from router.bounds.text_trigrams import decode, encode, similarity, trigrams
 
 DAY = 24 * 3600
 SLACK_SECONDS = 300.0  # another router's entry may carry a send time this far behind ours
+REMOVED_KEPT = 256  # ids of entries taken out, kept for the other routers' guards to drop them
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ class DuplicateGuard:
     def version_key(key: str) -> str:
         """A history's change counter: one more for each entry added or taken out."""
         return f"{key}:version"
+
+    @staticmethod
+    def removed_key(key: str) -> str:
+        """The ids of the entries last taken out of a history, newest first."""
+        return f"{key}:removed"
 
     def take(self, conn: Counters, effect: EffectLike, now: float) -> SentEntry | Denial | None:
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
@@ -142,8 +149,9 @@ class DuplicateGuard:
 
     def _read(self, conn: Counters, key: str, since: float | None, version: int,
               mine: tuple[str, Fingerprint], now: float) -> None:
-        """Fetch the entries sent since `since` (all when None) and the set's size; when the size
-        is still not what we know, read every name again (only the new ones are fingerprinted)."""
+        """Fetch the entries sent since `since` (all when None), the set's size and the entries
+        taken out lately; when the size is still not what we know, read every name again (only
+        the new ones are fingerprinted)."""
         for window in (since, None) if since is not None else (None,):
             pipe = conn.pipeline(transaction=False)
             if window is None:
@@ -151,11 +159,15 @@ class DuplicateGuard:
             else:
                 pipe.zrangebyscore(key, window, "+inf", withscores=True)
             pipe.zcard(key)
-            fetched, size = pipe.execute()
+            pipe.lrange(self.removed_key(key), 0, -1)
+            fetched, size, removed = pipe.execute()
             with self._lock:
                 known = self._known[key]
                 if window is None:
                     known.keep_only({as_text(raw) for raw, _ in fetched})
+                else:
+                    gone = {as_text(raw) for raw in removed}
+                    known.keep_only({name for name in known.entries if name.split("|", 1)[0] not in gone})
                 known.merge(list(fetched), mine)
                 known.trim(now - self.window)
                 if len(known.entries) == int(size) or window is None:
@@ -165,8 +177,12 @@ class DuplicateGuard:
     def _remove(self, conn: Counters, key: str, member: str) -> None:
         pipe = conn.pipeline(transaction=False)
         pipe.zrem(key, member)
+        # Which entry went, for the other routers' guards to drop it without reading all names.
+        pipe.lpush(self.removed_key(key), member.split("|", 1)[0])
+        pipe.ltrim(self.removed_key(key), 0, REMOVED_KEPT - 1)
+        pipe.expire(self.removed_key(key), self.window + DAY)
         pipe.incr(self.version_key(key))  # a change the other routers' guards must read
-        _, version = pipe.execute()
+        version = pipe.execute()[-1]
         with self._lock:
             known = self._known.get(key)
             if known is not None:

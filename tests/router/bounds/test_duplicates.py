@@ -289,3 +289,19 @@ def test_ascii_texts_skip_the_unicode_steps_and_come_out_the_same():
             text += " https://example.com/" + text[:10]
         assert normalise(text + "\u200b") == normalise(text), repr(text)
         assert trigrams(text + "\u200b") == trigrams(text) or not normalise(text), repr(text)
+
+
+def test_a_text_another_router_took_back_is_dropped_without_reading_the_whole_history(redis_urls):
+    mine, theirs = guard(), guard()
+    with router_conn(redis_urls.router_url) as conn:
+        for n in range(30):
+            assert isinstance(mine.take(conn, post(distinct(700 + n)), NOON + 1000 * n), SentEntry)
+        later = NOON + 40_000
+        sent = theirs.take(conn, post(distinct(800)), later)  # theirs reads the history once here
+        assert isinstance(sent, SentEntry)
+        assert isinstance(mine.take(conn, post(distinct(800)), later + 1), Denial)  # mine sees it
+        theirs.release(conn, sent)  # their post failed: the text is given back
+        fetched = count_reads(conn)
+        assert isinstance(mine.take(conn, post(distinct(800)), later + 2), SentEntry)
+        assert isinstance(mine.take(conn, post(distinct(729)), later + 3), Denial)  # the rest still kept
+    assert fetched == [1]  # its own entry, sent since its newest; not the 31 names of the week again
