@@ -179,10 +179,9 @@ class AuditLog:
                 record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
                 if "ts" not in record:
                     record["ts"] = time.time()
-                digest, text = line_format.sealed_line(record)
-                record["hash"] = digest
-                self._write_whole((text + "\n").encode("utf-8", "replace"))
-                self.seq, self.last_hash = record["seq"], digest
+                data = line_format.seal(record)
+                self._write_whole(data)
+                self.seq, self.last_hash = record["seq"], record["hash"]
                 self._written += 1
                 number = self._written
             if durable:  # the line durable now; its checkpoint comes with the next group commit
@@ -191,7 +190,7 @@ class AuditLog:
             if durable and not isinstance(exc, AuditUnavailable):
                 raise AuditUnavailable(exc.errno or errno.EIO, f"audit log {self.path}: {exc}") from exc
             raise
-        return record, text
+        return record, data[:-1].decode("utf-8")
 
     def _open(self) -> None:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
