@@ -1,13 +1,15 @@
 """The tests' own redis-server: parallel test workers choose ports independently, so a port can be
-taken between choosing it and binding it; a first start then moves on, a restart keeps its port."""
+taken between choosing it and binding it; a first start then moves on, a restart keeps its port.
+A test's server is clean: what an earlier test left (keys, open connections) is gone."""
 
 from __future__ import annotations
 
 import socket
 
 import pytest
+import redis
 
-from tests.support.redis_server import PortTaken, RedisServer
+from tests.support.redis_server import PortTaken, RedisServer, clean
 
 
 def occupied_port() -> socket.socket:
@@ -47,3 +49,21 @@ def test_a_restart_on_a_taken_port_fails_rather_than_moving():
         assert server.port == port
     finally:
         server.cleanup()
+
+
+def test_cleaning_closes_every_earlier_connection_and_empties_the_data(redis_server):
+    earlier = redis.Redis.from_url(redis_server.agent_url, decode_responses=True)
+    listening = redis.Redis.from_url(redis_server.agent_url).pubsub()
+    earlier.ping()
+    listening.subscribe("anything")
+    admin = redis_server.admin_client()
+    admin.set("left:over", "1")
+    try:
+        assert {c["user"] for c in admin.client_list()} >= {"agent"}
+        clean(redis_server)
+        assert [c for c in admin.client_list() if c["user"] != "admin"] == []
+        assert admin.dbsize() == 0
+    finally:
+        listening.close()
+        earlier.close()
+        admin.close()

@@ -2,7 +2,8 @@
 
 `RedisServer` starts `/usr/bin/redis-server` with AOF on (`appendfsync always`) so a restart keeps
 every acknowledged write; `restart()` reuses the port, the passwords and the data.
-Fixtures: `redis_server` (one per session) and `redis_urls` (flushes before and after each test).
+Fixtures: `redis_server` (one per session, so one per xdist worker) and `redis_urls` (each test
+starts with no data and no connection left by an earlier test; flushed after it too).
 """
 
 from __future__ import annotations
@@ -184,11 +185,23 @@ def redis_server() -> Iterator[RedisServer]:
         server.cleanup()
 
 
+def clean(server: RedisServer) -> None:
+    """Leave the server as new: no client of an earlier test (one not closed yet would show in
+    CLIENT LIST and still be able to write), then no data."""
+    admin = server.admin_client()
+    try:
+        for kind in ("normal", "pubsub"):
+            admin.client_kill_filter(_type=kind, skipme=True)
+        admin.flushall()
+    finally:
+        admin.close()
+
+
 @pytest.fixture
 def redis_urls(redis_server: RedisServer) -> Iterator[RedisUrls]:
-    admin = redis_server.admin_client()
-    admin.flushall()
-    admin.close()
+    """The session's server, clean for this test (a test that needs a clean db gets this, not a new
+    server: starting one costs far more than cleaning one)."""
+    clean(redis_server)
     try:
         yield RedisUrls(redis_server, redis_server.agent_url, redis_server.router_url, redis_server.keys)
     finally:
