@@ -24,7 +24,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if info is None:
             continue
         if any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(str(item.path)))
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+SLOW_SECONDS = 5.0  # a test longer than this carries @pytest.mark.slow
+_unmarked_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "slow" not in report.keywords:
+        _unmarked_seconds[report.nodeid] = _unmarked_seconds.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Name the tests over SLOW_SECONDS without the slow mark. Only in a serial run: in parallel
+    workers a test's time includes waiting for a core."""
+    if config.getoption("numprocesses", None):
+        return
+    over = sorted(((s, n) for n, s in _unmarked_seconds.items() if s > SLOW_SECONDS), reverse=True)
+    if over:
+        terminalreporter.section(f"over {SLOW_SECONDS:g} s without @pytest.mark.slow")
+        for seconds, nodeid in over:
+            terminalreporter.write_line(f"{seconds:6.2f}s {nodeid}")
 
 
 @pytest.fixture(scope="session")
