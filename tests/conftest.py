@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -15,10 +16,21 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_SCOPES = frozenset({"module", "package", "class"})
 
 
+# An id naming where an object lies in memory differs between processes; pytest-xdist then refuses
+# the run ("Different tests were collected"), so it is refused here, in a serial run too.
+MEMORY_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{4,}")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Keep the tests of one module on one xdist worker when they share a module-scoped fixture
     (a loaded model, a router, a platform fake), so it is built once, as in a serial run
     (`--dist loadgroup`). Other tests are spread one by one."""
+    unstable = [item.nodeid for item in items if MEMORY_ADDRESS.search(item.nodeid)]
+    if unstable:
+        raise pytest.UsageError(
+            "test ids must be the same in every process (make test runs several); these name a "
+            "memory address, give their parametrize `ids` without it: " + ", ".join(unstable)
+        )
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
