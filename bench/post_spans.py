@@ -16,14 +16,15 @@ import redis
 # skill Mastodon.py's call). (label, module, class or "", function)
 SPANS: tuple[tuple[str, str, str, str], ...] = (
     ("lane: triage, policy, audit, run, records (all below)", "router.queue.triage", "Decider", "decide"),
-    ("  stored reply? (Redis)", "router.queue.records", "CommandRecords", "stored_reply"),
+    ("  read ahead: stored reply, intent, kill switch (Redis)", "router.queue.triage", "Decider",
+     "_read_ahead"),
     ("  policy checks, all", "router.policy.checks", "Policy", "decide"),
-    ("    hard bounds: circuit, quota, pacing, duplicates", "router.bounds.guard", "HardBounds", "check"),
+    ("    hard bounds: circuit, quota, pacing, duplicates; the claim rides along", "router.bounds.guard",
+     "HardBounds", "check"),
     ("      duplicate guard: trigrams, queued with the others", "router.bounds.duplicates", "DuplicateGuard",
      "stage"),
     ("      duplicate guard: compared with the history", "router.bounds.duplicates", "DuplicateGuard",
      "_settle"),
-    ("  claim the command id (Redis)", "router.queue.records", "CommandRecords", "claim"),
     ("  audit line before the post (durable)", "router.audit.recorder", "AuditRecorder", "started"),
     ("    of which fdatasync", "router.audit.log", "", "_datasync"),
     ("  the skill: CREATE_POST on the kept client", "router.pipeline", "Pipeline", "run"),
@@ -41,7 +42,7 @@ class Spans:
 
     def __init__(self) -> None:
         self.calls: dict[str, list[float]] = {label: [] for label, *_ in SPANS}
-        self.round_trips: dict[str, int] = {"lane": 0, "loop": 0}
+        self.round_trips: dict[str, int] = {"lane": 0, "loop": 0}  # the bench's own (MainThread) not counted
         self.round_trip_seconds = 0.0  # the lanes' only: the loop's include its wait for commands
         self._undo: list[tuple[Any, str, Any]] = []
 
@@ -56,7 +57,7 @@ class Spans:
                 spent = (time.perf_counter_ns() - start) / 1e9
                 if label is not None:
                     self.calls[label].append(spent)
-                else:
+                elif threading.current_thread() is not threading.main_thread():
                     lane = threading.current_thread().name.startswith("lane-")
                     self.round_trips["lane" if lane else "loop"] += 1
                     self.round_trip_seconds += spent if lane else 0.0

@@ -25,7 +25,7 @@ from protocol.commands import CommandEnvelope, is_command_id
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.errors import SkillError, describe
-from router.policy.checks import Decision, Policy
+from router.policy.checks import Ahead, Decision, Policy
 from router.policy.effects import Effect
 from router.redaction import Redactor
 from router.registry import Skill, SkillContext
@@ -131,9 +131,9 @@ class Pipeline:
             )
         return Planned(envelope, skill, effect)
 
-    def check(self, planned: Planned, conn: redis.Redis | None) -> Reply | None:
+    def check(self, planned: Planned, conn: redis.Redis | None, ahead: Ahead | None = None) -> Reply | None:
         """The policy's refusal as a Reply, or None when the command may run."""
-        decision = self.policy.decide(planned.effect, planned.envelope, conn)
+        decision = self.policy.decide(planned.effect, planned.envelope, conn, ahead)
         return None if decision is None else refusal(planned.envelope, decision)
 
     def run(self, planned: Planned, ctx: SkillContext) -> Outcome:

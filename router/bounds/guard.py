@@ -17,9 +17,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from router.bounds import Counters, Denial, EffectLike
+from router.bounds import Counters, Denial, EffectLike, Staged
 from router.bounds.circuit import CircuitBreaker, Clean
 from router.bounds.duplicates import DuplicateGuard, SentEntry
 from router.bounds.pacing import PaceSlot, Pacing
@@ -39,6 +39,14 @@ class Held:
     circuit: Clean | None = None  # the circuit was clean: a success has nothing to reset
 
 
+class Rider(Protocol):
+    """A caller's commands sent in the bounds' round trip, after theirs (`taken` once sent)."""
+
+    taken: bool
+
+    def stage(self, pipe: Any) -> Staged[None]: ...
+
+
 class HardBounds:
     def __init__(self, settings: BoundsSettings, router_prefix: str, notices_key: str) -> None:
         self.settings = settings
@@ -49,16 +57,27 @@ class HardBounds:
         self._held: OrderedDict[str, Held] = OrderedDict()
         self._lock = threading.Lock()  # a router runs commands in several lanes (threads) at once
 
-    def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float) -> Denial | None:
+    def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float,
+              riders: tuple[Rider, ...] = ()) -> Denial | None:
         """None when the effect is within every bound (and its share is taken); else the refusal.
 
         The four bounds' commands go in one round trip; each then settles its answers in the order
-        above, and the first refusal wins: every share the others took is given back."""
+        above, and the first refusal wins: every share the others took is given back. `riders`:
+        the caller's own commands, queued after the bounds' in the same round trip and settled
+        whatever the bounds answer (the caller reads their outcome)."""
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         bounds = (("circuit", self.circuit), ("quota", self.quotas), ("pace", self.pacing),
                   ("sent", self.duplicates))
         staged = [(name, bound.stage(pipe, effect, now)) for name, bound in bounds]
-        answers = pipe.execute() if any(stage is not None for _, stage in staged) else []
+        riding = [rider.stage(pipe) for rider in riders]
+        sent = riding or any(stage is not None for _, stage in staged)
+        answers = pipe.execute() if sent else []
+        if riding:
+            at = len(answers) - sum(ride.count for ride in riding)
+            for rider, ride in zip(riders, riding, strict=True):
+                ride.settle(conn, answers[at : at + ride.count])
+                rider.taken = True
+                at += ride.count
         held, denial, at = Held(), None, 0
         for name, stage in staged:
             if stage is None:

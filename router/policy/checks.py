@@ -13,6 +13,10 @@ refuses the command. Each check is `check(effect, envelope, conn, now) -> Decisi
    circuit breaker), last because they take a share (a quota unit, a pacing slot, the text) that a
    later refusal would have to give back, and so a held command is counted once, when it runs.
 
+A caller with its own round trips can save the policy two (`Ahead`): the kill switch read with its
+records (`queue_kill_switch`, still read fresh for each command), and its own commands (`Rider`:
+the worker's claim of the command id) queued on the bounds' round trip, after them.
+
 After a command ran (or was refused), `record` gives the outcome to the bounds. Settings that name
 actions or effects are resolved once, at start, against the registry: anything unknown is a
 ConfigError naming it. The worker and the one-shot tool build the same `Policy`; only `hold` differs.
@@ -37,7 +41,7 @@ from protocol.keys import Keys
 from protocol.replies import Reply, Status
 from router.bounds import Counters
 from router.bounds.embedded import EmbeddedStore
-from router.bounds.guard import HardBounds
+from router.bounds.guard import HardBounds, Rider
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
@@ -67,6 +71,16 @@ Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decisi
 # Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
 # command (it now runs under that approval).
 Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What the caller read for this command in its own round trip: the live kill switch's raw
+    value (`queue_kill_switch`), and riders for the bounds' round trip."""
+
+    kill_switch: bytes | str | None = None
+    switch_read: bool = False  # False: the policy reads the switch itself
+    riders: tuple[Rider, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,14 +139,30 @@ class Policy:
         """Where the quotas, pacing, duplicate guard, circuit breaker and rate limits count."""
         return conn if conn is not None else self.embedded
 
-    def decide(self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None) -> Decision | None:
-        """None when the command may run; otherwise why not."""
+    def decide(
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, ahead: Ahead | None = None
+    ) -> Decision | None:
+        """None when the command may run; otherwise why not. `ahead`: see the module's doc; a
+        rider the bounds did not carry (no bounds apply) is not sent here: the caller sends it."""
         now = self.clock()
         for check in self.checks:
-            decision = check(effect, envelope, conn, now)
+            if ahead is not None and check == self.kill_switch and ahead.switch_read:
+                decision = self.switch_decision(effect, envelope, ahead.kill_switch, conn)
+            elif ahead is not None and check == self.hard_bounds:
+                decision = self.hard_bounds(effect, envelope, conn, now, ahead.riders)
+            else:
+                decision = check(effect, envelope, conn, now)
             if decision is not None:
                 return decision
         return None
+
+    def queue_kill_switch(self, pipe: Any, effect: Effect) -> bool:
+        """Queue the read of the live switch on the caller's pipeline when this effect needs it;
+        its answer goes in `Ahead.kill_switch`."""
+        if not effect.writes or self.settings.kill_switch:
+            return False
+        pipe.get(self.keys.kill_switch)
+        return True
 
     def record(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None
@@ -147,7 +177,8 @@ class Policy:
 
     # -- the hard bounds (router.bounds) ----------------------------------------------------
     def hard_bounds(
-        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
+        self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float,
+        riders: tuple[Rider, ...] = (),
     ) -> Decision | None:
         if not effect.writes or effect.platform == LOCAL_PLATFORM:
             return None  # the router's own notebook; every platform is bounded, listed or not
@@ -159,7 +190,7 @@ class Policy:
                 f"{envelope.action} ({effect.scope}) refused: the quotas, pacing, duplicate guard and "
                 "circuit breaker have nowhere to be counted (no Redis, no embedded store)",
             )
-        denial = self.bounds.check(counters, effect, envelope.id, now)
+        denial = self.bounds.check(counters, effect, envelope.id, now, riders if conn is not None else ())
         if denial is None:
             return None
         rehearsal = " (the dry run's own bounds: a real post is not held back by them)"
@@ -183,10 +214,19 @@ class Policy:
         """ROUTER_KILL_SWITCH (a floor), then the owner's live switch in Redis, read per command."""
         if not effect.writes:
             return None
+        raw = None if self.settings.kill_switch or conn is None else conn.get(self.keys.kill_switch)
+        return self.switch_decision(effect, envelope, raw, conn)
+
+    def switch_decision(
+        self, effect: Effect, envelope: CommandEnvelope, raw: bytes | str | None, conn: redis.Redis | None
+    ) -> Decision | None:
+        """The kill switch's refusal, given the live key's raw value as read for this command."""
+        if not effect.writes:
+            return None
         if self.settings.kill_switch:
             why = "ROUTER_KILL_SWITCH in the router's environment"
         else:
-            state = live_kill_switch.parse(conn.get(self.keys.kill_switch)) if conn is not None else None
+            state = live_kill_switch.parse(raw) if conn is not None else None
             if state is None or not state.on:
                 return None
             why = f"turned on by {state.by or 'the owner'}"

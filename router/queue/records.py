@@ -18,11 +18,13 @@ import hashlib
 import json
 import logging
 import time
+from typing import Any
 
 import redis
 
 from protocol.commands import CommandEnvelope, command_fingerprint
 from protocol.replies import Reply, Status
+from router.bounds import Staged
 from router.config.settings import RouterSettings
 from router.queue.redis_io import as_bytes
 
@@ -46,9 +48,17 @@ class CommandRecords:
         """The answer from this command's own record, when it has one; `id_reused` (never to be
         stored as this id's answer) when the record is of another command with the same id."""
         pipe = self.conn.pipeline(transaction=False)
+        self.queue_stored(pipe, envelope)
+        stored, first = pipe.execute()
+        return self.stored_from(envelope, stored, first)
+
+    def queue_stored(self, pipe: Any, envelope: CommandEnvelope) -> None:
+        """Queue the two reads of `stored_reply` on a caller's pipeline (GET record, GET fingerprint)."""
         pipe.get(self.keys.idempotency(envelope.id))
         pipe.get(self.keys.fingerprint(envelope.id))
-        stored, first = pipe.execute()
+
+    def stored_from(self, envelope: CommandEnvelope, stored: Any, first: Any) -> Reply | None:
+        """`stored_reply` from the answers of `queue_stored`."""
         if stored is None:
             return None
         if first is not None and as_bytes(first).decode("ascii", "replace") != fingerprint(envelope):
@@ -64,11 +74,21 @@ class CommandRecords:
 
     def claim(self, envelope: CommandEnvelope) -> bool:
         """Mark the command started; False when another copy of it already is."""
-        record = json.dumps({"state": "started", "router_id": self.router_id, "ts": time.time()})
-        pipe = self.conn.pipeline(transaction=False)
-        pipe.set(self.keys.idempotency(envelope.id), record, nx=True, ex=self.ttl)
-        pipe.set(self.keys.fingerprint(envelope.id), fingerprint(envelope), nx=True, ex=self.ttl)
-        return bool(pipe.execute()[0])
+        claim = self.claim_of(envelope)
+        claim.take()
+        return claim.won
+
+    def claim_of(self, envelope: CommandEnvelope) -> Claim:
+        """The claim as a rider of the bounds' round trip (`router.policy.checks.Ahead`)."""
+        return Claim(self, envelope)
+
+    def unclaim(self, claim: Claim) -> None:
+        """Give back a claim won for a command that will not run (refused by the bounds in the
+        claim's own round trip): a copy sent again is checked again, as if never claimed."""
+        keys = [self.keys.idempotency(claim.envelope.id)] if claim.won else []
+        keys += [self.keys.fingerprint(claim.envelope.id)] if claim.bound else []
+        if keys:
+            self.conn.delete(*keys)
 
     def intent_key(self, envelope: CommandEnvelope) -> str:
         """The intent record's key: the sender's intent bound to what the command asks for."""
@@ -94,7 +114,14 @@ class CommandRecords:
     def earlier_of_intent(self, envelope: CommandEnvelope) -> Reply | None:
         """The first command's answer when another command already carried this intent; None when
         there is none (or it did not act). Reads only: `repeat_of` claims the intent later."""
-        first = self.conn.get(self.intent_key(envelope))
+        return self.earlier_from(envelope, self.conn.get(self.intent_key(envelope)))
+
+    def queue_intent(self, pipe: Any, envelope: CommandEnvelope) -> None:
+        """Queue the read of `earlier_of_intent` on a caller's pipeline."""
+        pipe.get(self.intent_key(envelope))
+
+    def earlier_from(self, envelope: CommandEnvelope, first: Any) -> Reply | None:
+        """`earlier_of_intent` from the answer of `queue_intent`."""
         first_id = as_bytes(first).decode("utf-8", "replace") if first is not None else envelope.id
         return None if first_id == envelope.id else self._answer_of_first(envelope, first_id)
 
@@ -138,3 +165,32 @@ class CommandRecords:
             "or may not have happened, and it will not be retried",
             error="interrupted",
         )
+
+
+class Claim:
+    """A side-effecting command's claim: its `started` record and its fingerprint, each SET NX.
+    `won`: the record is ours (no other copy runs); `bound`: the fingerprint is ours too."""
+
+    def __init__(self, records: CommandRecords, envelope: CommandEnvelope) -> None:
+        self.records = records
+        self.envelope = envelope
+        self.taken = False
+        self.won = False
+        self.bound = False
+
+    def stage(self, pipe: Any) -> Staged[None]:
+        records, envelope = self.records, self.envelope
+        record = json.dumps({"state": "started", "router_id": records.router_id, "ts": time.time()})
+        pipe.set(records.keys.idempotency(envelope.id), record, nx=True, ex=records.ttl)
+        pipe.set(records.keys.fingerprint(envelope.id), fingerprint(envelope), nx=True, ex=records.ttl)
+        return Staged(2, self._settle)
+
+    def _settle(self, conn: Any, answers: list[Any]) -> None:
+        self.won, self.bound = bool(answers[0]), bool(answers[1])
+
+    def take(self) -> None:
+        """Send the claim alone, unless a bounds' round trip carried it already."""
+        if not self.taken:
+            pipe = self.records.conn.pipeline(transaction=False)
+            self.stage(pipe).take(self.records.conn, pipe)
+            self.taken = True

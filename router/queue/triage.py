@@ -6,11 +6,16 @@ from it (done: its reply again; started, not done: `unknown`) before anything el
 expired one is never run; a repeat of an intent is answered before policy (the bounds would
 refuse it as a copy of itself); a side effect runs only after its `started` record is claimed
 (SET NX), so two copies of one command never both run.
+
+Round trips: the record, the intent and the kill switch are read together before the policy; the
+claim rides the bounds' round trip (`router.policy.checks.Ahead`) and is given back (DEL) when the
+bounds refuse, so a refused command is checked again when it is sent again, as before.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import redis
 
@@ -21,11 +26,22 @@ from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
+from router.policy.checks import Ahead
 from router.queue.deadline import DeadlineRunner
 from router.queue.records import ID_REUSED, CommandRecords
 from router.queue.results import ResultWriter
 
 log = logging.getLogger("safeclaw.router.worker")
+
+
+@dataclass
+class ReadAhead:
+    """The reads of `Decider._read_ahead`: a stored answer, an earlier intent's answer, the switch."""
+
+    kill_switch: bytes | None = None
+    switch_read: bool = False
+    stored: Reply | None = None
+    intent_first: bytes | None = None  # the id holding the command's intent, if any
 
 
 class Decider:
@@ -81,10 +97,9 @@ class Decider:
     ) -> tuple[Reply | None, bool, bool]:
         """The reply, whether it completes a record, and whether the policy checked the command."""
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
-        if side_effect:
-            stored = self.records.stored_reply(envelope)
-            if stored is not None:  # an id_reused refusal must not overwrite the other's record
-                return stored, stored.error != ID_REUSED, False
+        read = self._read_ahead(envelope, planned, side_effect)
+        if read.stored is not None:  # an id_reused refusal must not overwrite the other's record
+            return read.stored, read.stored.error != ID_REUSED, False
         if envelope.is_expired() and not approved:
             return Reply(
                 envelope.id,
@@ -95,11 +110,16 @@ class Decider:
         if not isinstance(planned, Planned):
             return planned, False, False
         if side_effect and envelope.intent:
-            earlier = self.records.earlier_of_intent(envelope)
+            earlier = self.records.earlier_from(envelope, read.intent_first)
             if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
                 return earlier, True, False
-        refused = self.pipeline.check(planned, self.conn)
+        # The claim rides the bounds' round trip: a refusal there gives it back.
+        claim = self.records.claim_of(envelope) if side_effect else None
+        ahead = Ahead(read.kill_switch, read.switch_read, (claim,) if claim is not None else ())
+        refused = self.pipeline.check(planned, self.conn, ahead)
         if refused is not None:
+            if claim is not None and claim.taken:
+                self.records.unclaim(claim)
             self.runner.record_outcome(planned, refused)
             return refused, False, True
         if recovering and not side_effect and self.records.too_many_attempts(envelope):
@@ -116,7 +136,9 @@ class Decider:
             repeat = self.records.repeat_of(envelope)
             if repeat is not None:
                 return repeat, True, False
-        if side_effect and not self.records.claim(envelope):
+        if claim is not None:
+            claim.take()  # no bounds carried it (a write of the router's own, or no write)
+        if claim is not None and not claim.won:
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)
             return None, False, False
@@ -131,6 +153,24 @@ class Decider:
             self.results.dead_letter(raw, envelope.action, outcome.dead_letter, None)
         self.runner.record_outcome(planned, outcome.reply)
         return outcome.reply, side_effect, True
+
+    def _read_ahead(
+        self, envelope: CommandEnvelope, planned: Planned | Reply, side_effect: bool
+    ) -> ReadAhead:
+        """One round trip for the reads before the policy: the command's own record (a side
+        effect's), the earlier command of its intent, and the live kill switch (a write's)."""
+        pipe = self.conn.pipeline(transaction=False)
+        if side_effect:
+            self.records.queue_stored(pipe, envelope)
+            if envelope.intent:
+                self.records.queue_intent(pipe, envelope)
+        switch = isinstance(planned, Planned) and self.pipeline.policy.queue_kill_switch(pipe, planned.effect)
+        answers = pipe.execute() if len(pipe) else []
+        read = ReadAhead(kill_switch=answers[-1] if switch else None, switch_read=switch)
+        if side_effect:
+            read.stored = self.records.stored_from(envelope, answers[0], answers[1])
+            read.intent_first = answers[2] if envelope.intent else None
+        return read
 
     def _audit_before(self, planned: Planned) -> Reply | None:
         """The write's audit line, durable before it runs; the refusal when it cannot be had."""

@@ -1,0 +1,148 @@
+"""A post's round trips to a real redis-server: the reads before the policy (the command's record,
+its intent, the kill switch) in one, the claim in the bounds' one; and what must not change with
+them: a stored reply answers a repeat unrun, the claim excludes a second runner, a refusal by the
+bounds gives the claim back, the kill switch is read for each command."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from protocol.commands import CommandEnvelope
+from router.pipeline import Planned
+from router.policy import kill_switch
+from router.queue.worker import Worker
+from router.registry import discover_skills
+from tests.router.router_helpers import OWNER_TURN, settings_for
+from tests.support.fake_bsky import FakeBluesky
+
+BSKY_PASSWORD = "round-trips-" + "pass-5678"
+
+
+@pytest.fixture
+def bsky():
+    server = FakeBluesky(password=BSKY_PASSWORD).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def worker(redis_urls, tmp_path, bsky):
+    """A worker not running its loop: the test hands it commands one by one."""
+    from router.app import build_worker
+
+    env = {"BSKY_HANDLE": bsky.handle, "BSKY_PASSWORD": BSKY_PASSWORD, "BSKY_SERVICE": bsky.url,
+           "BSKY_APPVIEW": bsky.url, "ROUTER_QUOTAS": "bsky:post=3"}
+    settings = settings_for(redis_urls.router_url, tmp_path, **env)
+    built = build_worker(settings, discover_skills(), {"BSKY_HANDLE": bsky.handle, "BSKY_PASSWORD": BSKY_PASSWORD})
+    yield built
+    built.conn.close()
+    built.audit.close()
+
+
+def round_trips(conn) -> list[list[str]]:
+    """The commands of each round trip to Redis from now on (a pipeline is one)."""
+    sent: list[list[str]] = []
+    real_pipeline, real_command = conn.pipeline, conn.execute_command
+
+    def pipeline(*args, **kwargs):
+        pipe = real_pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def counted():
+            sent.append([str(command[0][0]) for command in pipe.command_stack])
+            return execute()
+
+        pipe.execute = counted
+        return pipe
+
+    def command(*args, **options):
+        sent.append([str(args[0])])
+        return real_command(*args, **options)
+
+    conn.pipeline, conn.execute_command = pipeline, command
+    return sent
+
+
+def post(text: str, intent: str = "") -> CommandEnvelope:
+    return CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, "t", ttl_seconds=60,
+                               intent=intent, origin=OWNER_TURN)
+
+
+def decide(worker: Worker, envelope: CommandEnvelope):
+    planned = worker.pipeline.plan(envelope)
+    assert isinstance(planned, Planned)
+    raw = envelope.to_json().encode()
+    reply, record = worker.decider.decide(envelope, planned, raw, recovering=False)
+    if reply is not None:
+        worker.results.finish(raw, reply, record)
+    return reply
+
+
+def posts(bsky: FakeBluesky) -> int:
+    return len([w for w in bsky.writes() if w["collection"] == "app.bsky.feed.post"])
+
+
+def fresh() -> str:
+    return f"a thought of its own {uuid.uuid4().hex}"
+
+
+def test_a_post_reads_ahead_in_one_round_trip_and_claims_with_the_bounds(worker, bsky):
+    first = decide(worker, post(fresh()))
+    assert first.status == "ok", first  # warm-up: the guard's history, the login
+    sent = round_trips(worker.conn)
+    for intent in ("", "turn-1:create-post"):
+        sent.clear()
+        envelope = post(fresh(), intent)
+        reply = worker.decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
+        assert reply is not None and reply.status == "ok"
+        reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
+        assert sent[0] == reads, sent
+        assert "INCRBY" in sent[1] and sent[1][-2:] == ["SET", "SET"], sent  # the claim after the bounds
+        assert sent[2:] == ([["SET"]] if intent else []), sent  # the intent's own SET NX; nothing else
+    assert posts(bsky) == 3
+
+
+def test_a_stored_reply_answers_a_repeat_unrun_and_a_refusal_gives_the_claim_back(worker, bsky, admin):
+    keys = worker.keys
+    first = post(fresh())
+    answered = decide(worker, first)
+    assert answered.status == "ok" and posts(bsky) == 1
+    again = decide(worker, first)
+    assert again is not None and again.to_dict() == answered.to_dict() and posts(bsky) == 1
+    assert decide(worker, post(fresh())).status == "ok"
+    assert decide(worker, post(fresh())).status == "ok"
+    over = post(fresh())
+    refused = decide(worker, over)
+    assert (refused.status, refused.error) == ("denied", "quota_exceeded")
+    assert not admin.exists(keys.idempotency(over.id), keys.fingerprint(over.id))  # given back
+    sent_again = decide(worker, over)  # checked again, not "interrupted"
+    assert (sent_again.status, sent_again.error) == ("denied", "quota_exceeded")
+    assert posts(bsky) == 3
+
+
+def test_the_claim_still_excludes_a_second_runner(worker, bsky, admin, monkeypatch):
+    envelope = post(fresh())
+    other = json.dumps({"state": "started", "router_id": "r2", "ts": 0})
+    read = worker.records.stored_from
+
+    def claimed_meanwhile(*args):  # another copy claims right after our read
+        admin.set(worker.keys.idempotency(envelope.id), other)
+        return read(*args)
+
+    monkeypatch.setattr(worker.records, "stored_from", claimed_meanwhile)
+    assert decide(worker, envelope) is None  # dropped: the other copy answers
+    assert posts(bsky) == 0 and admin.get(worker.keys.idempotency(envelope.id)) == other
+
+
+def test_the_kill_switch_is_read_for_each_command(worker, bsky, admin):
+    kill_switch.flip(admin, worker.keys, True, "the owner")
+    refused = decide(worker, post(fresh()))
+    assert (refused.status, refused.error) == ("denied", "kill_switch")
+    kill_switch.flip(admin, worker.keys, False, "the owner")
+    assert decide(worker, post(fresh())).status == "ok"
+    kill_switch.flip(admin, worker.keys, True, "the owner")
+    assert decide(worker, post(fresh())).error == "kill_switch"
+    assert posts(bsky) == 1
