@@ -8,7 +8,6 @@ the run's own answer is dropped when it comes; `Once` makes sure only one of the
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Mapping
 
@@ -26,6 +25,7 @@ from router.policy.effects import LOCAL_PLATFORM, Effect
 from router.queue import hangup
 from router.queue.lanes import Once
 from router.queue.results import ResultWriter
+from router.queue.timers import Timers
 from router.registry import SkillContext
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -44,7 +44,9 @@ class DeadlineRunner:
         audit: AuditRecorder,
         results: ResultWriter,
         conn: redis.Redis,
+        timers: Timers,
     ) -> None:
+        self.timers = timers
         self.settings = settings
         self.credentials = credentials
         self.pipeline = pipeline
@@ -71,9 +73,7 @@ class DeadlineRunner:
         with hangup.tracked() as command:
             queued = max(0.0, time.time() - taken_at) if taken_at is not None else 0.0
             args = (raw, planned, once, command, queued, left)
-            timer = threading.Timer(left, self._deadline_passed, args)
-            timer.daemon = True
-            timer.start()
+            timer = self.timers.after(left, self._deadline_passed, *args)
             try:
                 outcome = self.pipeline.run(planned, ctx)
             finally:

@@ -11,7 +11,6 @@ expiry (the approval's rules it), and its reply also goes to the approval's sett
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
@@ -26,6 +25,7 @@ from router.queue.deadline import is_own_read, seconds_left
 from router.queue.lanes import InFlight, Lanes, Once
 from router.queue.redis_io import REDIS_DOWN, RedisHealth
 from router.queue.results import ResultWriter
+from router.queue.timers import Deadline, Timers
 from router.queue.triage import Decider
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -37,8 +37,9 @@ class Handoff:
     def __init__(
         self, lanes: Lanes, in_flight: InFlight, pipeline: Pipeline, decider: Decider, results: ResultWriter,
         audit: AuditRecorder, health: RedisHealth, complete: Complete,
-        set_aside: Callable[[bytes, str], None],
+        set_aside: Callable[[bytes, str], None], timers: Timers,
     ) -> None:
+        self.timers = timers
         self.lanes = lanes
         self.in_flight = in_flight
         self.pipeline = pipeline
@@ -54,11 +55,11 @@ class Handoff:
         self.in_flight.add(raw)
         gate = Once()  # the lane starting it, its deadline while it waits, or a shutdown: one only
         taken_at = time.time()
-        timer = threading.Timer(seconds_left(planned.envelope), self._expired_in_lane, (raw, planned, gate))
-        timer.daemon = True
+        timer: Deadline | None = None
 
         def task() -> None:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             if not gate.claim():
                 return  # answered while it waited
             try:
@@ -69,12 +70,16 @@ class Handoff:
                 self.in_flight.remove(raw)
 
         def dropped() -> None:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             if gate.claim():
                 self.in_flight.remove(raw)
 
         if self.lanes.submit(planned.effect.platform, task, dropped):
-            timer.start()
+            # A task that started before this finds no timer to cancel; the gate, claimed by the
+            # task, makes the timer's expiry a no-op.
+            left = seconds_left(planned.envelope)
+            timer = self.timers.after(left, self._expired_in_lane, raw, planned, gate)
         else:
             self.in_flight.remove(raw)
             envelope, platform = planned.envelope, planned.effect.platform

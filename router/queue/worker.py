@@ -52,6 +52,7 @@ from router.queue.lanes import InFlight, Lanes
 from router.queue.records import CommandRecords
 from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes
 from router.queue.results import Answer, ResultWriter
+from router.queue.timers import Timers
 from router.queue.triage import Decider
 from router.redaction import Redactor
 from router.registry import Skill
@@ -87,8 +88,9 @@ class Worker:
         self.health = RedisHealth(on_back=self._recover_soon)
         self.results = ResultWriter(self.conn, settings, self.redactor, self.pipeline.redact, self.audit,
                                     self.dead_letters, self.health, self._stop)
+        self.timers = Timers()  # one thread for every command's deadlines
         self.runner = DeadlineRunner(settings, self.credentials, self.pipeline, self.policy, self.approvals,
-                                     self.audit, self.results, self.conn)
+                                     self.audit, self.results, self.conn, self.timers)
         self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.audit,
                                    self.dead_letters, self._stop)
         self.decider = Decider(settings, self.records, self.approvals, self.audit, self.pipeline, self.runner,
@@ -105,7 +107,7 @@ class Worker:
             self.lanes, self.in_flight, self.pipeline, self.decider, self.results, self.audit, self.health,
             lambda raw, envelope, planned, recovering, started, taken_at: self._complete(
                 raw, envelope, planned, recovering, started, taken_at=taken_at),
-            self._set_aside)
+            self._set_aside, self.timers)
 
     # -- lifecycle -------------------------------------------------------------------------
     def stop(self) -> None:

@@ -146,3 +146,21 @@ def test_the_kill_switch_is_read_for_each_command(worker, bsky, admin):
     kill_switch.flip(admin, worker.keys, True, "the owner")
     assert decide(worker, post(fresh())).error == "kill_switch"
     assert posts(bsky) == 1
+
+
+def test_a_post_starts_no_thread_of_its_own(worker, bsky, monkeypatch):
+    """Its wait in a lane and its run's deadline are entries in the router's one timer thread."""
+    import threading
+
+    assert decide(worker, post(fresh())).status == "ok"  # warm-up: the timer thread starts
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counted(self):
+        started.append(self.name)
+        return real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    for _ in range(2):  # the quota is 3
+        assert decide(worker, post(fresh())).status == "ok"
+    assert started == []
