@@ -32,6 +32,8 @@ SPANS: tuple[tuple[str, str, str, str], ...] = (
     ("  bounds' record after the post", "router.policy.checks", "Policy", "record"),
     ("  audit line of the answer", "router.audit.recorder", "AuditRecorder", "command"),
     ("  reply, record and audit mirror written (Redis)", "router.queue.results", "ResultWriter", "finish"),
+    ("    the reply redacted, the record built", "router.queue.results", "ResultWriter", "_prepare"),
+    ("    the round trip", "router.queue.results", "ResultWriter", "write"),
     ("loop: decode and plan", "router.pipeline", "Pipeline", "plan"),
 )
 
