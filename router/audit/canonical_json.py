@@ -42,23 +42,49 @@ def _standard_encoder() -> Callable[[Any], str]:
 standard: Callable[[Any], str] = _standard_encoder()
 
 
-def _plain(container: dict[Any, Any] | list[Any]) -> bool:
-    """Whether orjson writes what `container` holds as the standard library does, its keys and the
+def _plain_dict(mapping: dict[Any, Any]) -> bool:
+    """Whether orjson writes what `mapping` holds as the standard library does, its keys and the
     errors orjson raises itself aside (see the module's docstring). Scalars are checked inline: a
     call per value would cost more than the encoding it spares."""
-    for item in container.values() if type(container) is dict else container:
+    for item in mapping.values():
         kind = type(item)
         if kind is str or kind is int or item is None or kind is bool:
             continue
-        if kind is dict or kind is list:
-            if not _plain(item):
+        if kind is dict:
+            if not _plain_dict(item):
+                return False
+        elif kind is list:
+            if not _plain_list(item):
                 return False
         elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):  # NaN fails both
             return False
     return True
 
 
-if orjson is not None:
+def _plain_list(items: list[Any]) -> bool:
+    """`_plain_dict` for a list."""
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is dict:
+            if not _plain_dict(item):
+                return False
+        elif kind is list:
+            if not _plain_list(item):
+                return False
+        elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):
+            return False
+    return True
+
+
+if orjson is None:
+
+    def fast(record: dict[str, Any]) -> bytes | None:
+        """Without orjson: always the standard way."""
+        return None
+
+else:
     _OPTIONS = (
         orjson.OPT_SORT_KEYS
         | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -67,17 +93,14 @@ if orjson is not None:
     )
     _dumps = orjson.dumps
 
-
-def fast(record: dict[str, Any]) -> bytes | None:
-    """The canonical JSON of `record` as UTF-8 bytes, byte for byte `standard(record)`, or None
-    when that cannot be had quickly (no orjson, or a record off the fast path)."""
-    if orjson is None or type(record) is not dict:
-        return None
-    try:
-        if not _plain(record):
-            return None
-        return _dumps(record, option=_OPTIONS)
-    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+    def fast(record: dict[str, Any]) -> bytes | None:
+        """The canonical JSON of the dict `record` as UTF-8 bytes, byte for byte
+        `standard(record)`, or None when that cannot be had quickly (a record off the fast path)."""
+        try:
+            if _plain_dict(record):
+                return _dumps(record, option=_OPTIONS)
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            pass
         return None
 
 

@@ -21,12 +21,15 @@ GENESIS = "0" * 64
 _ROTATED = re.compile(r"^(?P<name>.+)\.(?P<seq>\d{12})\.jsonl$")
 
 # Stands in for the hash while a line is encoded once; per process and secret, so no record's own
-# text can hold it (and a line holding it twice is sealed the slow way anyway).
-_MARK = secrets.token_hex(32)
+# text can hold it (and a line holding it twice is sealed the slow way anyway). 64 bits: a longer
+# marker is slower to find in the line.
+_MARK = secrets.token_hex(8)
 _MARK_FIELD = f'"hash":"{_MARK}"'
 _MARK_BYTES = _MARK.encode()
-_MARK_FIELD_BYTES = _MARK_FIELD.encode()
-_EMPTY_DIGEST = hashlib.sha256(b"{}").hexdigest()
+_MARK_LENGTH = len(_MARK_BYTES)
+_FIELD_BEFORE_MARK = len(b'"hash":"')
+_COMMA = ord(",")
+_fast = canonical_json.fast
 
 
 def canonical(record: dict[str, Any]) -> str:
@@ -64,20 +67,25 @@ def seal(record: dict[str, Any]) -> bytes:
     newline: the bytes of `sealed_line`'s line, written by the fast encoder where that provably
     gives the same bytes (`router.audit.canonical_json`), else by the standard one."""
     record["hash"] = _MARK
-    text = canonical_json.fast(record)
-    if text is None or text.count(_MARK_BYTES) != 1:
+    text = _fast(record)
+    start = -1 if text is None else text.find(_MARK_BYTES)
+    if text is None or start < 0 or text.find(_MARK_BYTES, start + _MARK_LENGTH) >= 0:
         record["hash"], line = sealed_line(record)
         return (line + "\n").encode("utf-8", "replace")
-    start = text.index(_MARK_FIELD_BYTES)
-    end = start + len(_MARK_FIELD_BYTES)
-    if text[end] == 44:  # a comma after the field
-        digest = hashlib.sha256(text[:start] + text[end + 1 :]).hexdigest()
-    elif text[start - 1] == 44:  # the last key: its comma is the one before it
-        digest = hashlib.sha256(text[: start - 1] + text[end:]).hexdigest()
+    # The marker is in the text once: the value of the record's "hash". Its field and one comma
+    # beside it (after it, or before it when "hash" is the last key) go for the hashed text.
+    field_start, field_end = start - _FIELD_BEFORE_MARK, start + _MARK_LENGTH + 1
+    if text[field_end] == _COMMA:
+        hashed = hashlib.sha256(text[:field_start])
+        hashed.update(text[field_end + 1 :])
+    elif text[field_start - 1] == _COMMA:
+        hashed = hashlib.sha256(text[: field_start - 1])
+        hashed.update(text[field_end:])
     else:
-        digest = _EMPTY_DIGEST
+        hashed = hashlib.sha256(b"{}")
+    digest = hashed.hexdigest()
     record["hash"] = digest
-    return b"".join((text[:start], b'"hash":"', digest.encode(), b'"', text[end:], b"\n"))
+    return b"".join((text[:start], digest.encode(), text[start + _MARK_LENGTH :], b"\n"))
 
 
 def _sealed_slowly(record: dict[str, Any]) -> tuple[str, str]:

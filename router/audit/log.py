@@ -162,13 +162,17 @@ class AuditLog:
             self.append({"event": "audit_gap", "problem": problem}, durable=True)
 
     def append(self, entry: dict[str, Any], durable: bool = False) -> dict[str, Any]:
-        """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it now."""
-        return self.append_line(entry, durable)[0]
+        """Write one record (entry + seq, ts, prev, hash) and return it. `durable`: fsync it now.
+        Raises OSError when the line could not be written (nothing of it stays in the file), and
+        with `durable` AuditUnavailable when it could not be written or made durable."""
+        return self._append(entry, durable)[0]
 
     def append_line(self, entry: dict[str, Any], durable: bool = False) -> tuple[dict[str, Any], str]:
-        """`append`, also returning the line as written (its canonical JSON, no newline). Raises
-        OSError when the line could not be written (nothing of it stays in the file), and with
-        `durable` AuditUnavailable when it could not be written or made durable."""
+        """`append`, also returning the line as written (its canonical JSON, no newline)."""
+        record, data = self._append(entry, durable)
+        return record, data[:-1].decode("utf-8")
+
+    def _append(self, entry: dict[str, Any], durable: bool) -> tuple[dict[str, Any], bytes]:
         try:
             with self._lock:
                 if self._fd is None:
@@ -190,7 +194,7 @@ class AuditLog:
             if durable and not isinstance(exc, AuditUnavailable):
                 raise AuditUnavailable(exc.errno or errno.EIO, f"audit log {self.path}: {exc}") from exc
             raise
-        return record, data[:-1].decode("utf-8")
+        return record, data
 
     def _open(self) -> None:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -200,19 +204,23 @@ class AuditLog:
         """Write all of `data` at the file's end (on an O_APPEND file, looping on short writes);
         on an error, cut the file back to where it was before and raise."""
         assert self._fd is not None
-        if self._cut_to is not None:  # an earlier fragment that could not be cut off yet
+        if self._cut_to is None:
+            done = os.write(self._fd, data)  # raising: nothing of the line was written
+            if done == len(data):
+                self._bytes += done
+                return
+        else:  # an earlier fragment that could not be cut off yet
             os.ftruncate(self._fd, self._cut_to)
             self._bytes, self._cut_to = self._cut_to, None
-        start, done = self._bytes, 0
-        try:
-            done = os.write(self._fd, data)
-            if done != len(data):  # short: the rest, or the error that stopped it
-                view = memoryview(data)
-                while done < len(data):
-                    written = os.write(self._fd, view[done:])
-                    if written <= 0:
-                        raise OSError(errno.EIO, "the audit file took no bytes")
-                    done += written
+            done = 0
+        start = self._bytes
+        try:  # short: the rest, or the error that stopped it
+            view = memoryview(data)
+            while done < len(data):
+                written = os.write(self._fd, view[done:])
+                if written <= 0:
+                    raise OSError(errno.EIO, "the audit file took no bytes")
+                done += written
         except OSError:
             if done:
                 self._cut_to = start
