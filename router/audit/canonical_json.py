@@ -42,7 +42,7 @@ def _standard_encoder() -> Callable[[Any], str]:
 standard: Callable[[Any], str] = _standard_encoder()
 
 
-def _plain_dict(mapping: dict[Any, Any]) -> bool:
+def is_plain(mapping: dict[Any, Any]) -> bool:
     """Whether orjson writes what `mapping` holds as the standard library does, its keys and the
     errors orjson raises itself aside (see the module's docstring). Scalars are checked inline: a
     call per value would cost more than the encoding it spares."""
@@ -51,7 +51,7 @@ def _plain_dict(mapping: dict[Any, Any]) -> bool:
         if kind is str or kind is int or item is None or kind is bool:
             continue
         if kind is dict:
-            if not _plain_dict(item):
+            if not is_plain(item):
                 return False
         elif kind is list:
             if not _plain_list(item):
@@ -62,13 +62,13 @@ def _plain_dict(mapping: dict[Any, Any]) -> bool:
 
 
 def _plain_list(items: list[Any]) -> bool:
-    """`_plain_dict` for a list."""
+    """`is_plain` for a list."""
     for item in items:
         kind = type(item)
         if kind is str or kind is int or item is None or kind is bool:
             continue
         if kind is dict:
-            if not _plain_dict(item):
+            if not is_plain(item):
                 return False
         elif kind is list:
             if not _plain_list(item):
@@ -85,7 +85,7 @@ if orjson is None:
         return None
 
 else:
-    _OPTIONS = (
+    ORJSON_OPTIONS = (
         orjson.OPT_SORT_KEYS
         | orjson.OPT_PASSTHROUGH_SUBCLASS
         | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -97,8 +97,8 @@ else:
         """The canonical JSON of the dict `record` as UTF-8 bytes, byte for byte
         `standard(record)`, or None when that cannot be had quickly (a record off the fast path)."""
         try:
-            if _plain_dict(record):
-                return _dumps(record, option=_OPTIONS)
+            if is_plain(record):
+                return _dumps(record, option=ORJSON_OPTIONS)
         except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             pass
         return None

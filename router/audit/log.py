@@ -180,12 +180,20 @@ class AuditLog:
                 if self._bytes >= self.max_bytes:
                     self._rotate()
                     self._open()
-                record = {**entry, "seq": self.seq + 1, "prev": self.last_hash}
+                seq = self.seq + 1
+                record = entry.copy()  # cheaper than a literal that copies, then grows
+                record["seq"] = seq
+                record["prev"] = self.last_hash
                 if "ts" not in record:
                     record["ts"] = time.time()
                 data = line_format.seal(record)
-                self._write_whole(data)
-                self.seq, self.last_hash = record["seq"], record["hash"]
+                assert self._fd is not None
+                done = os.write(self._fd, data) if self._cut_to is None else 0  # raising: nothing written
+                if done == len(data):
+                    self._bytes += done
+                else:
+                    self._write_rest(data, done)
+                self.seq, self.last_hash = seq, record["hash"]
                 self._written += 1
                 number = self._written
             if durable:  # the line durable now; its checkpoint comes with the next group commit
@@ -200,21 +208,16 @@ class AuditLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._bytes = os.fstat(self._fd).st_size
 
-    def _write_whole(self, data: bytes) -> None:
-        """Write all of `data` at the file's end (on an O_APPEND file, looping on short writes);
-        on an error, cut the file back to where it was before and raise."""
+    def _write_rest(self, data: bytes, done: int) -> None:
+        """Write the rest of `data` after its first `done` bytes at the file's end (an O_APPEND
+        file; a short write, or a first write held back by a fragment still to cut off); on an
+        error, cut the file back to where it was before the line and raise."""
         assert self._fd is not None
-        if self._cut_to is None:
-            done = os.write(self._fd, data)  # raising: nothing of the line was written
-            if done == len(data):
-                self._bytes += done
-                return
-        else:  # an earlier fragment that could not be cut off yet
+        if self._cut_to is not None:  # an earlier fragment that could not be cut off yet
             os.ftruncate(self._fd, self._cut_to)
             self._bytes, self._cut_to = self._cut_to, None
-            done = 0
         start = self._bytes
-        try:  # short: the rest, or the error that stopped it
+        try:
             view = memoryview(data)
             while done < len(data):
                 written = os.write(self._fd, view[done:])
