@@ -66,37 +66,61 @@ class HardBounds:
         the caller's own commands, queued after the bounds' in the same round trip and settled
         whatever the bounds answer (the caller reads their outcome)."""
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
-        bounds = (("circuit", self.circuit), ("quota", self.quotas), ("pace", self.pacing),
-                  ("sent", self.duplicates))
-        staged = [(name, bound.stage(pipe, effect, now)) for name, bound in bounds]
+        staged = self.stage_check(pipe, effect, now)
         riding = [rider.stage(pipe) for rider in riders]
-        sent = riding or any(stage is not None for _, stage in staged)
-        answers = pipe.execute() if sent else []
+        answers = pipe.execute() if riding or staged.count else []
         if riding:
-            at = len(answers) - sum(ride.count for ride in riding)
+            at = staged.count
             for rider, ride in zip(riders, riding, strict=True):
                 ride.settle(conn, answers[at : at + ride.count])
                 rider.taken = True
                 at += ride.count
-        held, denial, at = Held(), None, 0
-        for name, stage in staged:
-            if stage is None:
-                continue
-            taken = stage.settle(conn, answers[at : at + stage.count])
-            at += stage.count
-            if isinstance(taken, Denial):
-                denial = denial or taken
-            else:
-                setattr(held, name, taken)
-        if denial is not None:
-            self._give_back(conn, held, pace=True)
-            return denial
+        taken = staged.settle(conn, answers[: staged.count])
+        if isinstance(taken, Denial):
+            return taken
+        if taken is not None:
+            self.keep(command_id, taken)
+        return None
+
+    def stage_check(self, pipe: Any, effect: EffectLike, now: float) -> Staged[Held]:
+        """`check`'s commands queued on a caller's pipeline; settled, the shares taken (`Held`,
+        not yet kept for a command: see `keep`) or the first refusal (the others given back)."""
+        bounds = (("circuit", self.circuit), ("quota", self.quotas), ("pace", self.pacing),
+                  ("sent", self.duplicates))
+        staged = [(name, stage) for name, bound in bounds
+                  if (stage := bound.stage(pipe, effect, now)) is not None]
+
+        def settle(conn: Counters, answers: list[Any]) -> Held | Denial | None:
+            held, denial, at = Held(), None, 0
+            for name, stage in staged:
+                taken = stage.settle(conn, answers[at : at + stage.count])
+                at += stage.count
+                if isinstance(taken, Denial):
+                    denial = denial or taken
+                else:
+                    setattr(held, name, taken)
+            if denial is not None:
+                self._give_back(conn, held, pace=True)
+                return denial
+            return held
+
+        return Staged(sum(stage.count for _, stage in staged), settle)
+
+    def keep(self, command_id: str, held: Held) -> None:
+        """Hold what a passing command took until its `record`."""
         if held.quota or held.pace or held.sent or held.circuit:
             with self._lock:
                 self._held[command_id] = held
                 while len(self._held) > MAX_HELD:
                     self._held.popitem(last=False)  # its share stays counted: the safe side
-        return None
+
+    def give_back(self, conn: Counters, command_id: str, held: Held) -> None:
+        """Give back what a command took that will not run, unless it was kept (its `record`
+        gives it back then: never twice)."""
+        with self._lock:
+            if self._held.get(command_id) is held:
+                return
+        self._give_back(conn, held, pace=True)
 
     def record(
         self,

@@ -15,7 +15,10 @@ refuses the command. Each check is `check(effect, envelope, conn, now) -> Decisi
 
 A caller with its own round trips can save the policy two (`Ahead`): the kill switch read with its
 records (`queue_kill_switch`, still read fresh for each command), and its own commands (`Rider`:
-the worker's claim of the command id) queued on the bounds' round trip, after them.
+the worker's claim of the command id) queued on the bounds' round trip, after them. When no check
+between could hold the command (no approval, no rate limit on its scope), the bounds themselves
+can ride the caller's round trip too (`stage_bounds`): the checks still decide in the order above,
+and the caller gives back what the bounds took when an earlier check refuses.
 
 After a command ran (or was refused), `record` gives the outcome to the bounds. Settings that name
 actions or effects are resolved once, at start, against the registry: anything unknown is a
@@ -39,9 +42,9 @@ from protocol.blobs import suspicion
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from protocol.replies import Reply, Status
-from router.bounds import Counters
+from router.bounds import Counters, Denial, Staged
 from router.bounds.embedded import EmbeddedStore
-from router.bounds.guard import HardBounds, Rider
+from router.bounds.guard import HardBounds, Held, Rider
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
@@ -81,6 +84,8 @@ class Ahead:
     kill_switch: bytes | str | None = None
     switch_read: bool = False  # False: the policy reads the switch itself
     riders: tuple[Rider, ...] = ()
+    bounds: Held | Denial | None = None  # the bounds' answer in the caller's round trip (`stage_bounds`)
+    bounds_taken: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,12 +154,27 @@ class Policy:
             if ahead is not None and check == self.kill_switch and ahead.switch_read:
                 decision = self.switch_decision(effect, envelope, ahead.kill_switch, conn)
             elif ahead is not None and check == self.hard_bounds:
-                decision = self.hard_bounds(effect, envelope, conn, now, ahead.riders)
+                decision = self.hard_bounds(effect, envelope, conn, now, ahead.riders, ahead)
             else:
                 decision = check(effect, envelope, conn, now)
             if decision is not None:
                 return decision
         return None
+
+    def stage_bounds(
+        self, pipe: Any, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None
+    ) -> Staged[Held] | None:
+        """The bounds' commands on the caller's pipeline, ahead of the checks before them, when
+        nothing between could need them untaken: no hold (`hold_reason`), no rate limit on the
+        scope. None when the checks must take them in their own order (`decide` does). What they
+        took is given back by the caller if an earlier check refuses (`bounds.give_back`)."""
+        if conn is None or not effect.writes or effect.platform == LOCAL_PLATFORM:
+            return None
+        if self.hold_reason(effect, envelope) is not None:
+            return None
+        if any(effect.scope in rule.scopes for rule in self.rate_rules):
+            return None
+        return self.bounds.stage_check(pipe, effect, self.clock())
 
     def queue_kill_switch(self, pipe: Any, effect: Effect) -> bool:
         """Queue the read of the live switch on the caller's pipeline when this effect needs it;
@@ -178,7 +198,7 @@ class Policy:
     # -- the hard bounds (router.bounds) ----------------------------------------------------
     def hard_bounds(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float,
-        riders: tuple[Rider, ...] = (),
+        riders: tuple[Rider, ...] = (), ahead: Ahead | None = None,
     ) -> Decision | None:
         if not effect.writes or effect.platform == LOCAL_PLATFORM:
             return None  # the router's own notebook; every platform is bounded, listed or not
@@ -190,7 +210,15 @@ class Policy:
                 f"{envelope.action} ({effect.scope}) refused: the quotas, pacing, duplicate guard and "
                 "circuit breaker have nowhere to be counted (no Redis, no embedded store)",
             )
-        denial = self.bounds.check(counters, effect, envelope.id, now, riders if conn is not None else ())
+        if ahead is not None and ahead.bounds_taken:
+            taken = ahead.bounds
+            if not isinstance(taken, Denial):
+                if taken is not None:
+                    self.bounds.keep(envelope.id, taken)
+                return None
+            denial: Denial | None = taken
+        else:
+            denial = self.bounds.check(counters, effect, envelope.id, now, riders if conn is not None else ())
         if denial is None:
             return None
         rehearsal = " (the dry run's own bounds: a real post is not held back by them)"

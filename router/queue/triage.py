@@ -23,12 +23,14 @@ from protocol.commands import CommandEnvelope
 from protocol.replies import Reply, Status
 from router.audit.log import AuditUnavailable
 from router.audit.recorder import AuditRecorder
+from router.bounds import Denial
+from router.bounds.guard import Held
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
 from router.policy.checks import Ahead
 from router.queue.deadline import DeadlineRunner
-from router.queue.records import ID_REUSED, CommandRecords
+from router.queue.records import ID_REUSED, Claim, CommandRecords
 from router.queue.results import ResultWriter
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -42,6 +44,9 @@ class ReadAhead:
     switch_read: bool = False
     stored: Reply | None = None
     intent_first: bytes | None = None  # the id holding the command's intent, if any
+    bounds: Held | Denial | None = None  # taken ahead (`Policy.stage_bounds`), with the claim
+    bounds_taken: bool = False
+    claim: Claim | None = None
 
 
 class Decider:
@@ -97,10 +102,12 @@ class Decider:
     ) -> tuple[Reply | None, bool, bool]:
         """The reply, whether it completes a record, and whether the policy checked the command."""
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
-        read = self._read_ahead(envelope, planned, side_effect)
+        read = self._read_ahead(envelope, planned, side_effect, approved)
         if read.stored is not None:  # an id_reused refusal must not overwrite the other's record
+            self._give_back(envelope, read)
             return read.stored, read.stored.error != ID_REUSED, False
         if envelope.is_expired() and not approved:
+            self._give_back(envelope, read)
             return Reply(
                 envelope.id,
                 Status.EXPIRED,
@@ -112,14 +119,16 @@ class Decider:
         if side_effect and envelope.intent:
             earlier = self.records.earlier_from(envelope, read.intent_first)
             if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
+                self._give_back(envelope, read)
                 return earlier, True, False
-        # The claim rides the bounds' round trip: a refusal there gives it back.
-        claim = self.records.claim_of(envelope) if side_effect else None
-        ahead = Ahead(read.kill_switch, read.switch_read, (claim,) if claim is not None else ())
+        # The claim rides the bounds' round trip (the reads' own, or the policy's): a refusal
+        # gives it back.
+        claim = read.claim or (self.records.claim_of(envelope) if side_effect else None)
+        riders = (claim,) if claim is not None and not claim.taken else ()
+        ahead = Ahead(read.kill_switch, read.switch_read, riders, read.bounds, read.bounds_taken)
         refused = self.pipeline.check(planned, self.conn, ahead)
         if refused is not None:
-            if claim is not None and claim.taken:
-                self.records.unclaim(claim)
+            self._give_back(envelope, read, claim)
             self.runner.record_outcome(planned, refused)
             return refused, False, True
         if recovering and not side_effect and self.records.too_many_attempts(envelope):
@@ -155,22 +164,45 @@ class Decider:
         return outcome.reply, side_effect, True
 
     def _read_ahead(
-        self, envelope: CommandEnvelope, planned: Planned | Reply, side_effect: bool
+        self, envelope: CommandEnvelope, planned: Planned | Reply, side_effect: bool, approved: bool
     ) -> ReadAhead:
-        """One round trip for the reads before the policy: the command's own record (a side
-        effect's), the earlier command of its intent, and the live kill switch (a write's)."""
+        """One round trip for what comes before the run: the command's own record (a side
+        effect's), the earlier command of its intent, the live kill switch (a write's), and,
+        when the policy can take them ahead (`Policy.stage_bounds`), the bounds and the claim."""
         pipe = self.conn.pipeline(transaction=False)
         if side_effect:
             self.records.queue_stored(pipe, envelope)
             if envelope.intent:
                 self.records.queue_intent(pipe, envelope)
         switch = isinstance(planned, Planned) and self.pipeline.policy.queue_kill_switch(pipe, planned.effect)
+        reads = len(pipe)
+        bounds = claim = ride = None
+        if side_effect and isinstance(planned, Planned) and (approved or not envelope.is_expired()):
+            bounds = self.pipeline.policy.stage_bounds(pipe, planned.effect, envelope, self.conn)
+            if bounds is not None:
+                claim = self.records.claim_of(envelope)
+                ride = claim.stage(pipe)
         answers = pipe.execute() if len(pipe) else []
-        read = ReadAhead(kill_switch=answers[-1] if switch else None, switch_read=switch)
+        read = ReadAhead(kill_switch=answers[reads - 1] if switch else None, switch_read=switch)
         if side_effect:
             read.stored = self.records.stored_from(envelope, answers[0], answers[1])
             read.intent_first = answers[2] if envelope.intent else None
+        if bounds is not None and claim is not None and ride is not None:
+            read.bounds = bounds.settle(self.conn, answers[reads : reads + bounds.count])
+            read.bounds_taken = True
+            ride.settle(self.conn, answers[reads + bounds.count :])
+            claim.taken = True
+            read.claim = claim
         return read
+
+    def _give_back(self, envelope: CommandEnvelope, read: ReadAhead, claim: Claim | None = None) -> None:
+        """What the reads' round trip (or the policy's) took for a command that will not run: the
+        bounds' shares, the claim."""
+        if isinstance(read.bounds, Held):
+            self.pipeline.policy.bounds.give_back(self.conn, envelope.id, read.bounds)
+        claim = claim or read.claim
+        if claim is not None and claim.taken:
+            self.records.unclaim(claim)
 
     def _audit_before(self, planned: Planned) -> Reply | None:
         """The write's audit line, durable before it runs; the refusal when it cannot be had."""

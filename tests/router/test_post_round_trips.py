@@ -89,7 +89,7 @@ def fresh() -> str:
     return f"a thought of its own {uuid.uuid4().hex}"
 
 
-def test_a_post_reads_ahead_in_one_round_trip_and_claims_with_the_bounds(worker, bsky):
+def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
     first = decide(worker, post(fresh()))
     assert first.status == "ok", first  # warm-up: the guard's history, the login
     sent = round_trips(worker.conn)
@@ -99,10 +99,27 @@ def test_a_post_reads_ahead_in_one_round_trip_and_claims_with_the_bounds(worker,
         reply = worker.decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
         assert reply is not None and reply.status == "ok"
         reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
-        assert sent[0] == reads, sent
-        assert "INCRBY" in sent[1] and sent[1][-2:] == ["SET", "SET"], sent  # the claim after the bounds
-        assert sent[2:] == ([["SET"]] if intent else []), sent  # the intent's own SET NX; nothing else
+        assert sent[0][: len(reads)] == reads, sent
+        assert "INCRBY" in sent[0] and "ZADD" in sent[0], sent  # the bounds: quota, duplicate guard
+        assert sent[0][-2:] == ["SET", "SET"], sent  # the claim, last
+        assert sent[1:] == ([["SET"]] if intent else []), sent  # the intent's own SET NX; nothing else
     assert posts(bsky) == 3
+
+
+def test_a_command_held_for_the_owner_takes_the_bounds_only_when_it_runs(worker, bsky, admin):
+    """A held command's checks keep their order: nothing is counted for it while it waits."""
+    from protocol.origin import OWNER, Origin
+
+    held = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": fresh()}, "t", ttl_seconds=60,
+                               origin=Origin(OWNER, "console", hold_writes=True))
+    reply = decide(worker, held)
+    assert reply.status == "pending_approval", reply
+    assert used(worker) == 0 and posts(bsky) == 0
+    assert not admin.exists(worker.keys.idempotency(held.id))
+
+
+def used(worker: Worker) -> int:
+    return worker.policy.bounds.status(worker.conn, worker.policy.clock())["quotas"]["bsky"]["post"]["used"]
 
 
 def test_a_stored_reply_answers_a_repeat_unrun_and_a_refusal_gives_the_claim_back(worker, bsky, admin):
@@ -112,6 +129,7 @@ def test_a_stored_reply_answers_a_repeat_unrun_and_a_refusal_gives_the_claim_bac
     assert answered.status == "ok" and posts(bsky) == 1
     again = decide(worker, first)
     assert again is not None and again.to_dict() == answered.to_dict() and posts(bsky) == 1
+    assert used(worker) == 1  # the repeat took nothing from the bounds
     assert decide(worker, post(fresh())).status == "ok"
     assert decide(worker, post(fresh())).status == "ok"
     over = post(fresh())
@@ -126,23 +144,27 @@ def test_a_stored_reply_answers_a_repeat_unrun_and_a_refusal_gives_the_claim_bac
 def test_the_claim_still_excludes_a_second_runner(worker, bsky, admin, monkeypatch):
     envelope = post(fresh())
     other = json.dumps({"state": "started", "router_id": "r2", "ts": 0})
-    read = worker.records.stored_from
+    admin.set(worker.keys.idempotency(envelope.id), other)
+    real_queue = worker.records.queue_stored
 
-    def claimed_meanwhile(*args):  # another copy claims right after our read
-        admin.set(worker.keys.idempotency(envelope.id), other)
-        return read(*args)
+    def read_before_the_other_claimed(pipe, envelope):  # our read sees no record: the other copy
+        real_queue(pipe, post("never sent"))            # claims between our read and our claim
 
-    monkeypatch.setattr(worker.records, "stored_from", claimed_meanwhile)
+    monkeypatch.setattr(worker.records, "queue_stored", read_before_the_other_claimed)
     assert decide(worker, envelope) is None  # dropped: the other copy answers
     assert posts(bsky) == 0 and admin.get(worker.keys.idempotency(envelope.id)) == other
 
 
-def test_the_kill_switch_is_read_for_each_command(worker, bsky, admin):
+def test_the_kill_switch_is_read_for_each_command_and_its_refusal_spends_nothing(worker, bsky, admin):
     kill_switch.flip(admin, worker.keys, True, "the owner")
-    refused = decide(worker, post(fresh()))
+    words = fresh()
+    refused = decide(worker, post(words))
     assert (refused.status, refused.error) == ("denied", "kill_switch")
+    assert used(worker) == 0  # the quota unit taken in the same round trip came back
+    assert not admin.exists(worker.keys.idempotency(refused.id))  # and the claim
     kill_switch.flip(admin, worker.keys, False, "the owner")
-    assert decide(worker, post(fresh())).status == "ok"
+    assert decide(worker, post(words)).status == "ok"  # the same words: their text came back too
+    assert used(worker) == 1
     kill_switch.flip(admin, worker.keys, True, "the owner")
     assert decide(worker, post(fresh())).error == "kill_switch"
     assert posts(bsky) == 1
