@@ -6,6 +6,7 @@ bounds gives the claim back, the kill switch is read for each command."""
 from __future__ import annotations
 
 import json
+import random
 import uuid
 
 import pytest
@@ -85,8 +86,15 @@ def posts(bsky: FakeBluesky) -> int:
     return len([w for w in bsky.writes() if w["collection"] == "app.bsky.feed.post"])
 
 
+WORDS = ("river", "stone", "lantern", "orchard", "meadow", "harbor", "violet", "ember", "quiet", "window",
+         "garden", "copper", "thunder", "silver", "morning", "paper", "candle", "forest", "winter", "summer",
+         "autumn", "bridge", "shadow", "echo")
+
+
 def fresh() -> str:
-    return f"a thought of its own {uuid.uuid4().hex}"
+    """A text of words (a hex run could be held as a possible secret), unlike any other."""
+    rng = random.Random(uuid.uuid4().int)
+    return "a thought of its own: " + " ".join(rng.choice(WORDS) for _ in range(16))
 
 
 def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
