@@ -13,9 +13,10 @@ from enum import StrEnum
 
 import pytest
 
+from router.audit import canonical_json
 from router.audit import lines as audit_lines
 from router.audit import log as audit_log
-from router.audit.lines import GENESIS, sealed_line
+from router.audit.lines import GENESIS, seal, sealed_line
 from router.audit.log import AuditLog, AuditUnavailable, verify_directory
 
 
@@ -53,11 +54,29 @@ def test_the_line_sealed_from_one_encoding_is_the_canonical_line(record):
     assert sealed_line(record) == sealed_by_hand(record)
 
 
+@pytest.mark.parametrize("record", RECORDS)
+def test_the_line_sealed_by_the_fast_encoder_is_the_canonical_line(record):
+    # "hash" first, last and alone, NaN, a lone surrogate, an enum, a big int: fast or not.
+    digest, line = sealed_by_hand(record)
+    sealed = dict(record)
+    assert seal(sealed) == (line + "\n").encode("utf-8", "replace")
+    assert sealed["hash"] == digest
+
+
+@pytest.mark.parametrize("record", RECORDS[:5])
+def test_hash_first_last_and_alone_take_the_fast_path(record):
+    assert canonical_json.fast({**record, "hash": audit_lines._MARK}) is not None
+
+
 def test_a_record_holding_the_marker_itself_is_still_sealed_right():
     # The marker is secret to the process; a record holding it anyway is sealed the slow way.
     marker = audit_lines._MARK
-    for record in ({"seq": 1, "text": marker}, {"seq": 1, "payload": {"hash": marker}, "prev": marker}):
-        assert sealed_line(record) == sealed_by_hand(record)
+    for record in ({"seq": 1, "text": marker}, {"seq": 1, "payload": {"hash": marker}, "prev": marker},
+                   {"a": {"hash": marker}, "seq": 1}, {"seq": 1, "z": [marker]}):
+        digest, line = sealed_by_hand(record)
+        assert sealed_line(record) == (digest, line)
+        sealed = dict(record)
+        assert seal(sealed) == (line + "\n").encode("utf-8", "replace") and sealed["hash"] == digest
 
 
 def test_lines_written_the_old_way_verify_and_the_log_goes_on_from_them(tmp_path):
