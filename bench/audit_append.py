@@ -139,10 +139,10 @@ def breakdown(folder: Path, lines: int) -> dict[str, float]:
     fast = canonical_json.available()
     steps = {
         "record": build,
-        "shape_check": (lambda: canonical_json.is_plain(marked)) if fast else (lambda: None),
-        "encoding": (lambda: canonical_json.fast(marked)) if fast else (lambda: canonical(marked)),
+        "shape_check": (lambda: canonical_json.is_plain(entry)) if fast else (lambda: None),
+        "encoding": (lambda: canonical_json.fast(marked, entry)) if fast else (lambda: canonical(marked)),
         "hashing": lambda: hashlib.sha256(body).hexdigest(),
-        "seal_in_all": lambda: seal(dict(record)),
+        "seal_in_all": lambda: seal(dict(record), entry),
         "copy_in_seal_in_all": lambda: dict(record),  # taken off seal_in_all: its dict is the log's own
         "locking": locked,
         "write": lambda: os.write(fd, line),

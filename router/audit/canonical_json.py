@@ -80,7 +80,7 @@ def _plain_list(items: list[Any]) -> bool:
 
 if orjson is None:
 
-    def fast(record: dict[str, Any]) -> bytes | None:
+    def fast(record: dict[str, Any], unknown: dict[str, Any] | None = None) -> bytes | None:
         """Without orjson: always the standard way."""
         return None
 
@@ -93,11 +93,13 @@ else:
     )
     _dumps = orjson.dumps
 
-    def fast(record: dict[str, Any]) -> bytes | None:
+    def fast(record: dict[str, Any], unknown: dict[str, Any] | None = None) -> bytes | None:
         """The canonical JSON of the dict `record` as UTF-8 bytes, byte for byte
-        `standard(record)`, or None when that cannot be had quickly (a record off the fast path)."""
+        `standard(record)`, or None when that cannot be had quickly (a record off the fast path).
+        `unknown`: the part of `record` whose shape is checked, when the caller put the rest in
+        itself and knows it plain (exact str, int, bool, None; floats 1e-4 <= |x| < 1e16)."""
         try:
-            if is_plain(record):
+            if is_plain(record if unknown is None else unknown):
                 return _dumps(record, option=ORJSON_OPTIONS)
         except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             pass

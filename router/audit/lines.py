@@ -62,12 +62,14 @@ def sealed_line(record: dict[str, Any]) -> tuple[str, str]:
     return digest, f'{text[:start]}"hash":"{digest}"{text[end:]}'
 
 
-def seal(record: dict[str, Any]) -> bytes:
+def seal(record: dict[str, Any], entry: dict[str, Any] | None = None) -> bytes:
     """Sets `record["hash"]` to the record's hash and returns its line as UTF-8 bytes ending in a
     newline: the bytes of `sealed_line`'s line, written by the fast encoder where that provably
-    gives the same bytes (`router.audit.canonical_json`), else by the standard one."""
+    gives the same bytes (`router.audit.canonical_json`), else by the standard one. `entry`: the
+    writer's record is `entry` plus `seq` (an int), `prev` (a str) and maybe `ts` (a float from
+    `time.time()`): only the entry's shape needs checking."""
     record["hash"] = _MARK
-    text = _fast(record)
+    text = _fast(record, entry)
     start = -1 if text is None else text.find(_MARK_BYTES)
     if text is None or start < 0 or text.find(_MARK_BYTES, start + _MARK_LENGTH) >= 0:
         record["hash"], line = sealed_line(record)

@@ -186,7 +186,7 @@ class AuditLog:
                 record["prev"] = self.last_hash
                 if "ts" not in record:
                     record["ts"] = time.time()
-                data = line_format.seal(record)
+                data = line_format.seal(record, entry)
                 assert self._fd is not None
                 done = os.write(self._fd, data) if self._cut_to is None else 0  # raising: nothing written
                 if done == len(data):
