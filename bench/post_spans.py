@@ -12,19 +12,20 @@ from typing import Any
 import redis
 
 # Where one post's time goes in the router: wall time per post inside these functions, nested
-# (the lane's work includes the policy, the policy the bounds, the bounds the duplicate guard, the
-# skill Mastodon.py's call). (label, module, class or "", function)
+# (the lane's work includes the read ahead, the read ahead the bounds, the bounds the duplicate
+# guard, the skill Mastodon.py's call). (label, module, class or "", function)
 SPANS: tuple[tuple[str, str, str, str], ...] = (
     ("lane: triage, policy, audit, run, records (all below)", "router.queue.triage", "Decider", "decide"),
-    ("  read ahead: stored reply, intent, kill switch (Redis)", "router.queue.triage", "Decider",
-     "_read_ahead"),
-    ("  policy checks, all", "router.policy.checks", "Policy", "decide"),
-    ("    hard bounds: circuit, quota, pacing, duplicates; the claim rides along", "router.bounds.guard",
-     "HardBounds", "check"),
+    ("  read ahead, one round trip: stored reply, intent, kill switch, the four bounds, the claim",
+     "router.queue.triage", "Decider", "_read_ahead"),
+    ("    hard bounds queued (answers settled in the read ahead)", "router.bounds.guard", "HardBounds",
+     "stage_check"),
     ("      duplicate guard: trigrams, queued with the others", "router.bounds.duplicates", "DuplicateGuard",
      "stage"),
-    ("      duplicate guard: compared with the history", "router.bounds.duplicates", "DuplicateGuard",
+    ("    duplicate guard: compared with the history", "router.bounds.duplicates", "DuplicateGuard",
      "_settle"),
+    ("  policy checks, in their order (the bounds' answers read ahead)", "router.policy.checks", "Policy",
+     "decide"),
     ("  audit line before the post (durable)", "router.audit.recorder", "AuditRecorder", "started"),
     ("    of which fdatasync", "router.audit.log", "", "_datasync"),
     ("  the skill: CREATE_POST on the kept client", "router.pipeline", "Pipeline", "run"),
