@@ -26,7 +26,6 @@ _ROTATED = re.compile(r"^(?P<name>.+)\.(?P<seq>\d{12})\.jsonl$")
 _MARK = secrets.token_hex(8)
 _MARK_FIELD = f'"hash":"{_MARK}"'
 _MARK_BYTES = _MARK.encode()
-_MARK_LENGTH = len(_MARK_BYTES)
 _FIELD_BEFORE_MARK = len(b'"hash":"')
 _COMMA = ord(",")
 _fast = canonical_json.fast
@@ -70,24 +69,25 @@ def seal(record: dict[str, Any], entry: dict[str, Any] | None = None) -> bytes:
     `time.time()`): only the entry's shape needs checking."""
     record["hash"] = _MARK
     text = _fast(record, entry)
-    start = -1 if text is None else text.find(_MARK_BYTES)
-    if text is None or start < 0 or text.find(_MARK_BYTES, start + _MARK_LENGTH) >= 0:
+    parts = None if text is None else text.split(_MARK_BYTES)
+    if parts is None or len(parts) != 2:  # no fast encoding, or the marker also in the content
         record["hash"], line = sealed_line(record)
         return (line + "\n").encode("utf-8", "replace")
-    # The marker is in the text once: the value of the record's "hash". Its field and one comma
-    # beside it (after it, or before it when "hash" is the last key) go for the hashed text.
-    field_start, field_end = start - _FIELD_BEFORE_MARK, start + _MARK_LENGTH + 1
-    if text[field_end] == _COMMA:
-        hashed = hashlib.sha256(text[:field_start])
-        hashed.update(text[field_end + 1 :])
-    elif text[field_start - 1] == _COMMA:
-        hashed = hashlib.sha256(text[: field_start - 1])
-        hashed.update(text[field_end:])
+    # The marker is the value of the record's "hash": the text is `head"hash":"` + marker + `"tail`.
+    # Its field and one comma beside it (after it, or before it when "hash" is the last key) go
+    # for the hashed text.
+    head, tail = parts
+    if tail[1] == _COMMA:
+        hashed = hashlib.sha256(head[:-_FIELD_BEFORE_MARK])
+        hashed.update(tail[2:])
+    elif head[-_FIELD_BEFORE_MARK - 1] == _COMMA:
+        hashed = hashlib.sha256(head[: -_FIELD_BEFORE_MARK - 1])
+        hashed.update(tail[1:])
     else:
         hashed = hashlib.sha256(b"{}")
     digest = hashed.hexdigest()
     record["hash"] = digest
-    return b"".join((text[:start], digest.encode(), text[start + _MARK_LENGTH :], b"\n"))
+    return b"".join((head, digest.encode(), tail, b"\n"))
 
 
 def _sealed_slowly(record: dict[str, Any]) -> tuple[str, str]:
