@@ -127,3 +127,17 @@ def test_logs_written_with_and_without_orjson_are_the_same_bytes_and_verify(tmp_
         checked = verify(tmp_path / folder)
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "intact: 600 lines" in checked.stdout
+
+
+def test_a_record_holding_itself_is_refused_as_the_standard_library_refuses_it():
+    record: dict = {"seq": 1, "payload": {"list": []}}
+    record["payload"]["list"].append(record)
+    assert canonical_json.fast(record) is None
+    with pytest.raises(RecursionError):
+        seal(record)
+
+
+def test_a_record_of_many_containers_is_still_the_standard_line():
+    record = {"seq": 1, "items": [{"n": n, "tags": [str(n)]} for n in range(20_000)]}
+    digest, line = sealed_line(record)
+    assert seal(dict(record)) == (line + "\n").encode()
