@@ -12,8 +12,8 @@ standard way. Where the two differ, and how each difference is kept off the fast
 - subclasses of str, int, float, dict, list (enums included), tuples, and the types orjson writes
   that the standard library refuses (UUID, dataclasses, datetimes, enums, `orjson.Fragment`): the
   shape check admits exact types only, and `OPT_PASSTHROUGH_*` makes orjson refuse those as keys;
-- a record holding itself, or of more than 10,000 dicts and lists: the shape check gives up (the
-  standard library then raises on the first, as it did before).
+- a record holding itself: the shape check runs out of stack, and the standard library then
+  raises as it did before.
 tests/router/test_canonical_json.py compares the two on many generated records.
 """
 
@@ -42,30 +42,41 @@ def _standard_encoder() -> Callable[[Any], str]:
 
 
 standard: Callable[[Any], str] = _standard_encoder()
-_MOST_CONTAINERS = 10_000
 
 
 def is_plain(mapping: dict[Any, Any]) -> bool:
     """Whether orjson writes what `mapping` holds as the standard library does, its keys and the
-    errors orjson raises itself aside (see the module's docstring). Scalars are checked inline and
-    containers kept on a list: a call per value or per container would cost more than the encoding
-    it spares."""
-    pending: list[Any] = [mapping.values()]
-    containers = 0
-    while pending:
-        containers += 1
-        if containers > _MOST_CONTAINERS:  # a record that large, or one holding itself
-            return False
-        for item in pending.pop():
-            kind = type(item)
-            if kind is str or kind is int or item is None or kind is bool:
-                continue
-            if kind is dict:
-                pending.append(item.values())
-            elif kind is list:
-                pending.append(item)
-            elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):  # NaN fails both
+    errors orjson raises itself aside (see the module's docstring). Scalars are checked inline: a
+    call per value would cost more than the encoding it spares."""
+    for item in mapping.values():
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is dict:
+            if not is_plain(item):
                 return False
+        elif kind is list:
+            if not _plain_list(item):
+                return False
+        elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):  # NaN fails both
+            return False
+    return True
+
+
+def _plain_list(items: list[Any]) -> bool:
+    """`is_plain` for a list."""
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is dict:
+            if not is_plain(item):
+                return False
+        elif kind is list:
+            if not _plain_list(item):
+                return False
+        elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):
+            return False
     return True
 
 
@@ -92,7 +103,7 @@ else:
         try:
             if is_plain(record if unknown is None else unknown):
                 return _dumps(record, option=ORJSON_OPTIONS)
-        except TypeError:  # orjson.JSONEncodeError is one
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             pass
         return None
 
