@@ -4,6 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 # The suite waits on sockets and processes far more than it computes: it runs in worker processes,
 # more than the cores; tests sharing a module-scoped fixture stay on one worker (tests/conftest.py).
+# TEST_WORKERS=0 runs it in one process, which also names the tests over 5 s without the slow mark.
 TEST_WORKERS ?= 4
 export VENV PYTHON
 
