@@ -33,7 +33,10 @@ class Lanes:
         self._running = 0
         self._closed = False
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
+        # One condition per lane for its idle threads (a command wakes one thread of its own lane,
+        # not every idle thread of every platform), one for a shutdown waiting for running ones.
+        self._ready: dict[str, threading.Condition] = {}
+        self._finished = threading.Condition(self._lock)
 
     def submit(self, lane: str, task: Task, on_drop: Task | None = None) -> bool:
         """Run `task` in the lane; False (nothing queued) when the lane is full or closed.
@@ -43,8 +46,9 @@ class Lanes:
                 return False
             self._pending[lane] += 1
             self._waiting.setdefault(lane, deque()).append((task, on_drop))
+            ready = self._ready.setdefault(lane, threading.Condition(self._lock))
             if self._idle[lane]:
-                self._changed.notify_all()
+                ready.notify()
             elif self._threads[lane] < self.per_lane:
                 self._threads[lane] += 1
                 threading.Thread(target=self._serve, args=(lane,), name=f"lane-{lane}", daemon=True).start()
@@ -53,14 +57,14 @@ class Lanes:
     def _serve(self, lane: str) -> None:
         with self._lock:
             self._idle[lane] += 1
+            ready = self._ready[lane]
         while True:
             with self._lock:
                 while not self._waiting[lane] and not self._closed:
-                    self._changed.wait()
+                    ready.wait()
                 if self._closed or not self._waiting[lane]:
                     self._idle[lane] -= 1
                     self._threads[lane] -= 1
-                    self._changed.notify_all()
                     return
                 task, _drop = self._waiting[lane].popleft()
                 self._idle[lane] -= 1
@@ -74,7 +78,7 @@ class Lanes:
                     self._running -= 1
                     self._pending[lane] -= 1
                     self._idle[lane] += 1  # free again: the next command of this lane comes here
-                    self._changed.notify_all()
+                    self._finished.notify_all()  # a shutdown may be waiting
 
     def pending(self, lane: str) -> int:
         with self._lock:
@@ -90,7 +94,8 @@ class Lanes:
                 queue.clear()
             for lane, _item in dropped:
                 self._pending[lane] -= 1
-            self._changed.notify_all()
+            for ready in self._ready.values():
+                ready.notify_all()
         for lane, (_task, on_drop) in dropped:
             if on_drop is not None:
                 try:
@@ -100,7 +105,7 @@ class Lanes:
         deadline = time.monotonic() + grace
         with self._lock:
             while self._running and (left := deadline - time.monotonic()) > 0:
-                self._changed.wait(left)
+                self._finished.wait(left)
             return self._running
 
 
