@@ -10,10 +10,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.e2e.conftest import REPO_ROOT, tool_reply
 from tests.router.router_helpers import wait_until
 
 
+@pytest.mark.slow
 def test_a_post_sent_before_a_kill_is_reported_after_the_restart(stack):
     config = os.environ["SAFECLAW_CONFIG"]
     with open(config, "w", encoding="utf-8") as handle:

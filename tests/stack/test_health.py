@@ -76,6 +76,7 @@ def test_status_of_a_running_stack(running_router):
     assert "planted-mastodon-token-91ac" not in out + result.stderr
 
 
+@pytest.mark.slow
 def test_doctor_of_a_running_stack_passes(running_router):
     env = base_env(REDIS_URL=running_router.agent_url, SAFECLAW_CHROMIUM="/usr/bin/chromium",
                    SAFECLAW_CHROMEDRIVER="/usr/bin/chromedriver")
