@@ -2,6 +2,7 @@
 SIGKILL mid-run, SIGTERM, three routers sharing the queue, Redis restarting under it."""
 
 import json
+import re
 import signal
 import threading
 
@@ -142,7 +143,11 @@ def test_redis_restart_mid_run_loses_nothing_and_router_lives(routers, tmp_path)
                 assert json.loads(admin.get(keys.idempotency(cid)) or "{}")["state"] == "done"
         assert admin.llen(keys.processing("r1")) == 0
         log = (tmp_path / "r1.log").read_text()
-        assert log.count("Redis unavailable") == 1 and "Redis reachable again" in log
+        # One line per outage: a restart may be seen as two (refused, then loading after a first
+        # answer), but never a line per retry, and each ends with Redis reachable again.
+        outages = re.findall(r"Redis unavailable|Redis reachable again", log)
+        assert outages[:1] == ["Redis unavailable"] and len(outages) <= 4, outages
+        assert outages == ["Redis unavailable", "Redis reachable again"] * (len(outages) // 2), outages
     finally:
         admin.close()
         server.cleanup()
