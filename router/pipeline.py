@@ -25,7 +25,8 @@ from protocol.commands import CommandEnvelope, is_command_id
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.errors import SkillError, describe
-from router.policy.checks import Ahead, Decision, Policy
+from router.policy.checks import Policy
+from router.policy.decisions import Ahead, Decision
 from router.policy.effects import Effect
 from router.redaction import Redactor
 from router.registry import Skill, SkillContext

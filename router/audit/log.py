@@ -39,15 +39,13 @@ from router.audit import lines as line_format
 from router.audit.chain_check import Verdict, hash_at, verify_directory
 from router.audit.lines import GENESIS, canonical, chain_files, record_hash
 
-# The format's and the checks' names, for the callers that knew them here.
 __all__ = ["GENESIS", "AuditLog", "AuditUnavailable", "Verdict", "canonical", "chain_files", "hash_at",
-           "record_hash", "verify_directory"]
+           "record_hash", "verify_directory"]  # the format's and the checks' names, for older callers
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_SYNC_SECONDS = 0.1  # group commit: fsync (and checkpoint) at most this long after a write
 log = logging.getLogger("safeclaw.router.audit")
-# The data and the file's size reach the disk (all a line needs to be read back); the times of the
-# file are left to the next fsync: less for the disk to do before the effect.
+# The data and the size reach the disk (all a line needs); the file's times wait for the next fsync.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
 

@@ -33,7 +33,7 @@ from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.approval_outcomes import ApprovalOutcomes
 from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps
-from router.policy.checks import Decision
+from router.policy.decisions import Decision
 from router.policy.effects import Effect
 from router.policy.payload_preview import preview
 from router.queue.containment import contain

@@ -13,12 +13,13 @@ refuses the command. Each check is `check(effect, envelope, conn, now) -> Decisi
    circuit breaker), last because they take a share (a quota unit, a pacing slot, the text) that a
    later refusal would have to give back, and so a held command is counted once, when it runs.
 
-A caller with its own round trips can save the policy two (`Ahead`): the kill switch read with its
-records (`queue_kill_switch`, still read fresh for each command), and its own commands (`Rider`:
-the worker's claim of the command id) queued on the bounds' round trip, after them. When no check
-between could hold the command (no approval, no rate limit on its scope), the bounds themselves
-can ride the caller's round trip too (`stage_bounds`): the checks still decide in the order above,
-and the caller gives back what the bounds took when an earlier check refuses.
+A caller with its own round trips can save the policy two (`Ahead`, in `router.policy.decisions`):
+the kill switch read with its records (`queue_kill_switch`, still read fresh for each command), and
+its own commands (`Rider`: the worker's claim of the command id) queued on the bounds' round trip,
+after them. When no check between could hold the command (no approval, no rate limit on its
+scope), the bounds themselves can ride the caller's round trip too (`stage_bounds`): the checks
+still decide in the order above, and the caller gives back what the bounds took when an earlier
+check refuses. The rate limits are counted in `router.policy.rate_limits`.
 
 After a command ran (or was refused), `record` gives the outcome to the bounds. Settings that name
 actions or effects are resolved once, at start, against the registry: anything unknown is a
@@ -30,10 +31,8 @@ A mind that obeys every injection can still do no more than this allows.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -47,7 +46,9 @@ from router.bounds.embedded import EmbeddedStore
 from router.bounds.guard import HardBounds, Held, Rider
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
-from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects, Scope
+from router.policy.decisions import Ahead, Check, Decision, Hold, RateRule
+from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects
+from router.policy.rate_limits import rate_limit_decision
 from router.policy.whose_words import WhoseWords
 from router.redaction import Redactor
 
@@ -55,45 +56,6 @@ log = logging.getLogger("safeclaw.router.policy")
 
 
 DRY_RUN_COUNTERS = "dry-run:"  # under the router prefix: the dry run's own quotas, pacing, duplicates
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A refusal: the reply status and the line the user sees."""
-
-    status: Status
-    error: str
-    message: str
-    retry_after: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # more reply fields, e.g. approval_id
-
-
-# conn is None where no Redis is at hand (the one-shot tool without REDIS_URL): counters then go
-# to `Policy.embedded`; a check that needs Redis itself must refuse rather than let it through.
-Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
-# Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
-# command (it now runs under that approval).
-Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
-
-
-@dataclass(frozen=True)
-class Ahead:
-    """What the caller read for this command in its own round trip: the live kill switch's raw
-    value (`queue_kill_switch`), and riders for the bounds' round trip."""
-
-    kill_switch: bytes | str | None = None
-    switch_read: bool = False  # False: the policy reads the switch itself
-    riders: tuple[Rider, ...] = ()
-    bounds: Held | Denial | None = None  # the bounds' answer in the caller's round trip (`stage_bounds`)
-    bounds_taken: bool = False
-
-
-@dataclass(frozen=True)
-class RateRule:
-    name: str  # the setting's item, e.g. "MOLTBOOK_COMMENT" or "*:post"; names the counter
-    scopes: frozenset[Scope]
-    limit: int
-    window_seconds: int
 
 
 class Policy:
@@ -330,30 +292,5 @@ class Policy:
     def rate_limit(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
-        for rule in self.rate_rules:
-            if effect.scope not in rule.scopes:
-                continue
-            counters = self.counters(conn)
-            if counters is None:
-                return Decision(
-                    Status.DENIED,
-                    "rate_limited",
-                    f"{envelope.action} is rate-limited ({rule.name}) and its counter has nowhere to be "
-                    "kept (no Redis, no embedded store)",
-                )
-            window = int(now // rule.window_seconds)
-            key = f"{self.counter_prefix}ratelimit:{rule.name}:{window}"
-            pipe = counters.pipeline(transaction=False)  # no MULTI: see router.worker
-            pipe.incr(key)
-            pipe.expire(key, rule.window_seconds + 1)
-            count = int(pipe.execute()[0])
-            if count > rule.limit:
-                retry_after = max(1, math.ceil((window + 1) * rule.window_seconds - now))
-                return Decision(
-                    Status.DENIED,
-                    "rate_limited",
-                    f"{envelope.action} ({effect.scope}) rate limit {rule.name} reached ({rule.limit} per "
-                    f"{rule.window_seconds}s); retry in {retry_after}s",
-                    retry_after,
-                )
-        return None
+        counters = self.counters(conn)
+        return rate_limit_decision(self.rate_rules, counters, self.counter_prefix, effect, envelope, now)

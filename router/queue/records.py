@@ -79,7 +79,7 @@ class CommandRecords:
         return claim.won
 
     def claim_of(self, envelope: CommandEnvelope) -> Claim:
-        """The claim as a rider of the bounds' round trip (`router.policy.checks.Ahead`)."""
+        """The claim as a rider of the bounds' round trip (`router.policy.decisions.Ahead`)."""
         return Claim(self, envelope)
 
     def unclaim(self, claim: Claim) -> None:

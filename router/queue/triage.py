@@ -8,7 +8,7 @@ refuse it as a copy of itself); a side effect runs only after its `started` reco
 (SET NX), so two copies of one command never both run.
 
 Round trips: the record, the intent and the kill switch are read together before the policy; the
-claim rides the bounds' round trip (`router.policy.checks.Ahead`) and is given back (DEL) when the
+claim rides the bounds' round trip (`router.policy.decisions.Ahead`) and is given back (DEL) when the
 bounds refuse, so a refused command is checked again when it is sent again, as before.
 """
 
@@ -28,7 +28,7 @@ from router.bounds.guard import Held
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
-from router.policy.checks import Ahead
+from router.policy.decisions import Ahead
 from router.queue.deadline import DeadlineRunner
 from router.queue.records import ID_REUSED, Claim, CommandRecords
 from router.queue.results import ResultWriter

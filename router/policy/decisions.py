@@ -1,0 +1,56 @@
+"""What a policy check answers (`Decision`), the shapes of a check and of the hold, and what a caller
+read ahead for a command in its own round trip (`Ahead`): shared by the policy, the approval flow,
+the pipeline and the queue's triage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from protocol.commands import CommandEnvelope
+from protocol.replies import Status
+from router.bounds import Denial
+from router.bounds.guard import Held, Rider
+from router.policy.effects import Effect, Scope
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A refusal: the reply status and the line the user sees."""
+
+    status: Status
+    error: str
+    message: str
+    retry_after: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more reply fields, e.g. approval_id
+
+
+# conn is None where no Redis is at hand (the one-shot tool without REDIS_URL): counters then go
+# to `Policy.embedded`; a check that needs Redis itself must refuse rather than let it through.
+Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
+# Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
+# command (it now runs under that approval).
+Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What the caller read for this command in its own round trip: the live kill switch's raw
+    value (`queue_kill_switch`), and riders for the bounds' round trip."""
+
+    kill_switch: bytes | str | None = None
+    switch_read: bool = False  # False: the policy reads the switch itself
+    riders: tuple[Rider, ...] = ()
+    bounds: Held | Denial | None = None  # the bounds' answer in the caller's round trip (`stage_bounds`)
+    bounds_taken: bool = False
+
+
+@dataclass(frozen=True)
+class RateRule:
+    name: str  # the setting's item, e.g. "MOLTBOOK_COMMENT" or "*:post"; names the counter
+    scopes: frozenset[Scope]
+    limit: int
+    window_seconds: int
