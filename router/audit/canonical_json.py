@@ -20,7 +20,7 @@ tests/router/test_canonical_json.py compares the two on many generated records.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import c_make_encoder  # type: ignore[attr-defined]  # the C encoder, when built
 from typing import Any
 
@@ -46,36 +46,24 @@ standard: Callable[[Any], str] = _standard_encoder()
 
 def is_plain(mapping: dict[Any, Any]) -> bool:
     """Whether orjson writes what `mapping` holds as the standard library does, its keys and the
-    errors orjson raises itself aside (see the module's docstring). Scalars are checked inline: a
-    call per value would cost more than the encoding it spares."""
-    for item in mapping.values():
+    errors orjson raises itself aside (see the module's docstring)."""
+    return _plain(mapping.values())
+
+
+def _plain(values: Iterable[Any]) -> bool:
+    """Scalars are checked inline, one call per dict or list: a call per value would cost more
+    than the encoding it spares."""
+    for item in values:
         kind = type(item)
         if kind is str or kind is int or item is None or kind is bool:
             continue
         if kind is dict:
-            if not is_plain(item):
+            if not _plain(item.values()):
                 return False
         elif kind is list:
-            if not _plain_list(item):
+            if not _plain(item):
                 return False
         elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):  # NaN fails both
-            return False
-    return True
-
-
-def _plain_list(items: list[Any]) -> bool:
-    """`is_plain` for a list."""
-    for item in items:
-        kind = type(item)
-        if kind is str or kind is int or item is None or kind is bool:
-            continue
-        if kind is dict:
-            if not is_plain(item):
-                return False
-        elif kind is list:
-            if not _plain_list(item):
-                return False
-        elif kind is not float or not (1e-4 <= abs(item) < 1e16 or item == 0.0):
             return False
     return True
 

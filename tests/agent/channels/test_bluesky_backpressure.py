@@ -4,8 +4,6 @@ and the hourly cap."""
 import asyncio
 import logging
 
-import pytest
-
 from agent.channels.bluesky import QUEUE_SIZE
 from tests.agent.channels.bluesky_helpers import (
     BOB,
@@ -17,27 +15,21 @@ from tests.agent.channels.bluesky_helpers import (
     saved_cursor,
     until,
 )
-from tests.support.fake_jetstream import FakeJetstream, post_event
+from tests.support.fake_jetstream import post_event
 
 
-@pytest.fixture
-def fake():
-    with FakeJetstream() as server:
-        yield server
-
-
-def test_the_hourly_cap_drops_the_excess_and_logs_it(fake, workspace, caplog):
+def test_the_hourly_cap_drops_the_excess_and_logs_it(jetstream, workspace, caplog):
     caplog.set_level(logging.INFO, "safeclaw.agent.bluesky")
     now = [1000.0]
     handler = Recorder()
-    listener = make_listener(fake, workspace, handler, max_per_hour=2, clock=lambda: now[0])
+    listener = make_listener(jetstream, workspace, handler, max_per_hour=2, clock=lambda: now[0])
 
     async def scenario():
-        async with running(listener, fake):
-            fake.queue(*[mention(f"3kflood{i}", T + i) for i in range(5)])
+        async with running(listener, jetstream):
+            jetstream.queue(*[mention(f"3kflood{i}", T + i) for i in range(5)])
             await until(lambda: listener.cursor == T + 4, "the flood was read")
             now[0] += 3600
-            fake.queue(mention("3klater", T + 10))
+            jetstream.queue(mention("3klater", T + 10))
             await until(lambda: listener.cursor == T + 10, "the later mention was read")
 
     asyncio.run(scenario())
@@ -50,15 +42,15 @@ def test_the_hourly_cap_drops_the_excess_and_logs_it(fake, workspace, caplog):
     assert any("3 post(s) over the cap of 2 an hour were dropped" in m for m in messages)
 
 
-def test_turns_run_one_at_a_time_and_the_cursor_never_passes_a_waiting_post(fake, workspace):
+def test_turns_run_one_at_a_time_and_the_cursor_never_passes_a_waiting_post(jetstream, workspace):
     gates = [asyncio.Event(), asyncio.Event()]
     handler = Recorder(gates)
-    listener = make_listener(fake, workspace, handler)
+    listener = make_listener(jetstream, workspace, handler)
 
     async def scenario():
-        async with running(listener, fake):
+        async with running(listener, jetstream):
             try:
-                fake.queue(mention("3k0", T), mention("3k1", T + 1), post_event(BOB, "3kx", "meh", T + 2))
+                jetstream.queue(mention("3k0", T), mention("3k1", T + 1), post_event(BOB, "3kx", "meh", T + 2))
                 await until(lambda: handler.running == 1 and listener.resume.last_seen == T + 2, "all were read")
                 assert listener.cursor is None  # nothing is done while the first turn runs
                 gates[0].set()
@@ -76,19 +68,19 @@ def test_turns_run_one_at_a_time_and_the_cursor_never_passes_a_waiting_post(fake
     assert saved_cursor(workspace) == T + 2
 
 
-def test_a_burst_never_blocks_the_reader_and_the_newest_fifty_win(fake, workspace, caplog):
+def test_a_burst_never_blocks_the_reader_and_the_newest_fifty_win(jetstream, workspace, caplog):
     caplog.set_level(logging.INFO, "safeclaw.agent.bluesky")
     gates = [asyncio.Event()]
     handler = Recorder(gates)
-    listener = make_listener(fake, workspace, handler, max_per_hour=1000)
+    listener = make_listener(jetstream, workspace, handler, max_per_hour=1000)
     burst = [mention(f"3kburst{i}", T + i) for i in range(120)]
 
     async def scenario():
-        async with running(listener, fake):
+        async with running(listener, jetstream):
             try:
-                fake.queue(burst[0])
+                jetstream.queue(burst[0])
                 await until(lambda: handler.running == 1, "the first turn began")
-                fake.queue(*burst[1:], post_event(BOB, "3kafter", "unrelated", T + 500))
+                jetstream.queue(*burst[1:], post_event(BOB, "3kafter", "unrelated", T + 500))
                 # The first turn is stuck, yet the reader reads the whole burst and what follows.
                 await until(lambda: listener.resume.last_seen == T + 500, "the reader read past the burst")
                 assert handler.running == 1
@@ -109,17 +101,17 @@ def test_a_burst_never_blocks_the_reader_and_the_newest_fifty_win(fake, workspac
     assert saved_cursor(workspace) == T + 500
 
 
-def test_the_hourly_cap_still_holds_behind_the_queue(fake, workspace):
+def test_the_hourly_cap_still_holds_behind_the_queue(jetstream, workspace):
     gates = [asyncio.Event()]
     handler = Recorder(gates)
-    listener = make_listener(fake, workspace, handler, max_per_hour=3, clock=lambda: 1000.0)
+    listener = make_listener(jetstream, workspace, handler, max_per_hour=3, clock=lambda: 1000.0)
 
     async def scenario():
-        async with running(listener, fake):
+        async with running(listener, jetstream):
             try:
-                fake.queue(mention("3kcap0", T))
+                jetstream.queue(mention("3kcap0", T))
                 await until(lambda: handler.running == 1, "the first turn began")
-                fake.queue(*[mention(f"3kcap{i}", T + i) for i in range(1, 80)])
+                jetstream.queue(*[mention(f"3kcap{i}", T + i) for i in range(1, 80)])
                 await until(lambda: listener.resume.last_seen == T + 79, "the burst was read")
                 gates[0].set()
                 await until(lambda: listener.cursor == T + 79, "the queue was worked through")
