@@ -8,8 +8,9 @@ layers deep, each layer's output bounded) and says what text each could hold; th
 searches those texts as it searches any other, and redacts the whole run when one holds a secret.
 
 A mechanism, not a list of spellings: any text hidden under any mix of these layers is found,
-and `suspicion()` names the runs that decode to something or look random, so a post that
-carries one is held for the owner's approval even when no decoding of it is known.
+and `protocol.suspicion` names the runs that decode to something (or look random, or mix
+alphabets, or hold no word), so a post that carries one is held for the owner's approval even
+when no decoding of it is known.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ import base64
 import binascii
 import bz2
 import lzma
-import math
 import re
-import string
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ _B85_SYMBOLS = frozenset("!#$%&()*;<>?@^`{|}~")
 _CODES_GATE = re.compile(r"\d\d[ ,;]+\d\d|\\[0-7]{3}\\")
 _OCTAL = re.compile(r"(?:\\[0-7]{3}){4,}|\b[0-7]{3}(?:[ ,;]+[0-7]{3}){4,}\b")
 _DECIMAL = re.compile(r"\b\d{2,7}(?:[ ,;]+\d{2,7}){4,}\b")
+_CODE_POINTS = re.compile(r"(?:[Uu]\+[0-9A-Fa-f]{4,6}[\s,;]*){4,}")
 _DOUBLED = re.compile(r"(?:(.)\1){6,}", re.DOTALL)
 
 
@@ -93,8 +93,9 @@ def _b85(run: str) -> bytes | None:
 
 
 def _codes(run: str, base: int) -> bytes | None:
-    """Character codes written out: `\\101\\102`, `101 102`, `72,101,108`; as UTF-8 bytes."""
-    numbers = [int(n, base) for n in re.findall(r"\d+", run)]
+    """Character codes written out: `\\101\\102`, `101 102`, `72,101,108`, `U+0048 U+0065`;
+    as UTF-8 bytes."""
+    numbers = [int(n, base) for n in re.findall(r"[0-9A-Fa-f]+" if base == 16 else r"\d+", run)]
     if not numbers or any(n > 0x10FFFF or 0xD800 <= n <= 0xDFFF for n in numbers):
         return None
     return "".join(map(chr, numbers)).encode("utf-8", "ignore")
@@ -107,6 +108,7 @@ _DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], bytes | None]], ...
     ("base85", _BASE85, _b85),
     ("octal codes", _OCTAL, lambda run: _codes(run, 8)),
     ("decimal codes", _DECIMAL, lambda run: _codes(run, 10)),
+    ("code points", _CODE_POINTS, lambda run: _codes(run.upper().replace("U+", " "), 16)),
 )
 
 
@@ -231,61 +233,3 @@ _ROT47 = str.maketrans(
 def rot47(text: str) -> str:
     """Every printable ASCII character but the space turned half way round; its own inverse."""
     return text.translate(_ROT47)
-
-
-# What a random run looks like: letters, digits and the symbols encodings use, no spaces.
-_RUN = re.compile(r"[A-Za-z0-9+/=_\-~!#$%&*.:;<>?@^|]{24,}")
-ENTROPY_BITS = 4.0  # bits per character a run must reach to count as random-looking
-# A hex run draws on 16 symbols, so a random one often stays under ENTROPY_BITS (of 24 random hex
-# characters the lowest entropy seen in 20,000 draws was 2.64 bits). A hash shown to people is in
-# one case; hex in both cases is not written for people.
-HEX_ENTROPY_BITS = 2.5
-_ALNUM_RUN = re.compile(r"[A-Za-z0-9]{24,}")
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy of the characters of `text`, in bits per character."""
-    counts: dict[str, int] = {}
-    for char in text:
-        counts[char] = counts.get(char, 0) + 1
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values()) if text else 0.0
-
-
-def _random_looking(run: str) -> bool:
-    if run.startswith(("http://", "https://")) or ("/" in run and "." in run.split("/")[0]):
-        return False  # an address: its path is read by a person, who can see where it goes
-    if any(_mixed_case_hex(part.group()) for part in _ALNUM_RUN.finditer(run)):
-        return True
-    classes = sum((any(map(str.islower, run)), any(map(str.isupper, run)), any(map(str.isdigit, run))))
-    return classes >= 2 and entropy(run) >= ENTROPY_BITS
-
-
-def _mixed_case_hex(run: str) -> bool:
-    return (
-        all(c in string.hexdigits for c in run)
-        and any(map(str.isdigit, run))
-        and any(map(str.islower, run))
-        and any(map(str.isupper, run))
-        and entropy(run.lower()) >= HEX_ENTROPY_BITS
-    )
-
-
-def suspicion(text: str) -> str | None:
-    """Why a text about to be published may carry something hidden, or None: a run that decodes
-    to readable text or a compressed stream, or a long run that looks random (a key nobody knows
-    the shape of). A signal for the owner, never a proof."""
-    for blob in blobs(text, depth=1):
-        readable = [t for t in blob.texts if _readable(t)]
-        if readable or len(blob.kinds) > 1:
-            return f"it holds a {' in '.join(reversed(blob.kinds))} run that decodes to text"
-    for match in _RUN.finditer(text):
-        if _random_looking(match.group()):
-            size = len(match.group())
-            return f"it holds a {size}-character run that looks random (a key or an encoded blob?)"
-    return None
-
-
-def _readable(text: str) -> bool:
-    printable = sum(c.isprintable() and c.isascii() for c in text)
-    letters = sum(c.isalpha() for c in text)
-    return len(text) >= 8 and printable >= 0.9 * len(text) and letters >= 0.5 * len(text)

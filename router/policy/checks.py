@@ -37,10 +37,10 @@ from typing import Any
 
 import redis
 
-from protocol.blobs import suspicion
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from protocol.replies import Reply, Status
+from protocol.suspicion import fields_suspicion
 from router.bounds import Counters, Denial, Staged
 from router.bounds.embedded import EmbeddedStore
 from router.bounds.guard import HardBounds, Held, Rider
@@ -49,13 +49,14 @@ from router.policy import kill_switch as live_kill_switch
 from router.policy.decisions import Ahead, Check, Decision, Hold, RateRule
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects
 from router.policy.rate_limits import rate_limit_decision
-from router.policy.whose_words import WhoseWords
+from router.policy.whose_words import WhoseWords, unsaid_fields
 from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.policy")
 
 
-DRY_RUN_COUNTERS = "dry-run:"  # under the router prefix: the dry run's own quotas, pacing, duplicates
+DRY_RUN_COUNTERS = "dry-run:"
+  # under the router prefix: the dry run's own quotas, pacing, duplicates
 
 
 class Policy:
@@ -259,7 +260,7 @@ class Policy:
         """Why this command waits for the owner, or None: its scope needs approval
         (ROUTER_REQUIRE_APPROVAL), its words are not the owner's (`whose_words`), or a text it
         publishes carries a decodable blob or a long random-looking run (a secret in an encoding no
-        redactor lists)."""
+        redactor lists) in any published field the owner did not write."""
         if effect.scope in self.approval_scopes:
             return "it needs your approval"
         if not effect.writes:
@@ -267,12 +268,8 @@ class Policy:
         whose = self.whose_words.hold_reason(effect, envelope)
         if whose is not None:
             return whose
-        published = [effect.text, envelope.params.get("title")]
-        for text in (t for t in published if isinstance(t, str) and t):
-            why = suspicion(text)
-            if why is not None:
-                return f"{why}: check it is not a secret before it goes"
-        return None
+        why = fields_suspicion(unsaid_fields(envelope))
+        return None if why is None else f"{why}: check it is not a secret before it goes"
 
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
@@ -294,3 +291,4 @@ class Policy:
     ) -> Decision | None:
         counters = self.counters(conn)
         return rate_limit_decision(self.rate_rules, counters, self.counter_prefix, effect, envelope, now)
+

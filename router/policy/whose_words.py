@@ -29,6 +29,9 @@ from router.policy.effects import LOCAL_PLATFORM, Effect
 NOT_PUBLISHED = frozenset({"platform"})
 PUBLISHED_TEXT = ("text", "title", "url", "quote")  # what a reader of the reply sees or is sent to
 SHOWN_SOURCES = 4
+# The fields a reader sees as words: a target (a post id) or a community name is looked up, never
+# shown as text (`secret_in_text` reads them, as it reads every param).
+SUSPECT_FIELDS = ("text", "title", "url")
 _AT_URI = re.compile(r"^at://([^/\s]+)/app\.bsky\.feed\.post/([^/?#\s]+)$")
 _POST_URL = re.compile(r"^https?://(?:www\.)?bsky\.app/profile/([^/\s]+)/post/([^/?#\s]+)/?$")
 
@@ -131,3 +134,13 @@ def stranger_refusal(effect: Effect, origin: Origin) -> tuple[str, str] | None:
         + (f" ({origin.post})" if origin.post else "")
         + "; it cannot post, like, delete or reply elsewhere on the owner's behalf",
     )
+
+
+def unsaid_fields(envelope: CommandEnvelope) -> list[tuple[str, str]]:
+    """The published words of a write (text, title, link) that are not the owner's own: what may
+    hide something the owner never saw. A field the owner typed (a link to their document) is
+    theirs to publish, however random its id looks."""
+    origin = envelope.origin
+    owner_words = origin.owner_words if origin is not None and origin.kind == OWNER else ()
+    fields = [(name, envelope.params.get(name)) for name in SUSPECT_FIELDS]
+    return [(name, v) for name, v in fields if isinstance(v, str) and v and not said_by(v, owner_words)]

@@ -8,7 +8,8 @@ import zlib
 
 import pytest
 
-from protocol.blobs import MAX_OUTPUT, blobs, entropy, rot47, suspicion
+from protocol.blobs import MAX_OUTPUT, blobs, rot47
+from protocol.suspicion import entropy, suspicion
 from tests.protocol.test_secret_shapes import MORE_ORDINARY, ordinary_posts
 
 
