@@ -13,9 +13,11 @@ from tests.protocol.test_secret_shapes import MORE_ORDINARY, ordinary_posts
 
 KEY = "moltbook_sk_" + "Zq7RtP2xKw9LmB4vN8cJ"
 BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-MORSE = dict(zip("abcdefghijklmnopqrstuvwxyz0123456789_", (
+MORSE_CODES = (
     ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
-    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.-").split(), strict=True))
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. ..--.-"
+)
+MORSE = dict(zip("abcdefghijklmnopqrstuvwxyz0123456789_", MORSE_CODES.split(" "), strict=True))
 LISU = dict(zip("ABCDEFGHIJKLMNOPRSTUVWXYZ", "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ", strict=True))
 CHEROKEE = dict(zip("ADEGHJKLMPRSTVWZabdehosvw", "ᎪᎠᎬᏀᎻᏫᏦᏞᎷᏢᎡᏚᎢᏙᏔᏃꮃᏏꭼꮒꮎꮪꮩꮤ", strict=False))
 
