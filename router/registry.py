@@ -31,6 +31,7 @@ class SkillContext:
     env: Mapping[str, str]  # non-secret settings such as base URL overrides
     data_dir: Path  # files the router owns (notes, outbox)
     dry_run: bool = False  # side-effecting skills record what they would send instead of sending
+    approved: bool = False  # the owner approved this very command: its words go out whole or not at all
     max_text_chars: int = 2000  # truncation length for untrusted text
     timeout: float = 20.0  # seconds for one platform request
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("safeclaw.router.skill"))

@@ -25,6 +25,19 @@ class PostRequest:
     subreddit: str | None = None  # Reddit only
     title: str | None = None  # Reddit only
     idempotency_key: str = ""  # the command id: makes a retried post harmless where the platform allows
+    # The owner approved these very words: published whole or not at all, never cut to fit.
+    whole: bool = False
+
+
+def refuse_cut(platform: str, whole: bool, cut: bool) -> None:
+    """An approved text the platform would have to cut is not published: what the owner read is
+    what goes out, or nothing does (a cut could drop the words that made it look harmless)."""
+    if whole and cut:
+        raise SkillError(
+            "invalid_params",
+            f"{platform} would have to cut this text to fit its length limit, and the owner approved "
+            "it whole: nothing was published; send a shorter text for approval",
+        )
 
 
 @dataclass

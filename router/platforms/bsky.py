@@ -18,7 +18,7 @@ from atproto_client.exceptions import BadRequestError
 from atproto_client.request import Request
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_from_exception
 from router.platforms.text_limits import BLUESKY_LIMIT, bluesky_length, truncate
 
@@ -181,6 +181,7 @@ class BlueskyClient(PlatformClient):
     def post(self, request: PostRequest) -> PostRef:
         client = self._session()
         text, truncated = self._fit_text(request)
+        refuse_cut(self.key, request.whole, truncated)
         reply = self._reply_ref(client, request.reply_to) if request.reply_to else None
         embed = None
         if request.quote:

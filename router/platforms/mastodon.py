@@ -19,7 +19,7 @@ import requests
 from mastodon import Mastodon, MastodonAPIError, MastodonRatelimitError
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status, error_from_exception
 from router.platforms.text_limits import MASTODON_DEFAULT_LIMIT, URL_WEIGHT, mastodon_length, truncate
 
@@ -144,6 +144,7 @@ class MastodonClient(PlatformClient):
 
     def post(self, request: PostRequest) -> PostRef:
         text, truncated = self._fit_text(request)
+        refuse_cut(self.key, request.whole, truncated)
         reply_id = self.status_id(request.reply_to) if request.reply_to else None
         quote_id = self.status_id(request.quote) if request.quote else None
         status = self._guard("post", lambda: self.api.status_post(

@@ -32,7 +32,7 @@ import certifi
 import httpx
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
 
 DEFAULT_BASE = "https://www.moltbook.com/api/v1"
@@ -160,12 +160,13 @@ class MoltbookClient(PlatformClient):
     def post(self, request: PostRequest) -> PostRef:
         if request.reply_to:
             link = f"\n\n{request.url}" if request.url else ""
-            return self.comment(request.reply_to, request.text + link)
+            return self.comment(request.reply_to, request.text + link, whole=request.whole)
         first_line = request.text.strip().split("\n")[0]
         title, title_cut = _clip((request.title or "").strip() or first_line, TITLE_LIMIT)
         submolt = (request.subreddit or "general").removeprefix("m/")
         body: dict[str, Any] = {"submolt": submolt, "title": title}
         content, content_cut = _clip(request.text, CONTENT_LIMIT)
+        refuse_cut(self.key, request.whole, content_cut or (title_cut and bool(request.title)))
         if request.url:
             body["url"] = request.url
         if content.strip() and (content.strip() != title or not request.url):
@@ -179,10 +180,12 @@ class MoltbookClient(PlatformClient):
             ref.extra["truncated"] = True
         return ref
 
-    def comment(self, post_ref: str, text: str, parent_id: str | None = None) -> PostRef:
-        """Comment on a post (or answer a comment on it, with `parent_id`)."""
+    def comment(self, post_ref: str, text: str, parent_id: str | None = None, whole: bool = False) -> PostRef:
+        """Comment on a post (or answer a comment on it, with `parent_id`); `whole`: as in
+        `PostRequest`."""
         ident = post_id_of(post_ref)
         content, cut = _clip(text, CONTENT_LIMIT)
+        refuse_cut(self.key, whole, cut)
         body: dict[str, Any] = {"content": content}
         if parent_id:
             body["parent_id"] = parent_id

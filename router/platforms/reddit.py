@@ -27,7 +27,7 @@ from praw.exceptions import ClientException, RedditAPIException
 from prawcore.sessions import RetryStrategy
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
 
 PUBLIC_URL = "https://www.reddit.com"
@@ -191,6 +191,7 @@ class RedditClient(PlatformClient):
         title = (request.title or "").strip() or title_from_text(request.text)
         title, title_cut = _clip(title, TITLE_LIMIT)
         body, body_cut = _clip(request.text, SELF_POST_LIMIT)
+        refuse_cut(self.key, request.whole, body_cut or (title_cut and bool(request.title)))
         subreddit = request.subreddit.removeprefix("r/")
 
         def submit(reddit: praw.Reddit) -> Any:
@@ -208,6 +209,7 @@ class RedditClient(PlatformClient):
 
     def _reply(self, request: PostRequest) -> PostRef:
         body, cut = _clip(request.text + (f"\n\n{request.url}" if request.url else ""), COMMENT_LIMIT)
+        refuse_cut(self.key, request.whole, cut)
         reply_to = request.reply_to or ""
         comment = self._call(lambda r: self._target(r, reply_to).reply(body))
         permalink = getattr(comment, "permalink", "") or f"/comments/{comment.link_id[3:]}/_/{comment.id}/"

@@ -25,7 +25,7 @@ import requests
 import tweepy
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
 from router.platforms.text_limits import URL_WEIGHT, X_LIMIT, truncate, x_weighted_length
 
@@ -149,6 +149,7 @@ class XClient(PlatformClient):
 
     def post(self, request: PostRequest) -> PostRef:
         text, cut = compose_tweet(request.text, request.url)
+        refuse_cut(self.key, request.whole, cut)
         reply_to = tweet_id(request.reply_to) if request.reply_to else None
         quote = tweet_id(request.quote) if request.quote else None
         # The public URL needs our username: ask before posting, so a failure there (users/me has

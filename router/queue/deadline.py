@@ -135,6 +135,7 @@ class DeadlineRunner:
             env=dict(self.environment),
             data_dir=self.settings.data_dir,
             dry_run=self.settings.dry_run,
+            approved=self.approvals.approval_of(envelope) is not None,
             log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
         )
 

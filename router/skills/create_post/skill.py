@@ -39,6 +39,7 @@ def create_post(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
         text=params["text"], url=params.get("url"), reply_to=params.get("reply_to"),
         quote=params.get("quote"),
         subreddit=params.get("subreddit"), title=params.get("title"), idempotency_key=ctx.command_id,
+        whole=ctx.approved,
     )
     ref = on_platform(params["platform"], ctx, "post", lambda client: client.post(request))
     return {"platform": params["platform"], **ref.to_dict()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.platforms.base import PlatformClient, PostRef
 from router.platforms.moltbook import as_moltbook
 from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
@@ -22,8 +23,10 @@ SCHEMA = params_schema(
 def moltbook_comment(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     if ctx.dry_run:
         return record_dry_run("MOLTBOOK_COMMENT", "moltbook", params, ctx)
-    ref = on_platform("moltbook", ctx, "comment",
-                      lambda client: as_moltbook(client).comment(params["post_id"], params["text"]))
+    def comment(client: PlatformClient) -> PostRef:
+        return as_moltbook(client).comment(params["post_id"], params["text"], whole=ctx.approved)
+
+    ref = on_platform("moltbook", ctx, "comment", comment)
     return {"platform": "moltbook", **ref.to_dict()}
 
 

@@ -206,3 +206,11 @@ def test_timeout_is_request_failed(fake):
     with pytest.raises(SkillError) as caught:
         make_client(fake, timeout=0.3).auth_test()
     assert caught.value.kind == "request_failed" and "in time" in caught.value.message
+
+
+def test_an_approved_text_over_the_instance_limit_is_refused_not_cut(fake):
+    fake.max_characters = 120
+    with pytest.raises(SkillError) as caught:
+        make_client(fake).post(PostRequest(text="w " * 100, idempotency_key="whole", whole=True))
+    assert caught.value.kind == "invalid_params" and "approved it whole" in caught.value.message
+    assert fake.posts() == []

@@ -235,3 +235,21 @@ def test_catalogue_entries_match_the_skills():
     entries = {entry["name"]: entry for entry in catalogue}
     for skill in skills():
         assert entries[skill.name]["params"] == skill.schema
+
+
+@pytest.mark.parametrize("request_", [
+    PostRequest(text="t" * 50_000, whole=True),
+    PostRequest(text="short", title="x" * 400, whole=True),
+    PostRequest(text="t" * 50_000, reply_to="p1", whole=True),
+])
+def test_an_approved_post_or_comment_over_the_limits_is_refused_not_cut(fake, request_):
+    with pytest.raises(SkillError) as caught:
+        client(fake).post(request_)
+    assert caught.value.kind == "invalid_params" and "approved it whole" in caught.value.message
+    assert not any(r.method == "POST" for r in fake.requests)
+
+
+def test_a_title_taken_from_a_long_first_line_may_be_cut_the_text_goes_whole(fake):
+    client(fake).post(PostRequest(text="t" * 400, whole=True))
+    body = fake.requests[-1].json()
+    assert len(body["title"]) == 300 and body["content"] == "t" * 400

@@ -160,3 +160,11 @@ def test_timeout_is_request_failed(fake):
     with pytest.raises(SkillError) as caught:
         client(fake, timeout=0.3).profile()
     assert caught.value.kind == "request_failed"
+
+
+@pytest.mark.parametrize("fields", [{"text": "word " * 20_000}, {"text": "hi", "title": "t" * 400}])
+def test_an_approved_post_over_reddits_limits_is_refused_not_cut(fake, fields):
+    with pytest.raises(SkillError) as caught:
+        client(fake).post(PostRequest(subreddit="test", whole=True, **fields))
+    assert caught.value.kind == "invalid_params" and "approved it whole" in caught.value.message
+    assert not any(r.path == "/api/submit/" for r in fake.requests)

@@ -181,3 +181,10 @@ def test_a_failing_users_me_never_turns_a_made_post_into_an_error():
         assert fake.paths("POST") == [] and fake.tweets == {}
     finally:
         fake.stop()
+
+
+def test_an_approved_text_over_280_is_refused_not_cut(fake):
+    with pytest.raises(SkillError) as caught:
+        client(fake).post(PostRequest(text="word " * 80, whole=True))
+    assert caught.value.kind == "invalid_params" and "approved it whole" in caught.value.message
+    assert not any(r.path.endswith("/tweets") and r.method == "POST" for r in fake.requests)
