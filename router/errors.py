@@ -41,7 +41,7 @@ def describe(exc: BaseException, limit: int = 300) -> str:
     name = type(exc).__name__
     try:
         text = str(exc)
-    except Exception:
+    except BaseException:
         text = "(its message cannot be shown)"
     line = f"{name}: {text}" if text else name
     return line if len(line) <= limit else line[: limit - 1] + "…"

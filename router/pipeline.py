@@ -122,7 +122,7 @@ class Pipeline:
                 raise TypeError(f"effect() returned {type(effect).__name__}, not an Effect")
         except SkillError as exc:
             return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
-        except Exception as exc:
+        except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
             log.error("skill %s cannot state its effect: %s", skill.name, describe(exc))
             return Reply(
                 envelope.id,
@@ -148,7 +148,7 @@ class Pipeline:
                 json.dumps(result)  # a value JSON cannot hold raises here, not while replying
             except SkillError as exc:
                 return Outcome(self._failure(planned, exc))
-            except Exception as exc:
+            except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
                 log.exception(
                     "skill %s crashed on command %s (attempt %d of %d)",
                     skill.name,

@@ -32,7 +32,7 @@ def contain(step: Callable[[], T], set_aside: Callable[[str], object], what: str
         return step()
     except REDIS_DOWN:
         raise
-    except Exception as exc:
+    except BaseException as exc:  # a skill's SystemExit or KeyboardInterrupt is the item's too
         reason = describe(exc)
         log.error("%s failed (%s); setting it aside", what, reason, exc_info=True)
     try:
@@ -41,6 +41,6 @@ def contain(step: Callable[[], T], set_aside: Callable[[str], object], what: str
         raise
     except redis.RedisError as exc:
         raise RedisRefused("SETASIDE", f"cannot set {what} aside: {describe(exc)}") from exc
-    except Exception as exc:
+    except BaseException as exc:
         log.error("cannot set %s aside (%s)", what, describe(exc), exc_info=True)
     return None

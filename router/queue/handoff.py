@@ -124,7 +124,7 @@ class Handoff:
                 ran = True
             except REDIS_DOWN as exc:  # it stays held; recovery answers from its record
                 self.health.lost(exc)
-            except Exception as exc:
+            except BaseException as exc:
                 why = describe(exc)
                 log.error("router error on approved command %s (%s)", envelope.id, why, exc_info=True)
                 status = Status.UNKNOWN if planned_writes else Status.ERROR

@@ -90,6 +90,6 @@ class Heartbeat:
                 self.beat(conn)
             except redis.RedisError:
                 pass  # Redis unavailable: the main loop says so in the log
-            except Exception as exc:  # the beat thread lives as long as the router
+            except BaseException as exc:  # the beat thread lives as long as the router
                 log.error("heartbeat not written (%s)", describe(exc), exc_info=True)
             self._stop.wait(self.settings.heartbeat_ttl / 3)

@@ -71,7 +71,7 @@ class Lanes:
                 self._running += 1
             try:
                 task()
-            except Exception:  # the task contains its own failures; this is the last guard
+            except BaseException:  # the task contains its own failures; this is the last guard
                 log.exception("a command in lane %s failed outside its handler", lane)
             finally:
                 with self._lock:

@@ -94,5 +94,5 @@ class Timers:
             return
         try:
             action(*args)
-        except Exception:
+        except BaseException:
             log.exception("a deadline's action failed")

@@ -160,7 +160,7 @@ class Worker:
         except redis.RedisError as exc:  # any answer but a login refused: Redis does not serve us now
             self.health.lost(exc)
             self._stop.wait(self.health.backoff_seconds())
-        except Exception as exc:
+        except BaseException as exc:  # no item's failure, whatever its type, ends the loop
             log.error("router loop error (%s); going on", describe(exc), exc_info=True)
             self._stop.wait(1.0)
 

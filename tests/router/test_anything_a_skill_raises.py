@@ -1,0 +1,76 @@
+"""Whatever a skill raises, from `effect()` or `run()`, in the router's loop or in a platform's
+lane, the command is answered and the router goes on: not only the exceptions a handler names,
+but SystemExit, KeyboardInterrupt, GeneratorExit and a BaseException of its own too. A fleet of
+two real router processes on a real redis-server takes them all; neither exits, both beat, and
+each lane still serves the next command."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import pytest
+import redis
+
+from tests.router.router_helpers import (
+    MY_SKILLS,
+    RouterProcess,
+    WorkerThread,
+    note_lines,
+    push,
+    reply_of,
+    router_env,
+    settings_for,
+    wait_until,
+)
+from tests.support.router_test_skills import RAISED, RAISING_SKILLS
+
+SKILLS = {**MY_SKILLS, **RAISING_SKILLS}
+CASES = [(action, name, where) for action in sorted(RAISING_SKILLS) for name in sorted(RAISED)
+         for where in ("effect", "run")]
+
+
+def answered(admin: redis.Redis, keys: Any, action: str, name: str, where: str) -> dict[str, Any]:
+    reply = reply_of(admin, keys, push(admin, keys, action, {"raise": name, "where": where}), timeout=30)
+    assert reply["status"] in ("error", "denied", "unknown"), reply
+    return reply
+
+
+@pytest.mark.parametrize(("action", "name", "where"), CASES, ids=[f"{a}-{n}-{w}" for a, n, w in CASES])
+def test_a_command_whose_skill_raises_anything_is_answered_and_the_router_goes_on(
+        redis_urls, admin, tmp_path, action, name, where):
+    keys = redis_urls.keys
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path), SKILLS) as worker:
+        answered(admin, keys, action, name, where)
+        answered(admin, keys, action, name, where)  # the same lane serves the next one
+        assert reply_of(admin, keys, push(admin, keys, "SLOW_NOTE", {"text": "still here"}))["status"] == "ok"
+        assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
+        assert not worker._stop.is_set()
+    assert [line["text"] for line in note_lines(tmp_path)] == ["still here"]
+    assert admin.llen(keys.processing("r1")) == 0
+
+
+@pytest.mark.slow
+def test_a_fleet_of_real_routers_outlives_every_kind_of_raise(redis_urls, admin, tmp_path):
+    keys = redis_urls.keys
+    routers = [RouterProcess(router_env(redis_urls.router_url, tmp_path, router_id=r)) for r in ("r1", "r2")]
+    try:
+        assert reply_of(admin, keys, push(admin, keys, "PING", {}), timeout=30)["status"] == "ok"
+        ids = [push(admin, keys, action, {"raise": name, "where": where}) for action, name, where in CASES]
+        for command_id in ids:
+            assert reply_of(admin, keys, command_id, timeout=30)["status"] in ("error", "denied", "unknown")
+        for _ in range(4):  # both routers' lanes and loops still serve
+            assert reply_of(admin, keys, push(admin, keys, "RAISE_READ", {"raise": "SystemExit", "where": "run"}),
+                            timeout=30)["status"] == "error"
+            assert reply_of(admin, keys, push(admin, keys, "PING", {}), timeout=30)["status"] == "ok"
+        for router in routers:
+            assert router.process.poll() is None, router.log_path.read_text()
+        for router_id in ("r1", "r2"):
+            assert admin.exists(keys.router_heartbeat(router_id))
+            wait_until(lambda r=router_id: admin.llen(keys.processing(r)) == 0, f"{router_id}'s list empty", 20)
+        for router in routers:
+            router.signal(signal.SIGTERM)
+            assert router.wait(30) == 0, router.log_path.read_text()
+    finally:
+        for router in routers:
+            router.stop()
