@@ -184,24 +184,89 @@ def _layers(data: bytes, kinds: tuple[str, ...]) -> Iterator[tuple[str, tuple[st
 
 def blobs(text: str, depth: int = MAX_DEPTH) -> list[Blob]:
     """The runs of `text` that decode to something, and what each could hold (every layer down
-    to `depth`, the texts of the inner layers included)."""
-    found: list[Blob] = []
+    to `depth`, the texts of the inner layers included); in the order of `_DECODERS`, each kind's
+    runs in the text's order, then the doubled runs."""
+    if "<~" in text or len(text) > MEMO_TEXT_CHARS or ("\n" in text and _CODE_POINT.search(text)):
+        return _scan(text, depth)
+    # Only doubled runs, Ascii85's `<~ ~>` and code points can cross a line, so the runs of a text
+    # are its lines' runs: each line is decoded once, then remembered (the redactor reads a post's
+    # text alone, then among its audit lines' fields, and the same fields line after line).
+    found: list[tuple[int, Blob]] = []
+    offset = 0
+    for line in text.split("\n"):
+        line_found = _line_memo.get((line, depth))
+        if line_found is None:
+            line_found = _line_runs(line, depth)
+        if line_found:
+            found += [(kind, _shifted(blob, offset)) for kind, blob in line_found]
+        offset += len(line) + 1
+    if len(found) >= MAX_BLOBS:
+        return _scan(text, depth)  # where the bound cuts the whole text's scan, as it would
+    found.sort(key=lambda pair: pair[0])  # stable: the lines' order within a kind
+    decoded = [blob for kind, blob in found if kind != _DOUBLED_KIND]
+    if _doubled_across(text):
+        return decoded + list(_doubled(text))
+    return decoded + [blob for kind, blob in found if kind == _DOUBLED_KIND]
+
+
+MEMO_TEXT_CHARS, MEMO_LINE_CHARS = 64 * 1024, 4096  # longer ones are scanned each time, whole
+MEMO_LINES = 4096  # lines remembered; then forgotten all at once
+_DOUBLED_KIND = len(_DECODERS)
+_CODE_POINT = re.compile(r"[Uu]\+")
+_line_memo: dict[tuple[str, int], tuple[tuple[int, Blob], ...]] = {}
+
+
+def _line_runs(line: str, depth: int) -> tuple[tuple[int, Blob], ...]:
+    """A line's runs, each with its kind's place in `_DECODERS` (doubled: after them all)."""
+    key = (line, depth)
+    found = _line_memo.get(key)
+    if found is None:
+        runs = tuple((kind, blob) for kind, blob in _kind_runs(line, depth) if blob is not None)
+        found = runs + tuple((_DOUBLED_KIND, blob) for blob in _doubled(line))
+        if len(line) <= MEMO_LINE_CHARS:
+            if len(_line_memo) >= MEMO_LINES:
+                _line_memo.clear()
+            _line_memo[key] = found
+    return found
+
+
+def _doubled_across(text: str) -> bool:
+    """Whether a doubled run may cross lines: only through a doubled newline, one of its 6 or more
+    pairs, so with a pair beside it."""
+    at = text.find("\n\n")
+    while at >= 0:
+        before, after = text[max(at - 2, 0):at], text[at + 2:at + 4]
+        if (len(before) == 2 and before[0] == before[1]) or (len(after) == 2 and after[0] == after[1]):
+            return True
+        at = text.find("\n\n", at + 1)
+    return False
+
+
+def _shifted(blob: Blob, offset: int) -> Blob:
+    return blob if not offset else Blob(blob.start + offset, blob.end + offset, blob.texts, blob.kinds)
+
+def _scan(text: str, depth: int) -> list[Blob]:
+    found: list[Blob] = []  # at most MAX_BLOBS, and then no doubled runs
+    for _kind, blob in _kind_runs(text, depth):
+        if len(found) >= MAX_BLOBS:
+            return found
+        if blob is not None:
+            found.append(blob)
+    found.extend(_doubled(text))
+    return found
+
+
+def _kind_runs(text: str, depth: int) -> Iterator[tuple[int, Blob | None]]:
+    """Every decoder's runs, kind by kind: a Blob when it decodes to something, else None."""
     codes = _CODES_GATE.search(text) is not None
-    for kind, pattern, decoder in _DECODERS:
+    for place, (kind, pattern, decoder) in enumerate(_DECODERS):
         if kind.endswith("codes") and not codes:
             continue
         for match in pattern.finditer(text):
-            if len(found) >= MAX_BLOBS:
-                return found
-            span = match.span()
             data = decoder(match.group())
-            if data is None or len(data) < MIN_BYTES or not _plausible(data):
-                continue
-            texts, kinds = _unwrap(data, (kind,), depth - 1)
-            if texts:
-                found.append(Blob(span[0], span[1], tuple(texts), tuple(kinds)))
-    found.extend(_doubled(text))
-    return found
+            texts, kinds = ([], []) if data is None or len(data) < MIN_BYTES or not _plausible(data) else \
+                _unwrap(data, (kind,), depth - 1)
+            yield place, Blob(match.start(), match.end(), tuple(texts), tuple(kinds)) if texts else None
 
 
 def _unwrap(data: bytes, kinds: tuple[str, ...], depth: int) -> tuple[list[str], list[str]]:

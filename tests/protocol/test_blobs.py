@@ -60,3 +60,32 @@ def test_long_words_and_identifiers_are_not_random_looking():
     assert suspicion("the_quick_brown_fox_jumps_over_the_lazy_dog") is None
     assert suspicion("see https://example.org/2024/11/a-long-article-title-with-words-in-it") is None
     assert entropy(secrets.token_urlsafe(32)) > 4.2
+
+
+def mixed_texts():
+    """Texts of many lines mixing runs of every kind, doubled runs across doubled newlines, and
+    the bound on runs, as a router's joined fields are."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["hello world", base64.b64encode(b"secret key here 12345").decode(),
+              "0x41 0x42 0x43 0x44 0x45 0x46 0x47", "72 101 108 108 111 32 119 111 114",
+              base64.b85encode(gzip.compress(b"anything at all, really", mtime=0)).decode(),
+              "\\101\\102\\103\\104\\105", "sskk__lliivvee", "aabbccdd", "", "ee", "\n", "\n\n",
+              "http://127.0.0.1:34567/@safeclaw/110000000000000006", "77106237052d493185967b2d0fe4bcb0",
+              "U+0048 U+0065", "u+006C U+006C U+006F,",
+              '<~87cURD]i,"Ebo80~>', base64.b64encode(zlib.compress(b"the meeting is at noon")).hex()]
+    texts = ["\n".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) for _ in range(400)]
+    texts += ["".join(rng.choice(["a", "b", "\n", "x"]) * rng.choice((1, 2, 2)) for _ in range(30))
+              for _ in range(400)]
+    texts += ["\n".join(base64.b64encode(f"word number {i} here".encode()).decode() for i in range(n))
+              for n in (63, 64, 65, 70)]
+    return texts
+
+
+def test_a_text_read_line_by_line_finds_what_the_whole_text_holds():
+    from protocol.blobs import _scan
+
+    for text in mixed_texts():
+        for depth in (1, 3):
+            assert blobs(text, depth) == _scan(text, depth), text
