@@ -15,12 +15,12 @@ from html.parser import HTMLParser
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import requests
 from mastodon import Mastodon, MastodonAPIError, MastodonRatelimitError
 
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status, error_from_exception
+from router.platforms.http_session import session_for
 from router.platforms.text_limits import MASTODON_DEFAULT_LIMIT, URL_WEIGHT, mastodon_length, truncate
 
 NOTIFICATION_TYPES = ["mention", "favourite", "follow", "reblog"]
@@ -68,7 +68,7 @@ class MastodonClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self.instance = credentials["MASTODON_INSTANCE"].rstrip("/")
-        self.session = requests.Session()  # kept with the client: its connection is reused
+        self.session = session_for(self.instance)  # kept with the client: its connection is reused
         self.api = Mastodon(
             api_base_url=self.instance,
             session=self.session,
