@@ -203,6 +203,8 @@ class RedactingFilter(logging.Filter):
         self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "redacted_by", None) is self.redactor:
+            return True  # another handler's filter with this redactor did it: redacting again is a no-op
         try:
             message = record.getMessage()
         except (TypeError, ValueError) as exc:
@@ -215,4 +217,5 @@ class RedactingFilter(logging.Filter):
             record.exc_text = self.redactor.text(record.exc_text)
         if record.stack_info:
             record.stack_info = self.redactor.text(record.stack_info)
+        record.redacted_by = self.redactor
         return True
