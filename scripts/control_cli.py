@@ -20,6 +20,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 
@@ -49,6 +50,16 @@ def control_url(run_dir: Path, dashboard_env: Path, environ: Mapping[str, str]) 
             "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env"
         )
     return url
+
+
+def not_running(command: str, url: str) -> str:
+    where = urlsplit(url)
+    line = (f"SafeClaw is not running (nothing answers at {where.hostname}:{where.port}, its Redis): "
+            "start it with ./safeclaw, then run this again")
+    if command == "stop-posting":
+        line += ("; nothing is posted while it is stopped, and ROUTER_KILL_SWITCH=true in router/.env "
+                 "starts it with posting stopped")
+    return line
 
 
 def _connect(url: str) -> redis.Redis:
@@ -154,6 +165,10 @@ def run(
         return 1
     except ControlError as exc:
         print(f"safeclaw: {exc}", file=sys.stderr)
+        return 1
+    except redis.ConnectionError:
+        url = control_url(run_dir, dashboard_env, environ)
+        print(f"safeclaw: {not_running(command, url)}", file=sys.stderr)
         return 1
     except redis.RedisError as exc:
         print(f"safeclaw: Redis: {type(exc).__name__}: {exc}; is the stack running?", file=sys.stderr)

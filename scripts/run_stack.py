@@ -151,7 +151,7 @@ COMMANDS_HELP = """commands:
 environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), SAFECLAW_RUN_DIR
 (default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. Platform credentials go in
 router/.env only; see .env.example."""
-ALL_COMMANDS = ("run", "status", "doctor", "install", "approvals", "approve", "deny", "stop-posting",
+ALL_COMMANDS = ("run", "help", "status", "doctor", "install", "approvals", "approve", "deny", "stop-posting",
                 "resume-posting", "audit", "rules", "agent", "router", "social", "mcp", "python",
                 "compose-init")
 
@@ -190,6 +190,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["help"]:
+        argv = ["--help"]
     if argv and argv[0] in CONTROL_COMMANDS:
         return control(argv)
     if argv and argv[0] == "mcp":
@@ -203,6 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     except (StackError, SettingError) as exc:  # a settings file that cannot be read names its line
         say(str(exc))
         return 1
+    except OSError as exc:  # a read-only checkout, a full disk, a file where a folder should be
+        say(cannot_write(exc))
+        return 1
+
+
+def cannot_write(exc: OSError) -> str:
+    what = exc.filename or "a file of SafeClaw's"
+    return (f"cannot write {what} ({(exc.strerror or str(exc)).lower()}): SafeClaw keeps its run files, "
+            "logs and data beside itself; make the folder writable, or choose others with SAFECLAW_RUN_DIR, "
+            "SAFECLAW_LOG_DIR and ROUTER_DATA_DIR (docs/settings.md)")
 
 
 def control(argv: list[str]) -> int:

@@ -45,6 +45,24 @@ def escaped(text: str) -> str:
     return "".join(out)
 
 
+# What a terminal that cannot show a character gets instead (a Latin-1 or ASCII locale).
+PLAIN = str.maketrans({"✓": "+", "✗": "x", "“": '"', "”": '"', "‘": "'", "’": "'", "…": "...",
+                       "—": "-", "–": "-", "→": "->", "•": "*", "·": "-"})
+
+
+def showable(text: str, stream: TextIO) -> str:
+    """`text` as `stream`'s encoding can show it: as it is when it can (UTF-8), else with plain
+    look-alikes for the marks and quotes SafeClaw prints and '?' for anything else."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.translate(PLAIN).encode(encoding, "replace").decode(encoding)
+    except LookupError:
+        return text
+
+
 class TerminalSettings:
     """The terminal's settings as they were when the console started, to put back at the end
     (readline leaves it without echo and line editing when the process stops mid-read)."""

@@ -20,7 +20,14 @@ from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
-from agent.link.origin import OWN_LOCAL_ACTIONS, conversation_taint, owner_messages, sources_read, turn_source
+from agent.link.origin import (
+    OWN_LOCAL_ACTIONS,
+    conversation_taint,
+    owner_messages,
+    sources_read,
+    turn_source,
+    via_of,
+)
 from agent.llm.base import BaseLLM
 from agent.llm.turn import TurnRequest, turn_request
 from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
@@ -129,7 +136,8 @@ class AgentLoop:
             self.workspace.pending.flush()
             history = self.workspace.load_history(conversation)
             seen = conversation_taint(self.workspace.load_artifact(), conversation, history)
-            origin = Origin(OWNER, "command", taint=tuple(seen), owner_words=owner_messages(history, text))
+            origin = Origin(OWNER, via_of(conversation), taint=tuple(seen),
+                            owner_words=owner_messages(history, text))
             try:
                 self.workspace.begin_turn(conversation, text)
             except NotSavedError as exc:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-OK, FAIL = "✓", "✗"
+OK, FAIL, NOTICE = "✓", "✗", "!"
 
 
 @dataclass
 class Check:
     ok: bool
     text: str  # what was found, or what is wrong and how to fix it
+    notice: bool = False  # no failure, but a state to see at a glance (the kill switch on, a dry run)
 
     def line(self) -> str:
-        return f"{OK if self.ok else FAIL} {self.text}"
+        return f"{FAIL if not self.ok else NOTICE if self.notice else OK} {self.text}"
 
 
 def first_line(exc: BaseException) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import redis
 
+from agent.channels.display import showable
 from agent.config.settings import AgentSettings
 from agent.status.host import (
     agent_state_checks,
@@ -23,6 +26,10 @@ from agent.status.stack import (
     router_lines,
     running_agent,
 )
+
+
+def show(line: str) -> None:
+    print(showable(line, sys.stdout))
 
 
 def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Check]:
@@ -50,7 +57,7 @@ def status_lines(settings: AgentSettings, pool: redis.Redis | None) -> list[str]
 def status(settings: AgentSettings, pool: redis.Redis | None) -> int:
     checks = status_checks(settings, pool)
     for check in checks:
-        print(check.line())
+        show(check.line())
     return 0 if all(check.ok for check in checks) else 1
 
 
@@ -76,7 +83,7 @@ def doctor_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Che
 def doctor(settings: AgentSettings, pool: redis.Redis | None) -> int:
     checks = doctor_checks(settings, pool)
     for check in checks:
-        print(check.line())
+        show(check.line())
     failed = sum(not check.ok for check in checks)
-    print("All checks passed." if not failed else f"{failed} check(s) failed: fix the ✗ lines above.")
+    show("All checks passed." if not failed else f"{failed} check(s) failed: fix the ✗ lines above.")
     return 0 if not failed else 1

@@ -86,25 +86,25 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
 
 def posting_lines(beats: list[dict[str, Any]]) -> list[Check]:
     """The kill switch and the dry run, as the live routers hold them: states the owner chose,
-    shown plainly, never failures."""
+    never failures, but marked `!` while they keep posts from going out."""
     lines = []
     for beat in beats:
         who = f" (router {beat.get('router_id', '?')})" if len(beats) > 1 else ""
         switch = beat.get("kill_switch") if isinstance(beat.get("kill_switch"), dict) else None
         if beat.get("kill_switch_floor") is True:
             lines.append(Check(True, f"kill switch: ON{who}, set by ROUTER_KILL_SWITCH in the router's "
-                                     "environment: nothing is posted"))
+                                     "environment: nothing is posted", notice=True))
         elif switch is not None and switch.get("on"):
             by = f" by {switch['by']}" if switch.get("by") else ""
             lines.append(Check(True, f"kill switch: ON{who}{by}: nothing is posted "
-                                     "(./safeclaw resume-posting lifts it)"))
+                                     "(./safeclaw resume-posting lifts it)", notice=True))
         elif switch is not None:
             lines.append(Check(True, f"kill switch: off{who} (./safeclaw stop-posting stops all posting)"))
         else:
             lines.append(Check(True, f"kill switch: unknown{who} (this router does not report it)"))
         if beat.get("dry_run") is True:
             lines.append(Check(True, f"dry run: on{who}: posts are written to the router's outbox.jsonl, "
-                                     "not sent"))
+                                     "not sent", notice=True))
         elif beat.get("dry_run") is False:
             lines.append(Check(True, f"dry run: off{who}: posts are sent"))
     return lines

@@ -453,3 +453,19 @@ def test_a_reply_to_the_person_that_quotes_someone_else_waits(stack, control):
     assert stack.outcome("CREATE_POST")["status"] == "pending_approval" and stack.bsky_texts() == []
     [waiting] = stack.pending(control)
     assert other in waiting["reason"]
+
+
+def test_a_slash_command_names_the_channel_it_was_typed_in(stack):
+    """The audit log (and the dashboard's activity, its origin filter) said "from command" for a
+    /post typed in the console, and could not tell the console from Telegram."""
+    from agent.commands import CommandDispatcher
+    from dashboard.activity import origin_of
+
+    commands = CommandDispatcher(stack.loop)
+    commands.handle("console", "/post bsky typed in the console")
+    commands.handle("telegram:42", "/post mastodon typed in Telegram")
+    posts = {line["text"]: line["origin"] for line in stack.audit()
+             if line["action"] == "CREATE_POST" and line["status"] == "ok"}
+    assert posts["typed in the console"]["via"] == "console"
+    assert posts["typed in Telegram"]["via"] == "telegram"
+    assert origin_of({"origin": posts["typed in the console"]}) == ("console", "from the console")
