@@ -82,7 +82,11 @@ def near_miss(
     """The known setting `name` is a misspelling of, or None when it is one or is unrelated.
 
     A near miss folds to a known name, is within a letter or two of one, has a plural prefix
-    (ROUTERS_), or lacks the prefix (KILL_SWITCH) of one of the `bare` names (default: all)."""
+    (ROUTERS_), or is one of the `bare` names (default: all) spelt another way: without its prefix
+    (KILL_SWITCH), without separators or with doubled ones (KILLSWITCH, ROUTER__KILL_SWITCH), its
+    words in another order (KILL_SWITCH_ROUTER), inside a longer name (SAFECLAW_ROUTER_KILL_SWITCH)
+    or a letter or two away once the prefix is gone (R_KILL_SWITCH). Names are compared by their
+    letters and digits, not by a list of separators."""
     known_set = frozenset(known)
     bare_set = known_set if bare is None else frozenset(bare)
     if name in known_set:
@@ -98,7 +102,32 @@ def near_miss(
         if rest and head.startswith(prefix.rstrip("_")) and prefix + rest in known_set:
             return prefix + rest
     close = difflib.get_close_matches(folded, sorted(by_fold), n=1, cutoff=0.88)
-    return by_fold[close[0]] if close and len(folded) >= 8 else None
+    if close and len(folded) >= 8:
+        return by_fold[close[0]]
+    return _bare_spelling(folded, bare_set, prefix)
+
+
+def _words(folded: str) -> list[str]:
+    return [word for word in "".join(c if c.isalnum() else " " for c in folded).split() if word]
+
+
+def _bare_spelling(folded: str, bare: frozenset[str], prefix: str) -> str | None:
+    """The `bare` setting `folded` spells with other separators, words or surroundings, or None."""
+    words = _words(folded)
+    letters = "".join(words)
+    prefix_words = set(_words(prefix))
+    own = sorted(w for w in words if w.rstrip("S") not in prefix_words)
+    for setting in sorted(bare):
+        setting_words = _words(setting)
+        core = [w for w in setting_words if w not in prefix_words] or setting_words
+        whole, core_letters = "".join(setting_words), "".join(core)
+        if len(whole) >= 8 and whole in letters:
+            return setting
+        if letters == core_letters or own == sorted(core):
+            return setting
+        if len(core_letters) >= 8 and difflib.SequenceMatcher(None, letters, core_letters).ratio() >= 0.88:
+            return setting
+    return None
 
 
 def check_names(

@@ -51,6 +51,19 @@ def test_a_name_in_the_router_env_file_the_router_does_not_read_stops_it(tmp_pat
         ("ROUTERS_DRY_RUN", "ROUTER_DRY_RUN"),
         ("ROUT\u0415R_KILL_SWITCH", "ROUTER_KILL_SWITCH"),
         ("KILL_SWITCH", "ROUTER_KILL_SWITCH"),
+        # the letters of a policy setting with other separators, words or surroundings
+        ("KILLSWITCH", "ROUTER_KILL_SWITCH"),
+        ("DRYRUN", "ROUTER_DRY_RUN"),
+        ("KILL_SWITCH_ROUTER", "ROUTER_KILL_SWITCH"),
+        ("SWITCH_KILL", "ROUTER_KILL_SWITCH"),
+        ("SAFECLAW_ROUTER_KILL_SWITCH", "ROUTER_KILL_SWITCH"),
+        ("R_KILL_SWITCH", "ROUTER_KILL_SWITCH"),
+        ("ROUTER__KILL__SWITCH", "ROUTER_KILL_SWITCH"),
+        ("\uff2b\uff29\uff2c\uff2c\uff3f\uff33\uff37\uff29\uff34\uff23\uff28", "ROUTER_KILL_SWITCH"),  # full-width
+        ("\u039a\u0399LL_SW\u0399TCH", "ROUTER_KILL_SWITCH"),  # Greek capitals
+        ("\ufeffDRY_RUN", "ROUTER_DRY_RUN"),
+        ("CHATAPPROVALS", "ROUTER_CHAT_APPROVALS"),
+        ("APPROVE_TAINTED_WRITE", "ROUTER_APPROVE_TAINTED_WRITES"),
     ],
 )
 def test_a_near_miss_in_the_process_environment_stops_the_router_and_names_the_setting(name, meant):
@@ -60,7 +73,8 @@ def test_a_near_miss_in_the_process_environment_stops_the_router_and_names_the_s
 
 def test_unrelated_names_in_the_process_environment_are_left_alone():
     settings = RouterSettings.load(
-        None, environ={"REDIS_URL": URL, "PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "TERM": "xterm"}
+        None, environ={"REDIS_URL": URL, "PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "TERM": "xterm",
+                       "NPM_CONFIG_DRY_RUN": "true", "TELEGRAM_CHAT_ID": "1", "SWITCH": "x", "KILL": "9"}
     )
     assert settings.kill_switch is False
 
