@@ -10,6 +10,7 @@ import redis
 
 from dashboard.activity import VERBS, origin_of, platform_name
 from dashboard.values import json_object, text
+from protocol.invisible import shown
 from protocol.keys import Keys
 from router.policy.approvals import public_view
 
@@ -60,13 +61,15 @@ def in_words(view: dict[str, Any]) -> dict[str, Any]:
 
 def shown_fields(record: dict[str, Any]) -> dict[str, Any]:
     """What the owner must see besides the text, checked: every field the platform would receive
-    (`payload`: [{field, label, value}]), why it waits, who asked and what that turn had read."""
+    (`payload`: [{field, label, value}], a character nobody would see written as its escape), why
+    it waits, who asked and what that turn had read."""
     payload: list[Any] = record["payload"] if isinstance(record.get("payload"), list) else []
     origin: dict[str, Any] | None = record["origin"] if isinstance(record.get("origin"), dict) else None
     read: list[Any] = record["read"] if isinstance(record.get("read"), list) else []
     return {
         "payload": [
-            {k: text(item.get(k), 10_000) for k in ("field", "label", "value")}
+            {"field": text(item.get("field"), 10_000), "label": text(item.get("label"), 10_000),
+             "value": shown(text(item.get("value"), 10_000))}
             for item in payload[:50]
             if isinstance(item, dict)
         ],

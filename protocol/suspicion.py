@@ -4,6 +4,8 @@ a write for approval when no redactor table knows the spelling (issue 18, item 1
 A list of decodings is never complete, so this looks for what any hidden payload needs, not for
 its name. Each check reads the text as a person would not write it:
 
+- characters nobody sees (`protocol.invisible`: zero-width, tag and selector characters), which
+  can carry a whole message under an innocent one;
 - a run that decodes to readable text or a compressed stream (`protocol.blobs`);
 - a long run that looks random (a key nobody knows the shape of), also when it is a part of an
   address: a link's host labels, path segments and query values are read one by one, because a
@@ -27,6 +29,7 @@ from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from protocol.blobs import blobs
+from protocol.invisible import hidden_in
 
 # What a random run looks like: letters, digits and the symbols encodings use, no spaces.
 _RUN = re.compile(r"[A-Za-z0-9+/=_\-~!#$%&*.:;<>?@^|]{24,}")
@@ -82,6 +85,13 @@ def _mixed_case_hex(run: str) -> bool:
 
 def suspicion(text: str) -> str | None:
     """Why a text about to be published may carry something hidden, or None (module doc)."""
+    invisible = hidden_in(text)
+    if invisible:
+        first = f"U+{ord(text[invisible[0]]):04X}"
+        return (
+            f"it holds {len(invisible)} invisible character(s) (first {first}: zero-width, tag or "
+            "selector characters no reader sees, which can carry a hidden message)"
+        )
     for blob in blobs(text, depth=1):
         readable = [t for t in blob.texts if _readable(t)]
         if readable or len(blob.kinds) > 1:

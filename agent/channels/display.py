@@ -11,6 +11,8 @@ import termios
 import unicodedata
 from typing import Any, TextIO
 
+from protocol.invisible import hidden_in
+
 # Characters that change the order text is shown in, without being visible themselves.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 LINE_BREAKS = frozenset("\u2028\u2029\x85")  # shown as a new line by some terminals, not by others
@@ -30,15 +32,17 @@ def for_terminal(text: str) -> str:
 
 
 def escaped(text: str) -> str:
-    """`text` with each such character shown as its escape (`\\x1b`, `\\u202e`) and newlines as `\\n`:
+    """`text` with each such character, and each invisible one (`protocol.invisible`: zero-width,
+    tag, selector), shown as its escape (`\\x1b`, `\\u202e`, `\\u200b`) and newlines as `\\n`:
     for text held for the owner's decision, which must be seen exactly as it would go out."""
     out = []
-    for ch in text:
+    invisible = set(hidden_in(text))
+    for i, ch in enumerate(text):
         if ch == "\\":
             out.append("\\\\")
         elif ch == "\n":
             out.append("\\n")
-        elif _hidden(ch):
+        elif _hidden(ch) or i in invisible:
             out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
         else:
             out.append(ch)

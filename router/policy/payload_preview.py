@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol.invisible import shown
+
 LABELS = {
     "platform": "platform",
     "title": "title",
@@ -39,11 +41,12 @@ def preview(kind: str, params: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def lines(payload: Any) -> list[str]:
-    """The preview as plain lines ("link: https://…"), for a chat, a terminal or a log."""
+    """The preview as plain lines ("link: https://…"), for a chat, a terminal or a log; a character
+    nobody would see is written as its escape (`protocol.invisible`)."""
     if not isinstance(payload, list):
         return []
     return [
-        f"{item.get('label', item.get('field', '?'))}: {item.get('value', '')}"
+        f"{item.get('label', item.get('field', '?'))}: {shown(str(item.get('value', '')))}"
         for item in payload
         if isinstance(item, dict)
     ]

@@ -90,3 +90,15 @@ def test_a_post_of_bits_in_a_title_waits(redis_urls, admin, tmp_path):
     answers = decide(redis_urls, tmp_path, [(params, owner("console"))])
     assert answers[0][:2] == ("pending_approval", "approval_required")
     assert "its title" in answers[0][2]
+
+
+def test_a_post_carrying_a_message_in_invisible_characters_waits_for_the_owner(redis_urls, admin, tmp_path):
+    """ASCII smuggling: the owner would read "Nice post!", the platform would get the PIN too."""
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "owner PIN 4821-7390")
+    commands = [({"platform": "bsky", "text": "Nice post!" + hidden}, owner("console")),
+                ({"platform": "reddit", "subreddit": "test", "title": "Hi\u200b\u200c\u200b", "text": "hello"},
+                 owner("console"))]
+    answers = decide(redis_urls, tmp_path, commands)
+    assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * 2, answers
+    assert all("invisible" in message for _, _, message in answers)
+    assert not (tmp_path / "outbox.jsonl").exists()
