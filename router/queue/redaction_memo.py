@@ -24,6 +24,7 @@ REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_asci
 _HELD = '{"id": ""'  # a reply's JSON with its id held out begins so (`Reply.to_dict`: the id first)
 MAX_KEPT = 512  # distinct contents remembered (a few MB at most); then forgotten all at once
 MAX_CHARS = 2048  # longer contents (feeds, posts) are redacted each time, not remembered
+UNIQUE_FIELD = "payload"  # an audit line with what a write published is redacted each time
 
 
 class RedactionMemo:
@@ -63,6 +64,8 @@ class RedactionMemo:
         if not is_command_id(own):
             return self._whole(entry)
         held = {**entry, own_field: ""}
+        if UNIQUE_FIELD in entry:  # a write's line: its text makes it unlike any line before it
+            return {**self._whole(held), own_field: own}
         try:
             key = REPLY_JSON.encode(held)
         except (TypeError, ValueError):
