@@ -116,6 +116,8 @@ class Policy:
         for check in self.checks:
             if ahead is not None and check == self.kill_switch and ahead.switch_read:
                 decision = self.switch_decision(effect, envelope, ahead.kill_switch, conn)
+            elif ahead is not None and check == self.approval and ahead.bounds_taken:
+                decision = None  # `stage_bounds` took the bounds only after finding no hold reason
             elif ahead is not None and check == self.hard_bounds:
                 decision = self.hard_bounds(effect, envelope, conn, now, ahead.riders, ahead)
             else:
