@@ -114,11 +114,36 @@ def posted(admin: redis.Redis, server: RedisServer, posts: int, rng: random.Rand
     return samples
 
 
+SKELETON_QUEUE = "skeleton:queue"
+
+
+def start_skeleton(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(REPO_ROOT / "bench" / "post_skeleton.py"), server.admin_url, SKELETON_QUEUE,
+         masto.url, TOKEN, str(data_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def skeleton_posts(admin: redis.Redis, posts: int, rng: random.Random, start: int = 0) -> list[float]:
+    samples = []
+    for n in range(start, start + posts):
+        command_id = f"skeleton-{n}"
+        start_at = time.perf_counter()
+        admin.lpush(SKELETON_QUEUE, json.dumps({"id": command_id, "action": "CREATE_POST",
+                                                "params": {"text": unique_text(rng, n)}}))
+        if admin.blpop([f"skeleton:reply:{command_id}"], timeout=30) is None:
+            raise RuntimeError("the skeleton worker does not answer")
+        samples.append(time.perf_counter() - start_at)
+    return samples
+
+
 def in_turns(server: RedisServer, masto: FakeMastodon, posts: int, rounds: int, rng: random.Random,
              data_dir: Path) -> list[dict[str, float]]:
-    """`rounds` rounds, each a block of `posts` direct posts, then as many through the router: a
-    burst of load elsewhere on the machine falls on both sides of a round."""
+    """`rounds` rounds, each a block of `posts` direct posts, then as many through the invariants'
+    skeleton (`bench/post_skeleton.py`) and through the router: a burst of load elsewhere on the
+    machine falls on every side of a round."""
     router = start_router(server, masto, data_dir)
+    skeleton = start_skeleton(server, masto, data_dir)
     admin = server.admin_client()
     api = Mastodon(api_base_url=masto.url, access_token=TOKEN, version_check_mode="none")
     try:
@@ -127,17 +152,22 @@ def in_turns(server: RedisServer, masto: FakeMastodon, posts: int, rounds: int, 
             if time.monotonic() > deadline:
                 raise RuntimeError("the router does not answer")
         posted(admin, server, 10, rng)  # warm-up: imports, the instance's limit, the connection
+        skeleton_posts(admin, 10, rng, start=-10)
         floor(api, 10, rng)
         found = []
-        for _ in range(rounds):
-            direct, through = p50_ms(floor(api, posts, rng)), p50_ms(posted(admin, server, posts, rng))
-            found.append({"floor_p50_ms": direct, "router_p50_ms": through,
-                          "ratio": round(through / direct, 2)})
+        for turn in range(rounds):
+            direct = p50_ms(floor(api, posts, rng))
+            least = p50_ms(skeleton_posts(admin, posts, rng, start=turn * posts))
+            through = p50_ms(posted(admin, server, posts, rng))
+            found.append({"floor_p50_ms": direct, "skeleton_p50_ms": least, "router_p50_ms": through,
+                          "skeleton_ratio": round(least / direct, 2), "ratio": round(through / direct, 2)})
         return found
     finally:
+        admin.lpush(SKELETON_QUEUE, json.dumps({"id": "stop", "action": "STOP"}))
         admin.close()
         router.terminate()
         router.wait(timeout=30)
+        skeleton.wait(timeout=30)
 
 
 def where_the_time_goes(server: RedisServer, masto: FakeMastodon, posts: int, rng: random.Random,
@@ -251,6 +281,7 @@ def main() -> int:
         "posts_a_side_a_round": args.posts,
         "rounds": rounds,
         "router_over_floor_median": statistics.median(r["ratio"] for r in rounds),
+        "skeleton_over_floor_median": statistics.median(r["skeleton_ratio"] for r in rounds),
         "target_over_floor": 1.5,
         "duplicate_guard": guard,
         "where_a_post_goes_profiled": breakdown,
