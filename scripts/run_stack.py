@@ -95,9 +95,12 @@ def run(args: argparse.Namespace) -> int:
         try:
             agent = launch_agent(stack, agent_command(args), agent_env, gate)
             router_id = merged(router_file, router_env)["ROUTER_ID"]
-            wait_for_router(router, agent_url, keys, router_id, lambda: stack.interrupted)
+            wait_for_router(router, agent_url, keys, router_id,
+                            lambda: stack.interrupted or agent.poll() is not None)
             if stack.interrupted:
                 return 0
+            if agent.poll() is not None:  # it said why on this terminal
+                return agent_stopped(agent.returncode)
             data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
             outbox = Path(data_dir) / "outbox.jsonl"
             dry = f"; dry run: posts are recorded in {outbox}" if dry_run else ""
@@ -109,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
             console_open = True
         finally:
             gate.close()
-        return wait_for_agent(stack, agent)
+        code = wait_for_agent(stack, agent)
+        return agent_stopped(code) if code else 0
     finally:
         stack.stop_all()
         terminal.restore()
@@ -119,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         lock.close()
+
+
+def agent_stopped(code: int) -> int:
+    """The last line when the agent ended with an error: the rest of the stack ends with it."""
+    say(f"the agent stopped (exit code {code}; its reason is above), so SafeClaw stopped too")
+    return code or 1
 
 
 def health(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from agent.channels.display import showable, terminal_width, wrapped
 from protocol.atomic_file import write_atomically
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +28,8 @@ class StackError(Exception):
 
 
 def say(text: str) -> None:
-    print(f"safeclaw: {text}", file=sys.stderr, flush=True)
+    line = wrapped(f"safeclaw: {text}", terminal_width(sys.stderr), hang="  ")
+    print(showable(line, sys.stderr), file=sys.stderr, flush=True)
 
 
 def die_with_parent() -> None:

@@ -115,8 +115,13 @@ def resolve(host: str, port: int) -> list[IPAddress]:
         return [literal]
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ActionError(f"cannot resolve the host {host!r} ({exc}); check the URL") from None
+    except socket.gaierror as exc:
+        if exc.errno == socket.EAI_AGAIN:  # the name server gave no answer: no network, not a bad name
+            raise ActionError(f"cannot look up the host {host!r}: no answer from the name server "
+                              "(is this machine online?)") from None
+        raise ActionError(f"cannot resolve the host {host!r} (no such host); check the URL") from None
+    except UnicodeError:
+        raise ActionError(f"{host!r} is not a valid host name; check the URL") from None
     addresses: list[IPAddress] = []
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])

@@ -21,7 +21,7 @@ import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
-from agent.channels.display import TerminalSettings, for_terminal
+from agent.channels.display import TerminalSettings, for_terminal, showable, terminal_width, wrapped
 from agent.commands import COMMAND_NAMES, PLATFORMS
 
 CONVERSATION = "console"
@@ -134,10 +134,8 @@ class ConsoleChannel(BaseChannel):
     async def start(self) -> None:
         if self.interactive:
             enable_tab_completion()
-            self._write(
-                "SafeClaw is listening. /help lists the commands (Tab completes them). "
-                "Ctrl-D or Ctrl-C to leave.\n"
-            )
+            self._show("SafeClaw is listening. /help lists the commands (Tab completes them). "
+                       "Ctrl-D or Ctrl-C to leave.")
         lines = self._lines_from_a_daemon_thread()
         while not self._stopped.is_set():
             line = await lines.get()
@@ -236,7 +234,7 @@ class ConsoleChannel(BaseChannel):
             return
         typing = self._reading
         self._raw(ERASE_LINE if typing or self._turn_running else "")
-        self._write(line + "\n")
+        self._write(wrapped(line, terminal_width(self.stdout)) + "\n")
         if typing:
             redraw_input_line()
 
@@ -247,5 +245,5 @@ class ConsoleChannel(BaseChannel):
             self.stdout.flush()
 
     def _write(self, text: str) -> None:
-        self.stdout.write(for_terminal(text))
+        self.stdout.write(showable(for_terminal(text), self.stdout))
         self.stdout.flush()

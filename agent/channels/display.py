@@ -7,7 +7,9 @@ the screen. The console's own escapes (the thinking indicator) are written apart
 from __future__ import annotations
 
 import contextlib
+import os
 import termios
+import textwrap
 import unicodedata
 from typing import Any, TextIO
 
@@ -65,6 +67,31 @@ def showable(text: str, stream: TextIO) -> str:
         return text.translate(PLAIN).encode(encoding, "replace").decode(encoding)
     except LookupError:
         return text
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The columns of the terminal `stream` writes to; None when it is not a terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def wrapped(text: str, width: int | None, hang: str = "") -> str:
+    """`text` broken at spaces to lines of at most `width` columns (the terminal would cut words in
+    two): its own line breaks and each line's indent kept (plus `hang` on the lines a break makes),
+    a word longer than a line (a link) whole."""
+    if not width or width < 20:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(line, width, subsequent_indent=indent + hang, break_long_words=False,
+                               break_on_hyphens=False, replace_whitespace=False) or [""]
+    return "\n".join(lines)
 
 
 class TerminalSettings:

@@ -6,7 +6,7 @@ import sys
 
 import redis
 
-from agent.channels.display import showable
+from agent.channels.display import showable, terminal_width, wrapped
 from agent.config.settings import AgentSettings
 from agent.status.host import (
     agent_state_checks,
@@ -29,7 +29,7 @@ from agent.status.stack import (
 
 
 def show(line: str) -> None:
-    print(showable(line, sys.stdout))
+    print(showable(wrapped(line, terminal_width(sys.stdout), hang="  "), sys.stdout))
 
 
 def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Check]:

@@ -36,3 +36,24 @@ def test_a_router_that_cannot_start_leaves_no_console_and_no_agent(tmp_path):
     assert "the router exited" in output, output
     pids = json.loads((tmp_path / "run" / "pids.json").read_text())
     assert not alive(pids["agent"])
+
+
+def test_an_agent_that_cannot_start_stops_the_start_with_its_reason_last(tmp_path):
+    """A workspace it cannot write: the agent said why and left, and the runner went on to say
+    "router ... is up" and "dashboard on http://..." after it, as if all were well, then exited
+    without a word. Its last line now says that SafeClaw stopped, and why is above it."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the workspace's parent should be", encoding="utf-8")
+    env = stack_env(tmp_path, ["never used"], SAFECLAW_WORKSPACE=str(blocker / "workspace"))
+    child = spawn(stack_command(tmp_path, dashboard=True), env)
+    index = child.expect_exact([BANNER, "EXIT="], timeout=120)
+    output = child.before
+    assert index == 1, output
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in output, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert "is not writable" in output and "SAFECLAW_WORKSPACE" in output, output
+    assert lines[-1].startswith("safeclaw: the agent stopped (exit code 2; its reason is above)"), lines
+    assert "SafeClaw stopped too" in lines[-1], lines
+    pids = json.loads((tmp_path / "run" / "pids.json").read_text())
+    assert not [name for name, pid in pids.items() if alive(pid)], pids

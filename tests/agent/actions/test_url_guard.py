@@ -140,3 +140,21 @@ def test_a_public_address_of_this_machine_is_refused_and_another_one_passes(monk
     with pytest.raises(ActionError, match="this machine's own address"):
         check_url("http://[::ffff:93.184.216.34]:8080/")
     assert check_url("http://93.184.216.35/").addresses == ("93.184.216.35",)
+
+
+def test_no_network_is_told_apart_from_a_wrong_name(fake_dns, monkeypatch):
+    """Offline, /browse said "cannot resolve ... ([Errno -3] Temporary failure in name
+    resolution); check the URL": the URL was right, the machine had no network."""
+    with pytest.raises(ActionError) as wrong:
+        check_url("https://nowhere.invalid/")
+    assert "check the URL" in str(wrong.value) and "Errno" not in str(wrong.value)
+
+    def offline(host, port, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    with pytest.raises(ActionError) as no_network:
+        check_url("https://example.org/")
+    message = str(no_network.value)
+    assert "'example.org'" in message and "is this machine online?" in message, message
+    assert "check the URL" not in message and "Errno" not in message, message

@@ -1,0 +1,72 @@
+"""The console in the terminals a newcomer may have (pexpect): 40 columns wide, where replies broke
+words in two at the edge ("pers|onal"); and a Latin-1 locale, where the first ✓ of /status stopped
+the console ("channel console stopped: 'latin-1' codec can't encode...")."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import pexpect
+
+from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
+from tests.stack.test_console_leaving import AFTER, assert_terminal_sane, finish
+
+LONG_REPLY = ("Hello! I'm SafeClaw, your personal agent for the social web. I can post words you give "
+              "me, reply to, like or delete a post by its link: https://bsky.app/profile/someone.example/"
+              "post/3kxyzabcdefg stays whole.\n- cat = Tom")
+
+
+def spawn_agent(tmp_path, columns: int, **extra: str) -> pexpect.spawn:
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([LONG_REPLY]), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "COLUMNS", "LINES")}
+    env.update(SAFECLAW_LLM_PROVIDER="scripted", SAFECLAW_SCRIPTED_REPLIES=str(replies), TERM="dumb", **extra)
+    command = f"{sys.executable} {START_AGENT}{AFTER.replace('echo; ', '')}"
+    return pexpect.spawn("bash", ["--norc", "--noprofile", "-c", command], env=env, cwd=str(REPO_ROOT),
+                         encoding="latin-1", timeout=90, dimensions=(40, columns))
+
+
+def screen_lines(text: str) -> list[str]:
+    return [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+
+
+def test_replies_wrap_at_words_in_a_narrow_terminal(tmp_path):
+    child = spawn_agent(tmp_path, 40)
+    child.expect_exact("you> ")
+    child.sendline("hello")
+    child.expect_exact("safeclaw> ")
+    child.expect_exact("you> ")
+    reply = "safeclaw> " + child.before
+    child.sendeof()
+    code, _, stty = finish(child)
+    assert code == 0
+    assert_terminal_sane(stty)
+    lines = screen_lines(reply)
+    words = set(LONG_REPLY.split())
+    for line in lines:
+        if len(line) > 40:  # only a word longer than the line may pass the edge, whole
+            assert line.strip() in words, lines
+        for word in line.split():
+            assert word in words or word == "safeclaw>", (word, lines)
+    assert "https://bsky.app/profile/someone.example/post/3kxyzabcdefg" in lines
+    assert lines[-1] == "- cat = Tom"  # the reply's own line breaks are kept
+
+
+def test_a_latin1_terminal_gets_plain_marks_and_the_console_lives_on(tmp_path):
+    child = spawn_agent(tmp_path, 200, PYTHONIOENCODING="latin-1")
+    child.expect_exact("you> ")
+    child.sendline("/status")
+    child.expect_exact("safeclaw> ")
+    child.expect_exact("you> ")
+    status = child.before
+    child.sendline("hello")
+    child.expect_exact("safeclaw> ")
+    child.expect_exact("you> ")
+    child.sendeof()
+    code, before, stty = finish(child)
+    assert code == 0 and "stopped" not in before and "codec" not in status + before, status + before
+    assert_terminal_sane(stty)
+    assert re.search(r"^x Redis: REDIS_URL is not set", status.replace("\r\n", "\n"), re.M), status
