@@ -16,8 +16,8 @@ from protocol.heartbeat import is_alive, read_heartbeat
 
 log = logging.getLogger("safeclaw.dashboard")
 NEAR_BUDGET = 0.8  # a share of the daily budget spent that is worth a look
-START_ROUTER = "start it with ./safeclaw (or python router/start_router.py) and read logs/router.log"
-START_AGENT = "start it with ./safeclaw (or python agent/start_agent.py)"
+START_ROUTER = "start it with ./safeclaw (or ./safeclaw router) and read logs/router.log"
+START_AGENT = "start it with ./safeclaw (or ./safeclaw agent)"
 OK, WARN, BAD, OFF, SETUP, UNKNOWN = "ok", "warn", "bad", "off", "setup", "unknown"
 
 

@@ -41,7 +41,7 @@ def setup_logging(settings: DashboardSettings) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python dashboard/start_dashboard.py",
+        prog="./safeclaw python dashboard/start_dashboard.py",
         description=__doc__.split("\n\n")[0],
         epilog="See .env.example (dashboard section).",
     )

@@ -34,14 +34,16 @@ def render(skills: Mapping[str, Skill]) -> str:
 
 
 def main(argv: list[str] | None = None, target: Path = CATALOGUE_FILE) -> int:
-    parser = argparse.ArgumentParser(prog="python -m router.catalogue", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="./safeclaw python -m router.catalogue",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when the file is stale")
     args = parser.parse_args(argv)
     text = render(discover_skills())
     current = target.read_text(encoding="utf-8") if target.is_file() else ""
     if args.check:
         if current != text:
-            print(f"{target.name} differs from the skills: run python -m router.catalogue", file=sys.stderr)
+            print(f"{target.name} differs from the skills: run ./safeclaw python -m router.catalogue",
+                  file=sys.stderr)
             return 1
         return 0
     target.write_text(text, encoding="utf-8")

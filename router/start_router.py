@@ -42,7 +42,7 @@ log = logging.getLogger("safeclaw.router")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python router/start_router.py", description=__doc__.split("\n\n")[0],
+        prog="./safeclaw router", description=__doc__.split("\n\n")[0],
         epilog="Settings (env or router/.env): REDIS_URL (required), COMMAND_QUEUE, RESPONSE_PREFIX, "
                "ROUTER_ID, "
                "ROUTER_REPLY_TTL, ROUTER_MAX_ATTEMPTS, ROUTER_DATA_DIR, ROUTER_DRY_RUN, ROUTER_KILL_SWITCH, "

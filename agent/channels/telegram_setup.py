@@ -1,6 +1,6 @@
 """Telegram settings: the bot token (environment only), the allowlist (config.json), the token check.
 
-`python agent/start_agent.py config telegram` runs `configure_telegram`: it checks the token with
+`./safeclaw agent config telegram` runs `configure_telegram`: it checks the token with
 `getMe`, asks for the allowed user ids, enables the channel and saves config.json atomically. The
 token is never written to config.json and never appears in a message or a log line.
 """
@@ -20,7 +20,7 @@ from agent.workspace.folder import write_json_atomic
 
 TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 API_BASE_VARIABLE = "TELEGRAM_API_BASE"
-SETUP_COMMAND = "python agent/start_agent.py config telegram"
+SETUP_COMMAND = "./safeclaw agent config telegram"
 TOKEN_SHAPE = re.compile(r"^\d{3,20}:[A-Za-z0-9_-]{20,}$")
 # Keys someone might have put the token under by mistake; the setup removes them.
 TOKEN_KEYS = ("token", "bot_token", TOKEN_VARIABLE)
@@ -113,5 +113,5 @@ def configure_telegram(
     write_json_atomic(config_path, data)
     say(f"Saved to {config_path}:")
     say(json.dumps({"channels": {"telegram": conf}}, indent=2))
-    say("Start it with: python agent/start_agent.py --channel telegram")
+    say("Start SafeClaw with ./safeclaw: it answers on Telegram as well as in the console.")
     return data

@@ -9,6 +9,7 @@ message someone else wrote (`outside_author`) is never one.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -96,6 +97,9 @@ class CommandDispatcher:
         specs = self.specs()
         spec = specs.get(name)
         if spec is None:
+            close = difflib.get_close_matches(name, [*specs, "explain"], n=1, cutoff=0.7)
+            if close:
+                return f"I don't know the command /{name}. Did you mean /{close[0]}? (/help lists them all)"
             return f"I don't know the command /{name}. {self.help_text(specs)}"
         try:
             if spec.build is not None:

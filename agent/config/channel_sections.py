@@ -49,7 +49,7 @@ class TelegramSettings:
             if section.has(key):
                 raise ConfigError(
                     f"{section.where}: '{section.name(key)}' must not be there: the bot token belongs in "
-                    "agent/.env (TELEGRAM_BOT_TOKEN) only; `python agent/start_agent.py config telegram` "
+                    "agent/.env (TELEGRAM_BOT_TOKEN) only; `./safeclaw agent config telegram` "
                     "removes it"
                 )
         section.refuse_unknown(cls.KEYS)

@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = _Parser(
-        prog="python -m agent.explain", description="Explain a Bluesky post with cited background bullets."
+        prog="./safeclaw python -m agent.explain",
+        description="Explain a Bluesky post with cited background bullets."
     )
     parser.add_argument("url", help="a bsky.app post URL (handle or DID) or an at:// URI")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
     except _UsageError as exc:
-        message = f"{exc}; usage: python -m agent.explain URL [--json]"
+        message = f"{exc}; usage: ./safeclaw python -m agent.explain URL [--json]"
         if "--json" in argv:
             print(json.dumps({"error": "usage", "message": message}))
         print(f"explain: {message}", file=sys.stderr)

@@ -41,7 +41,7 @@ def choose_provider(llm: LLMSettings) -> tuple[str, str | None]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m agent.llm.select <configured-provider>", file=sys.stderr)
+        print("usage: ./safeclaw python -m agent.llm.select <configured-provider>", file=sys.stderr)
         return 2
     try:
         provider, reason = choose_provider(LLMSettings.from_env(read_environment(), provider=argv[0]))

@@ -51,9 +51,19 @@ def check_redis(settings: AgentSettings, conn: redis.Redis | None) -> tuple[Chec
     except redis.AuthenticationError as exc:
         return Check(False, f"Redis at {where} refused the login ({first_line(exc)}): check REDIS_URL"), None
     except redis.RedisError as exc:
-        return Check(False, f"Redis at {where} does not answer ({first_line(exc)}): "
-                            "start the stack with ./safeclaw or check REDIS_URL"), None
+        return Check(False, f"Redis at {where} does not answer ({no_answer(exc)}): is SafeClaw running? "
+                            "Start it with ./safeclaw, or check REDIS_URL"), None
     return Check(True, f"Redis answers at {where}"), conn
+
+
+def no_answer(exc: redis.RedisError) -> str:
+    """Why Redis did not answer, in words (redis-py says "Error 111 connecting to host:port. ...")."""
+    if isinstance(exc, redis.TimeoutError):
+        return "no answer in time"
+    if isinstance(exc, redis.ConnectionError):
+        text = str(exc).lower()
+        return "connection refused" if "refused" in text else "cannot connect"
+    return first_line(exc)
 
 
 def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
@@ -78,7 +88,8 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
         skills = ", ".join(str(s) for s in beat.get("skills") or []) or "none"
         platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
         dead = beat.get("dead_letter")
-        dead_text = f"; dead-letter list: {dead} command(s) set aside" if isinstance(dead, int) else ""
+        set_aside = isinstance(dead, int) and dead > 0
+        dead_text = f"; dead-letter list: {dead} command(s) set aside" if set_aside else ""
         checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
                                   f"skills: {skills}; platforms with credentials: {platforms}{dead_text}"))
     return checks
@@ -112,7 +123,7 @@ def posting_lines(beats: list[dict[str, Any]]) -> list[Check]:
 
 def queue_line(conn: redis.Redis, keys: Keys) -> Check:
     depth = conn.llen(keys.command_queue)
-    return Check(True, f"queue {keys.command_queue}: {depth} command(s) waiting")
+    return Check(True, f"queue: {depth} command(s) waiting for a router")
 
 
 def check_acl(conn: redis.Redis, url: str, keys: Keys) -> list[Check]:

@@ -117,5 +117,10 @@ document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("token-input").value = "";
     start();
   });
+  // A token put in the address of this open tab changes only the fragment: no reload, so read it here.
+  window.addEventListener("hashchange", () => {
+    const locked = !document.getElementById("token-form").hidden;
+    if (locked && new URLSearchParams(location.hash.slice(1)).get("token")) start();
+  });
   start();
 });

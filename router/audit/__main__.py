@@ -8,7 +8,7 @@ from router.audit.verify import main as verify_main
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] != "verify":
-        print("usage: python -m router.audit verify [DIR] [--key-file FILE]", file=sys.stderr)
+        print("usage: ./safeclaw python -m router.audit verify [DIR] [--key-file FILE]", file=sys.stderr)
         return 2
     return verify_main(args[1:])
 

@@ -174,7 +174,7 @@ def key_for(environ: dict[str, str] | None = None) -> bytes | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m router.audit verify", description=__doc__.split("\n\n")[0]
+        prog="./safeclaw python -m router.audit verify", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("directory", nargs="?", type=Path, help="the audit folder (default: the router's)")
     parser.add_argument("--key-file", type=Path, help="the audit key (default: the router's)")

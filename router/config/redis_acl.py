@@ -179,12 +179,12 @@ def _read_password(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m router.config.redis_acl", description=__doc__.split("\n\n")[0]
+        prog="./safeclaw python -m router.config.redis_acl", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--agent-password-file", type=Path, required=True)
     parser.add_argument("--router-password-file", type=Path, required=True)
     parser.add_argument("--control-password-file", type=Path, help="the dashboard's user (control plane)")
-    parser.add_argument("--mcp-password-file", type=Path, help="the MCP server's user (python -m router.mcp)")
+    parser.add_argument("--mcp-password-file", type=Path, help="the MCP server's user (./safeclaw mcp)")
     parser.add_argument("--admin-password-file", type=Path, help="optional operator user with every right")
     parser.add_argument("--command-queue", default=Keys.command_queue)
     parser.add_argument("--response-prefix", default=Keys.response_prefix)

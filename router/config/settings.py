@@ -91,7 +91,7 @@ class RouterSettings:
         if not redis_url:
             raise ConfigError(
                 "REDIS_URL is not set: put REDIS_URL=redis://router:PASSWORD@127.0.0.1:6379/0 in router/.env "
-                "(see .env.example and `python -m router.config.redis_acl --help` for the users)"
+                "(see .env.example and `./safeclaw python -m router.config.redis_acl --help` for the users)"
             )
         if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")

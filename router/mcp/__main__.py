@@ -70,7 +70,7 @@ def http_token(env: Mapping[str, str], token_file: Path | None) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m router.mcp", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="./safeclaw mcp", description=__doc__.split("\n\n")[0])
     parser.add_argument("--read-only", action="store_true", help="offer only the tools that change nothing")
     parser.add_argument(
         "--timeout",

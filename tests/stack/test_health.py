@@ -69,7 +69,8 @@ def test_status_of_a_running_stack(running_router):
     assert "✓ Redis answers at 127.0.0.1:" in out and "as user agent" in out
     assert f"router {ROUTER_ID} alive (heartbeat" in out and "CREATE_POST" in out
     assert "platforms with credentials: mastodon" in out
-    assert "0 command(s) waiting" in out
+    assert "✓ queue: 0 command(s) waiting for a router" in out
+    assert "dead-letter" not in out and "safeclaw:" not in out  # no Redis key, no empty list named
     assert len(out.splitlines()) <= 7
     assert "✓ LLM cost today $0.0000 of $2.00, total $0.0000 of $50.00, 0 call(s)" in out
     assert running_router.server.agent_password not in out + result.stderr
@@ -142,7 +143,9 @@ def test_status_and_doctor_of_a_stopped_stack_say_what_is_wrong(tmp_path):
         assert result.returncode == 1
         assert "Traceback" not in result.stdout + result.stderr
         assert "not-the-password" not in result.stdout + result.stderr
-    assert "✗ Redis at 127.0.0.1:" in status.stdout and "does not answer" in status.stdout
+    assert "✗ Redis at 127.0.0.1:" in status.stdout and "does not answer (connection refused): is SafeClaw " \
+        "running? Start it with ./safeclaw" in status.stdout
+    assert "Error 111" not in status.stdout + doctor.stdout
     assert "LLM ollama" in status.stdout and "does not answer" in status.stdout
     assert "✗ browser: REMOTE_BROWSER_SERVER" in doctor.stdout
     assert "check(s) failed" in doctor.stdout
