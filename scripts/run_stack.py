@@ -143,7 +143,7 @@ def health(args: argparse.Namespace) -> int:
 # Every command of ./safeclaw (the script runs some itself, this runner the rest), for --help
 # and for a misspelt one.
 COMMANDS_HELP = """commands:
-  (none) / run        Redis + router + dashboard + agent, the console in the foreground
+  (none), run, start  Redis + router + dashboard + agent, the console in the foreground
   status              while it runs: the LLM the agent uses, Redis, routers, kill switch, dry run, queue
   doctor              what is missing or wrong, one line each, and how to fix it
   install             only install (what `make install` runs); fails if anything is missing
@@ -166,10 +166,26 @@ ALL_COMMANDS = ("run", "help", "status", "doctor", "install", "approvals", "appr
                 "compose-init")
 
 
+# What the words people try first mean here.
+LEAVE = "SafeClaw stops with Ctrl-D (or Ctrl-C) in the terminal it runs in"
+TRIED_FIRST = {
+    "stop": f"{LEAVE}; ./safeclaw stop-posting stops all posting while it runs",
+    "quit": LEAVE, "exit": LEAVE,
+    "restart": f"to restart: {LEAVE}, then run ./safeclaw again (memory, history and approvals are kept)",
+    "logs": "the logs are in logs/ (agent.log, router.log, dashboard.log); ./safeclaw status and "
+            "./safeclaw doctor sum them up",
+    "config": "settings: ./safeclaw agent config llm|timeout|telegram, or edit agent/config.json and "
+              "router/.env (docs/settings.md)",
+    "version": "SafeClaw has no release number yet: git log -1 shows the version you run",
+}
+
+
 def unknown_command(word: str) -> str:
     import difflib
 
-    close = difflib.get_close_matches(word, ALL_COMMANDS, n=1)
+    if word.lower() in TRIED_FIRST:
+        return f"{word!r} is not a command: {TRIED_FIRST[word.lower()]}"
+    close = difflib.get_close_matches(word, ALL_COMMANDS, n=1, cutoff=0.7)
     hint = f"; did you mean ./safeclaw {close[0]}?" if close else ""
     return f"unknown command {word!r}{hint} (./safeclaw --help lists them)"
 
@@ -202,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["help"]:
         argv = ["--help"]
+    if argv[:1] == ["start"]:  # what a person types to start it
+        argv = ["run", *argv[1:]]
     if argv and argv[0] in CONTROL_COMMANDS:
         return control(argv)
     if argv and argv[0] == "mcp":

@@ -79,3 +79,18 @@ def test_the_owners_commands_while_safeclaw_is_not_running_say_so(tmp_path):
         assert "Error 111" not in line and "ConnectionError" not in line, line
     stopped = safeclaw("stop-posting", tmp_path=tmp_path).stderr
     assert "ROUTER_KILL_SWITCH=true in router/.env" in stopped  # how to start with posting stopped
+
+
+def test_the_words_a_person_tries_first_get_an_answer_not_a_wrong_guess(tmp_path):
+    """`./safeclaw start` and `./safeclaw restart` were answered "did you mean ./safeclaw status?";
+    `stop` and `logs` only with "unknown command"."""
+    start = safeclaw("start", "--help", tmp_path=tmp_path)
+    assert start.returncode == 0 and start.stdout == safeclaw("--help", tmp_path=tmp_path).stdout
+    answers = {"stop": "Ctrl-D", "quit": "Ctrl-D", "restart": "Ctrl-D", "logs": "logs/",
+               "config": "./safeclaw agent config", "version": "git log"}
+    for word, expected in answers.items():
+        done = safeclaw(word, tmp_path=tmp_path)
+        assert done.returncode == 2, (word, done.stderr)
+        [line] = done.stderr.strip().splitlines()
+        assert expected in line and "did you mean ./safeclaw status" not in line, (word, line)
+    assert not (tmp_path / "run").exists()
