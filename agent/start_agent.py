@@ -19,18 +19,18 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 
+from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c  # noqa: E402
 from protocol.installed_python import use_the_installed_python  # noqa: E402
 
 use_the_installed_python(REPO_ROOT)
+if __name__ == "__main__":
+    leave_on_ctrl_c()  # a Ctrl-C while the agent starts leaves quietly, never with a traceback
 
-try:  # a Ctrl-C while the agent starts leaves quietly, as one later does, never with a traceback
-    from dotenv import load_dotenv
+from dotenv import load_dotenv  # noqa: E402
 
-    from agent.config.settings import AgentSettings
-    from agent.errors import AgentError
-    from agent.workspace.lock import WorkspaceBusy, WorkspaceLock
-except KeyboardInterrupt:
-    raise SystemExit(0) from None
+from agent.config.settings import AgentSettings  # noqa: E402
+from agent.errors import AgentError  # noqa: E402
+from agent.workspace.lock import WorkspaceBusy, WorkspaceLock  # noqa: E402
 
 EPILOG = """commands:
   (none) / run          start the agent with the channels enabled in config.json (console by default)
@@ -85,6 +85,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    python_takes_ctrl_c()  # the console and the commands take Ctrl-C from here
     load_dotenv(REPO_ROOT / "agent" / ".env", override=False)
     try:
         return run_command(args)

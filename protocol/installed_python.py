@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from protocol.ctrl_c import hold_ctrl_c_across_exec
+
 
 def use_the_installed_python(repo_root: Path) -> None:
     """Started by a Python without SafeClaw's packages (`python3 agent/start_agent.py` on a fresh
@@ -17,4 +19,5 @@ def use_the_installed_python(repo_root: Path) -> None:
     installed = repo_root / ".venv" / "bin" / "python"
     if (importlib.util.find_spec("redis") is None and installed.exists()
             and Path(sys.prefix).resolve() != installed.parent.parent.resolve()):  # never a loop
+        hold_ctrl_c_across_exec()
         os.execv(installed, [str(installed), *sys.argv])

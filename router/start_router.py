@@ -19,9 +19,12 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 
+from protocol.ctrl_c import leave_on_ctrl_c  # noqa: E402
 from protocol.installed_python import use_the_installed_python  # noqa: E402
 
 use_the_installed_python(REPO_ROOT)
+if __name__ == "__main__":
+    leave_on_ctrl_c()  # until the worker's own stop is in place below: quietly, status 130
 
 import argparse  # noqa: E402
 import logging  # noqa: E402

@@ -11,7 +11,6 @@ Passwords already there are kept, so re-running it changes nothing. Needs only P
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 from pathlib import Path
@@ -19,6 +18,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from protocol.ctrl_c import leave_on_ctrl_c  # noqa: E402
+
+if __name__ == "__main__":
+    leave_on_ctrl_c()  # a Ctrl-C ends it quietly (status 130); each file is whole or not there
 
 from protocol.atomic_file import write_atomically  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
@@ -57,9 +61,7 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
     for name, text in ENV_FILES.items():
         path = root / name
         if not path.exists():
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_atomically(path, text.encode("utf-8"), durable=False, mode=0o600)
     names = ("agent.password", "router.password", "control.password", "dashboard.token", "users.acl")
     return [directory / name for name in names]
 

@@ -12,35 +12,24 @@ stack_processes keeps what was started and stops it.
 
 from __future__ import annotations
 
-import argparse
-import os
-import signal
-import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-
-class EarlyStop:
-    """A Ctrl-C (or SIGTERM) before the stack's own handler is in place, even during the imports
-    below: noted, never a traceback; the run then stops at its next step."""
-
-    asked = False
-
-    @classmethod
-    def note(cls, _signum: int, _frame: FrameType | None) -> None:
-        cls.asked = True
-
+from protocol.ctrl_c import INTERRUPTED, leave_on_ctrl_c  # noqa: E402
 
 if __name__ == "__main__":
-    for _signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(_signum, EarlyStop.note)
+    leave_on_ctrl_c()  # until the run's own handler is in place: quietly, status 130, nothing started
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from types import FrameType  # noqa: E402
+from typing import Any  # noqa: E402
 
 from protocol.env_files import SettingError  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
@@ -55,7 +44,7 @@ from scripts.stack_env import (  # noqa: E402
     router_environment,
     write_runtime_env,
 )
-from scripts.stack_processes import Stack, StackError, lock_run_dir, say  # noqa: E402
+from scripts.stack_processes import Stack, StackError, lock_run_dir, run_in_foreground, say  # noqa: E402
 from scripts.stack_redis import redis_urls  # noqa: E402
 from scripts.stack_router import start_router, wait_for_router  # noqa: E402
 
@@ -72,11 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     previous: list[Callable[..., Any] | int | None] = [signal.signal(s, interrupt)
                                                        for s in (signal.SIGINT, signal.SIGTERM)]
-    stack.interrupted = stack.interrupted or EarlyStop.asked
     console_open = False
     try:
-        if stack.interrupted:
-            return 0
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
         keys = Keys.from_env(os.environ)
         agent_url, router_url, control_url, redis_ready = redis_urls(args, stack, keys, agent_file,
@@ -85,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         router = start_router(args, stack, router_env)
         redis_ready()
         if stack.interrupted:
-            return 0
+            return INTERRUPTED
         dashboard = launch_dashboard(args, stack, control_url)
         provider = choose_llm(merged(agent_file, os.environ))
         agent_env = agent_environment(os.environ, agent_url, provider)
@@ -98,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             wait_for_router(router, agent_url, keys, router_id,
                             lambda: stack.interrupted or agent.poll() is not None)
             if stack.interrupted:
-                return 0
+                return INTERRUPTED
             if agent.poll() is not None:  # it said why on this terminal
                 return agent_stopped(agent.returncode)
             data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
@@ -107,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             say(f"router {router_id} is up{dry}")
             settle_dashboard(stack, dashboard)
             if stack.interrupted:
-                return 0
+                return INTERRUPTED
             gate.open()
             console_open = True
         finally:
@@ -137,7 +123,7 @@ def health(args: argparse.Namespace) -> int:
     runtime = read_env_file(args.run_dir / "agent.env")
     if not env.get("REDIS_URL") and not read_env_file(args.agent_env).get("REDIS_URL") and runtime:
         env["REDIS_URL"] = runtime["REDIS_URL"]
-    return subprocess.call(agent_command(args, args.command), cwd=REPO_ROOT, env=env)
+    return run_in_foreground(agent_command(args, args.command), cwd=REPO_ROOT, env=env)
 
 
 # Every command of ./safeclaw (the script runs some itself, this runner the rest), for --help
@@ -262,7 +248,7 @@ def mcp(argv: list[str], environ: dict[str, str] | None = None) -> int:
         if stack_url:
             env["REDIS_URL"] = stack_url
     command = [sys.executable, "-m", "router.mcp", *argv]
-    return subprocess.call(command, cwd=REPO_ROOT, env=env)
+    return run_in_foreground(command, cwd=REPO_ROOT, env=env)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,12 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 from agent.channels.display import showable, terminal_width, wrapped
 from protocol.atomic_file import write_atomically
+from protocol.ctrl_c import INTERRUPTED
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STOP_SECONDS = 10.0  # SIGTERM, then this long, then SIGKILL
@@ -83,6 +85,27 @@ class Stack:
     def stop_all(self) -> None:
         for name in reversed(list(self.children)):
             self.stop(name)
+
+
+def run_in_foreground(command: list[str], **popen: Any) -> int:
+    """Run one of SafeClaw's programs on this terminal and wait for it, as a shell runs a command:
+    it starts with SIGINT blocked (its first act takes it, protocol/ctrl_c.py), a Ctrl-C is its to
+    answer, and this process waits for its status (130 when it died of the Ctrl-C)."""
+    def wait_on(_signum: int, _frame: FrameType | None) -> None:
+        pass  # the child answers the Ctrl-C; its status is the answer
+
+    keep_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    previous = signal.getsignal(signal.SIGINT) if keep_ignored else signal.signal(signal.SIGINT, wait_on)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        child = subprocess.Popen(command, **popen)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    try:
+        code = child.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return INTERRUPTED if code == -signal.SIGINT else code
 
 
 def lock_run_dir(run_dir: Path) -> IO[str]:

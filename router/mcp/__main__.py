@@ -10,11 +10,17 @@ Log lines go to stderr; on stdio, stdout carries the protocol only.
 
 from __future__ import annotations
 
+import sys
+
+from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c
+
+if __name__ == "__main__":
+    leave_on_ctrl_c()  # a Ctrl-C while the server starts: quietly, status 130
+
 import argparse
 import contextlib
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -104,6 +110,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(f"safeclaw mcp: refusing to start: {exc}", file=sys.stderr)
         return 2
     tools = RouterTools(discover_skills(), make_link(env, args.timeout), args.read_only)
+    python_takes_ctrl_c()  # the server's event loop stops on it
     with contextlib.suppress(KeyboardInterrupt):
         if address is None:
             anyio.run(serve_stdio, tools)

@@ -2,7 +2,11 @@
 
 import sys
 
-from router.social import cli
+from protocol.ctrl_c import leave_on_ctrl_c
+
+leave_on_ctrl_c()  # a Ctrl-C, at the start or later, ends it quietly (status 130), never a traceback
+
+from router.social import cli  # noqa: E402
 
 if {"-h", "--help"} & set(sys.argv[1:]):
     print((cli.__doc__ or "").strip())

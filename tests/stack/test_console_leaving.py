@@ -10,13 +10,12 @@ import os
 import re
 import shlex
 import sys
-import time
 
 import pexpect
 import pytest
 
 from agent.llm.local.model_file import shipped_model_path
-from tests.stack.stack_helpers import REPO_ROOT, RUN_STACK, START_AGENT, alive, stack_env
+from tests.stack.stack_helpers import REPO_ROOT, RUN_STACK, START_AGENT, stack_env
 
 AFTER = "; echo; echo EXIT=$?; stty -a"
 needs_model = pytest.mark.skipif(
@@ -116,22 +115,3 @@ def test_nothing_a_reply_carries_can_move_the_cursor_or_reorder_the_screen(tmp_p
     assert "done" in reply and "click" in reply
     assert not re.search("[\x1b\x07\x9b\u202e\u2066]", reply), repr(reply)
     assert "\r" not in reply.replace("\r\n", ""), repr(reply)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("after", [0.1, 0.5, 1.0, 1.5])
-def test_ctrl_c_while_the_stack_starts_leaves_cleanly_whenever_it_comes(tmp_path, after):
-    """Before: a Ctrl-C during the start printed a Python traceback (of the runner or of the agent
-    still importing) and the stack went on starting; the shell's next line began after ^C."""
-    env = {**stack_env(tmp_path, ["never used"]), "SAFECLAW_SKIP_INSTALL": "1"}
-    child = spawn([str(REPO_ROOT / "safeclaw"), *stack_command(tmp_path)[2:]], env)
-    time.sleep(after)
-    child.sendintr()
-    code, before, stty = finish(child)
-    assert "Traceback" not in before and "KeyboardInterrupt" not in before, before
-    assert code in (0, 130), before
-    assert_terminal_sane(stty)
-    assert_ends_on_its_own_line(before)
-    pids_file = tmp_path / "run" / "pids.json"
-    pids = json.loads(pids_file.read_text()) if pids_file.exists() else {}
-    assert not [name for name, pid in pids.items() if alive(pid)], pids

@@ -1,0 +1,50 @@
+"""A Ctrl-C at any instant of a SafeClaw program's start leaves it quietly.
+
+`./safeclaw` starts Python with SIGINT blocked, so a Ctrl-C during Python's own start (while it sets
+up its standard streams it can only die with "Fatal Python error") waits, pending. The first act of
+each entry point is `leave_on_ctrl_c()`: from there a Ctrl-C, the one that waited included, ends the
+program at once with a new line on stderr (the shell's prompt is not glued to `^C`), exit status
+130 and no traceback. Nothing has started that early; a write in hand is one of `write_atomically`'s,
+which removes its temp file. Once the program has its own way to stop (the stack's runner, the
+router's worker, the console) that replaces it; `python_takes_ctrl_c()` instead gives Python's
+KeyboardInterrupt back. A SIGINT ignored when the program started (nohup, the agent the stack keeps
+away from Ctrl-C until its console is up) stays ignored.
+
+Standard library only: it runs before any of SafeClaw's packages can be imported.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+
+INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+
+
+def _leave(_signum: int, _frame: FrameType | None) -> None:
+    if sys.stderr is not None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+    raise SystemExit(INTERRUPTED)
+
+
+def leave_on_ctrl_c() -> None:
+    """The entry point's first act: a Ctrl-C from now on (or one pending since Python started)
+    ends the program quietly with status 130."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _leave)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def python_takes_ctrl_c() -> None:
+    """From now on a Ctrl-C raises KeyboardInterrupt, as in any Python program (asyncio's runner
+    then takes it too); a SIGINT ignored at the start stays ignored."""
+    if signal.getsignal(signal.SIGINT) is _leave:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def hold_ctrl_c_across_exec() -> None:
+    """Before replacing this process with another Python program of SafeClaw: a Ctrl-C during its
+    start waits for its first act instead of crashing it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

@@ -1,0 +1,86 @@
+"""protocol/ctrl_c.py in real Python processes: a Ctrl-C that came while Python started (SIGINT blocked,
+as `./safeclaw` starts it) is taken at the entry point's first act and ends the program quietly."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def with_ctrl_c_pending() -> None:
+    """In the child, before exec: SIGINT blocked and already sent, as if Ctrl-C came during the start."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    signal.raise_signal(signal.SIGINT)
+
+
+def run_python(code: str, preexec=with_ctrl_c_pending) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=60, preexec_fn=preexec)
+
+
+def test_a_ctrl_c_pending_since_the_start_ends_the_program_at_its_first_act():
+    done = run_python("""
+        from protocol.ctrl_c import leave_on_ctrl_c
+        leave_on_ctrl_c()
+        print("went on")
+    """)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "\n")
+
+
+def test_a_ctrl_c_during_the_imports_after_the_first_act_leaves_without_a_traceback():
+    done = run_python("""
+        import signal
+        from protocol.ctrl_c import leave_on_ctrl_c
+        leave_on_ctrl_c()
+        print("started", flush=True)
+        signal.raise_signal(signal.SIGINT)
+        print("went on")
+    """, preexec=None)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "started\n", "\n")
+
+
+def test_once_python_takes_ctrl_c_it_is_a_keyboard_interrupt_again():
+    done = run_python("""
+        import signal
+        from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        leave_on_ctrl_c()
+        python_takes_ctrl_c()
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt")
+    """, preexec=None)
+    assert (done.returncode, done.stdout.strip()) == (0, "KeyboardInterrupt"), done.stderr
+
+
+def test_a_sigint_ignored_when_the_program_started_stays_ignored():
+    def ignored() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with_ctrl_c_pending()
+
+    done = run_python("""
+        import signal
+        from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c
+        leave_on_ctrl_c()
+        python_takes_ctrl_c()
+        signal.raise_signal(signal.SIGINT)
+        print("still here", signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+    """, preexec=ignored)
+    assert (done.returncode, done.stdout.strip()) == (0, "still here True"), done.stderr
+
+
+def test_a_program_execd_in_its_place_starts_with_ctrl_c_held():
+    done = run_python("""
+        import os, sys
+        from protocol.ctrl_c import hold_ctrl_c_across_exec
+        hold_ctrl_c_across_exec()
+        os.execv(sys.executable, [sys.executable, "-c",
+                 "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"])
+    """, preexec=None)
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr

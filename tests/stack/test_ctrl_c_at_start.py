@@ -1,0 +1,162 @@
+"""A Ctrl-C at any instant of `./safeclaw`'s start, typed in a real terminal at an interactive shell
+(pexpect), as a newcomer does: the stack leaves with status 130, the shell's prompt starts a line of
+its own, no traceback or fatal error is printed, the terminal is as it was, and no process the stack
+started is left.
+
+Before: a Ctrl-C in the first split second came before the start script's trap (a non-interactive
+parent then left `^C` without a newline), or while the exec'd Python set up its standard streams
+("Fatal Python error: init_sys_streams"), or during the runner's first imports (a traceback)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from scripts.stack_processes import run_in_foreground
+from tests.stack.stack_helpers import REPO_ROOT, alive, stack_env
+
+PROMPT = "shell-ready$ "
+JOB_RUNS = "the-job-runs"
+# Every 10 ms of the first half second (and the very first instants): the start script's first
+# lines, Python's own start, the runner's imports, then Redis', the router's and the agent's starts.
+INSTANTS = (0.0, 0.001, 0.002, 0.005, *(step / 100 for step in range(1, 51)))
+CRASH_WORDS = ("Traceback", "Fatal Python error", "KeyboardInterrupt", "Exception ignored", "Error")
+
+
+def interactive_shell(env: dict[str, str]) -> pexpect.spawn:
+    shell_env = {**env, "PS1": PROMPT, "TERM": "dumb"}
+    child = pexpect.spawn("bash", ["--norc", "--noprofile", "--noediting", "-i"], env=shell_env,
+                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=90, dimensions=(24, 200))
+    child.expect_exact(PROMPT)
+    return child
+
+
+def processes_naming(marker: str) -> list[int]:
+    """Live processes whose command line or environment names `marker` (this test's folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in seen and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def stack_arguments(tmp_path: Path) -> str:
+    for name in ("agent.env", "router.env", "dashboard.env"):
+        (tmp_path / name).touch()
+    return (f"--no-dashboard --agent-env {tmp_path / 'agent.env'} --router-env {tmp_path / 'router.env'}"
+            f" --dashboard-env {tmp_path / 'dashboard.env'}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", INSTANTS)
+def test_ctrl_c_at_any_instant_of_the_start_leaves_cleanly(tmp_path, after):
+    env = {**stack_env(tmp_path, ["never used"]), "SAFECLAW_SKIP_INSTALL": "1"}
+    shell = interactive_shell(env)
+    # The job says when it has the terminal (a Ctrl-C before that reaches the shell, not the job),
+    # then becomes `./safeclaw` in the same process.
+    shell.sendline(f"(echo {JOB_RUNS}; exec ./safeclaw {stack_arguments(tmp_path)})")
+    shell.expect_exact(f"\r\n{JOB_RUNS}\r\n")
+    time.sleep(after)
+    shell.sendintr()
+    shell.expect_exact(PROMPT)
+    printed = shell.before
+    shell.sendline("echo EXIT=$?; stty -a")
+    shell.expect(r"EXIT=(\d+)")
+    code = int(shell.match.group(1))
+    shell.expect_exact(PROMPT)
+    stty = shell.before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+    assert not [word for word in CRASH_WORDS if word in printed], printed
+    assert code == 130 or (code == 0 and "you> " in printed), (code, printed)
+    assert printed.endswith("\n"), repr(printed[-80:])  # the prompt is not glued to ^C
+    flags = set(stty.split())
+    assert {"icanon", "echo", "isig"} <= flags and not {"-icanon", "-echo", "-isig"} & flags, stty
+    assert processes_naming(str(tmp_path)) == []
+    assert not list(tmp_path.rglob("*.tmp")), list(tmp_path.rglob("*.tmp"))  # no write left torn
+
+
+def with_ctrl_c_pending() -> None:
+    """In the child, before exec: SIGINT blocked and already sent, as if Ctrl-C came during Python's
+    start (bash keeps the mask across its own exec, as `./safeclaw` then blocks it itself)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    signal.raise_signal(signal.SIGINT)
+
+
+# Every command of `./safeclaw` that runs one of SafeClaw's programs in its place.
+SCRIPT_COMMANDS = ("", "--help", "rules", "agent", "router", "social", "mcp", "compose-init")
+
+
+@pytest.mark.parametrize("command", SCRIPT_COMMANDS)
+def test_every_program_the_script_runs_takes_a_ctrl_c_that_came_while_python_started(tmp_path, command):
+    env = {**stack_env(tmp_path, ["never used"]), "SAFECLAW_SKIP_INSTALL": "1"}
+    arguments = {"": stack_arguments(tmp_path).split(), "compose-init": [str(tmp_path)]}.get(command, [])
+    done = subprocess.run([str(REPO_ROOT / "safeclaw"), *filter(None, [command]), *arguments], env=env,
+                          cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          preexec_fn=with_ctrl_c_pending)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "\n")
+    assert not (tmp_path / "run").exists() and not (tmp_path / ".run").exists()  # nothing started
+
+
+@pytest.mark.parametrize("module", ["router.mcp", "router.social"])
+def test_the_programs_other_programs_start_take_a_ctrl_c_that_came_while_python_started(module):
+    done = subprocess.run([sys.executable, "-m", module], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60, preexec_fn=with_ctrl_c_pending)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "\n")
+
+
+def test_a_child_run_in_the_foreground_starts_with_ctrl_c_held_and_answers_it_itself():
+    report = ("import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []), "
+              "signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    held = subprocess.run([sys.executable, "-c", "from scripts.stack_processes import run_in_foreground; "
+                           f"import sys; run_in_foreground([sys.executable, '-c', {report!r}])"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert held.stdout.split() == ["True", "True"], held.stderr
+    before = signal.getsignal(signal.SIGINT)
+    dies_of_ctrl_c = ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                      "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); os.kill(os.getpid(), 2)")
+    assert run_in_foreground([sys.executable, "-c", dies_of_ctrl_c]) == 130
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_ctrl_c_in_a_script_run_by_the_installed_python_is_a_keyboard_interrupt_as_usual(tmp_path):
+    shell = interactive_shell({**os.environ})
+    shell.sendline("./safeclaw python -c \"import time; print('wai' + 'ting', flush=True); time.sleep(60)\"")
+    shell.expect_exact("waiting")
+    shell.sendintr()
+    shell.expect_exact(PROMPT)
+    assert "KeyboardInterrupt" in shell.before
+    shell.sendline("echo EXIT=$?")
+    shell.expect(r"EXIT=(\d+)")
+    assert shell.match.group(1) == "130"
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+def test_ctrl_c_while_the_one_shot_tool_waits_for_its_command_leaves_quietly(tmp_path):
+    shell = interactive_shell({**os.environ, "ROUTER_DATA_DIR": str(tmp_path)})
+    shell.sendline("./safeclaw social")
+    time.sleep(1.0)  # reading its command from the terminal
+    shell.sendintr()
+    shell.expect_exact(PROMPT)
+    printed = shell.before
+    shell.sendline("echo EXIT=$?")
+    shell.expect(r"EXIT=(\d+)")
+    assert shell.match.group(1) == "130"
+    assert not [word for word in CRASH_WORDS if word in printed] and printed.endswith("\n"), printed
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
