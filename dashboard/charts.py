@@ -137,7 +137,7 @@ def actions_per_hour(hourly: dict[tuple[int, str], int], now: float) -> str:
             svg,
             width / 2,
             (top + bottom) / 2,
-            "Nothing done in the last 7 days",
+            "Nothing done in the last 7 days (dry runs are not counted)",
             **{"text-anchor": "middle", "class": "empty"},
         )
     return _render(svg)

@@ -17,6 +17,8 @@ from dashboard.audit_mirror import AuditMirror
 from dashboard.endpoints import ApiError, Endpoints
 
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
+REHEARSAL_NOTE = ("Dry run: these are the rehearsal's own counts (what the real quotas would look like); "
+                  "the real quotas are untouched.")
 
 
 class PanelReads(Endpoints):
@@ -46,9 +48,10 @@ class PanelReads(Endpoints):
         self.mirror.sync()
         cost = readers.cost(self.conn, self.keys)
         budget = cost.get("daily_budget_usd") if cost.get("available") else None
-        quotas = self._stats()["platforms"]
+        stats = self._stats()
         days = self.cost_history.per_day()
-        return {"charts": charts.all_charts(self.mirror.hourly_counts(), days, budget, quotas, now)}
+        drawn = charts.all_charts(self.mirror.hourly_counts(), days, budget, stats["platforms"], now)
+        return {"charts": drawn, "quota_note": REHEARSAL_NOTE if stats["dry_run"] else ""}
 
     def _autonomy(self) -> dict[str, Any]:
         return workspace_reads.autonomy_panel(

@@ -59,9 +59,13 @@ def quotas(routers: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]
 
 
 def stats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float) -> dict[str, Any]:
-    """Today's (UTC) use of each platform's daily quotas, one platform at a time."""
+    """Today's (UTC) use of each platform's daily quotas, one platform at a time; `dry_run` when the
+    freshest live router rehearses (its counts are the rehearsal's own, never the real quotas)."""
     day = dt.datetime.fromtimestamp(now, dt.UTC).date().isoformat()
-    return {"day": day, "platforms": quotas(heartbeats(conn, keys, router_keys, now)["routers"])}
+    routers = heartbeats(conn, keys, router_keys, now)["routers"]
+    live = sorted((b for b in routers if b.get("alive")), key=lambda b: float(b["ts"]))
+    dry_run = bool(live) and live[-1].get("dry_run") is True
+    return {"day": day, "platforms": quotas(routers), "dry_run": dry_run}
 
 
 def cost(conn: redis.Redis, keys: Keys) -> dict[str, Any]:

@@ -44,7 +44,14 @@ from scripts.stack_env import (  # noqa: E402
     router_environment,
     write_runtime_env,
 )
-from scripts.stack_processes import Stack, StackError, lock_run_dir, run_in_foreground, say  # noqa: E402
+from scripts.stack_processes import (  # noqa: E402
+    Stack,
+    StackError,
+    lock_run_dir,
+    run_in_foreground,
+    say,
+    shown_path,
+)
 from scripts.stack_redis import redis_urls  # noqa: E402
 from scripts.stack_router import start_router, wait_for_router  # noqa: E402
 
@@ -89,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                 return agent_stopped(agent.returncode)
             data_dir = merged(router_file, router_env).get("ROUTER_DATA_DIR") or REPO_ROOT / "router"
             outbox = Path(data_dir) / "outbox.jsonl"
-            dry = f"; dry run: posts are recorded in {outbox}" if dry_run else ""
+            dry = f"; dry run: posts are recorded in {shown_path(outbox)}, not sent" if dry_run else ""
             say(f"router {router_id} is up{dry}")
             settle_dashboard(stack, dashboard)
             if stack.interrupted:

@@ -29,7 +29,7 @@ from scripts.stack_env import (
     read_env_file,
     write_runtime_env,
 )
-from scripts.stack_processes import REPO_ROOT, Stack, dashboard_child_setup, say
+from scripts.stack_processes import REPO_ROOT, Stack, dashboard_child_setup, say, shown_path
 from scripts.stack_redis import free_port, read_or_create_secret
 
 READY_SECONDS = 30.0
@@ -141,7 +141,8 @@ def settle_dashboard(stack: Stack, launch: DashboardLaunch | None) -> None:
     if launch is None:
         return
     log_file = launch.log_dir / "dashboard.console.log"
-    token = f"token in {launch.plan.token_file}" if launch.plan.token_file else "token: your DASHBOARD_TOKEN"
+    token = (f"token in {shown_path(launch.plan.token_file)}" if launch.plan.token_file
+             else "token: your DASHBOARD_TOKEN")
 
     def alive() -> bool:
         return launch.process.poll() is None
@@ -150,11 +151,11 @@ def settle_dashboard(stack: Stack, launch: DashboardLaunch | None) -> None:
         say(f"dashboard on {launch.plan.address} ({token})")
         return
     if not alive():
-        say(f"the dashboard did not start; see {log_file}")
+        say(f"the dashboard did not start; see {shown_path(log_file)}")
         stack.stop("dashboard")
         return
     say(f"dashboard on {launch.plan.address} ({token}), still starting; if it does not answer, see "
-        f"{log_file}")
+        f"{shown_path(log_file)}")
 
     def watch() -> None:
         if not wait_until_serving(launch.plan, alive):

@@ -29,6 +29,15 @@ class StackError(Exception):
     """The stack cannot start; the message says what to do."""
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as a message shows it: from SafeClaw's folder when inside it (where ./safeclaw runs),
+    short enough for a narrow terminal; else in full."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO_ROOT))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def say(text: str) -> None:
     line = wrapped(f"safeclaw: {text}", terminal_width(sys.stderr), hang="  ")
     print(showable(line, sys.stderr), file=sys.stderr, flush=True)

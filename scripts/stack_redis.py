@@ -22,7 +22,7 @@ import redis
 from protocol.keys import Keys
 from router.config.redis_acl import render_acl
 from scripts.stack_env import read_env_file, write_runtime_env
-from scripts.stack_processes import Stack, StackError, die_with_parent, say
+from scripts.stack_processes import Stack, StackError, die_with_parent, say, shown_path
 
 READY_SECONDS = 20.0
 
@@ -157,8 +157,7 @@ def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: d
 
     def ready() -> None:
         private.wait_ready()
-        users = "agent, router, control, mcp"
-        say(f"private Redis on 127.0.0.1:{private.port} (users {users}; data in {private.dir})")
+        say(f"private Redis on 127.0.0.1:{private.port} (data in {shown_path(private.dir)})")
 
     write_runtime_env(args.run_dir / "mcp.env", {"REDIS_URL": private.url("mcp")})  # for ./safeclaw mcp
     return private.url("agent"), private.url("router"), private.url("control"), ready

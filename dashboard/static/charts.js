@@ -16,8 +16,11 @@ function place(id, svgText) {
 }
 
 export async function loadCharts() {
-  const { charts } = await api("/api/charts");
+  const { charts, quota_note: quotaNote } = await api("/api/charts");
   place("chart-actions", charts.actions);
   place("chart-cost", charts.cost);
   place("chart-quotas", charts.quotas);
+  const note = document.getElementById("quota-note");
+  note.textContent = quotaNote || "";
+  note.hidden = !quotaNote;
 }

@@ -603,3 +603,17 @@ def test_the_llm_line_warns_near_the_daily_budget_and_says_when_it_is_spent(api,
     assert llm(1.7)["state"] == "warn" and "85% of today's budget is spent" in llm(1.7)["words"]
     spent = llm(2.0)
     assert spent["state"] == "bad" and "no LLM call until 00:00 UTC" in spent["words"]
+
+
+def test_a_dry_run_routers_quota_counts_are_said_to_be_the_rehearsals(api, redis_urls):
+    """Three dry-run posts showed as "Bluesky posts 3 of 5" under "Today's quotas", as if the
+    real quota were almost spent; the rehearsal counts on counters of its own."""
+    quotas = {"bsky": {"post": {"limit": 5, "used": 3}}}
+    admin = redis_urls.admin_client()
+    beat = {"router_id": "r1", "ts": time.time(), "quotas": quotas, "dry_run": True}
+    admin.set(KEYS.router_heartbeat("r1"), json.dumps(beat))
+    charts = api.get("/api/charts").json()
+    assert "dry run" in charts["quota_note"].lower() and "real quotas are untouched" in charts["quota_note"]
+    assert "dry runs are not counted" in charts["charts"]["actions"]  # nothing sent: nothing drawn
+    admin.set(KEYS.router_heartbeat("r1"), json.dumps({**beat, "dry_run": False}))
+    assert api.get("/api/charts").json()["quota_note"] == ""

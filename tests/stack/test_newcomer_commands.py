@@ -94,3 +94,12 @@ def test_the_words_a_person_tries_first_get_an_answer_not_a_wrong_guess(tmp_path
         [line] = done.stderr.strip().splitlines()
         assert expected in line and "did you mean ./safeclaw status" not in line, (word, line)
     assert not (tmp_path / "run").exists()
+
+
+def test_paths_in_the_start_lines_are_short_inside_the_folder_and_whole_outside(tmp_path):
+    """In a 40-column terminal "/home/.../safeclaw/router/outbox.jsonl" broke at the edge."""
+    from scripts.stack_processes import shown_path
+
+    assert shown_path(REPO_ROOT / "router" / "outbox.jsonl") == "router/outbox.jsonl"
+    assert shown_path(REPO_ROOT / ".run" / "dashboard.token") == ".run/dashboard.token"
+    assert shown_path(tmp_path / "outbox.jsonl") == str(tmp_path / "outbox.jsonl")
