@@ -2,15 +2,12 @@
 
 `protocol.spellings` undoes escapes character by character. A key can also travel inside a blob
 that has to be decoded whole: gzip or zlib (or bz2, xz) inside base64 or hex, base85 and
-Ascii85, runs of octal or decimal character codes, UTF-16 or UTF-32 as hex, every character
-doubled. `blobs(text)` finds the runs that may be one, decodes each (layer after layer, a few
-layers deep, each layer's output bounded) and says what text each could hold; the redactor then
-searches those texts as it searches any other, and redacts the whole run when one holds a secret.
-
-A mechanism, not a list of spellings: any text hidden under any mix of these layers is found,
-and `protocol.suspicion` names the runs that decode to something (or look random, or mix
-alphabets, or hold no word), so a post that carries one is held for the owner's approval even
-when no decoding of it is known.
+Ascii85, octal, decimal or `U+` character codes, UTF-16 or UTF-32 as hex, every character doubled,
+and the symbol codes of `protocol.symbol_codes` (bits, uuencode, Braille, Morse). `blobs(text)`
+finds the runs that may be one, decodes each (layer after layer, a few layers deep, each layer's
+output bounded) and says what text each could hold; the redactor searches those texts as it
+searches any other, and redacts the whole run when one holds a secret. Any text under any mix of
+these layers is found; `protocol.suspicion` holds a post carrying a run that decodes to text.
 """
 
 from __future__ import annotations
@@ -24,6 +21,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from protocol.symbol_codes import SYMBOL_DECODERS
 
 MAX_DEPTH = 3  # layers undone inside one another (gzip in base64 in hex: 3)
 MAX_OUTPUT = 64 * 1024  # bytes a decompressed layer may grow to: a zip bomb stops here
@@ -109,6 +108,7 @@ _DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], bytes | None]], ...
     ("octal codes", _OCTAL, lambda run: _codes(run, 8)),
     ("decimal codes", _DECIMAL, lambda run: _codes(run, 10)),
     ("code points", _CODE_POINTS, lambda run: _codes(run.upper().replace("U+", " "), 16)),
+    *SYMBOL_DECODERS,
 )
 
 

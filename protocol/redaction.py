@@ -4,7 +4,8 @@ Used by the router (every reply, log line, dead letter and audit line, and `secr
 before a post) and by the agent (its logs and LLM provider errors). `Redactor.text()` replaces
 with `[REDACTED]` every secret in the spellings a careless platform echoes it in
 (`protocol.spellings` says which: escapes of any depth, look-alike and invisible characters,
-spacing, punctuation and case, reversal, rot13, hex, base64 and base32 at any offset); a piece
+spacing, punctuation and case, reversal, rot13, hex, base64 and base32 at any offset; under any
+letter-for-letter substitution, `protocol.substitution`); a piece
 of it, 8 characters or longer, as when the key is cut across fields; and token shapes
 (`protocol.secret_shapes`). `value()` reads a JSON-like value's strings as one text too, in order,
 so a key cut into short pieces across fields, list items, nested values or a key and its value
@@ -28,6 +29,7 @@ from protocol.redaction_views import OTHER_VIEWS, back, identity, merge_spans, o
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
 from protocol.secret_tables import COVERAGE, GRAM, PIECE, build_tables, is_distinctive
 from protocol.spellings import Span, decode, fold, skeleton
+from protocol.substitution import substitution_search
 from protocol.value_strings import collect_strings, rebuild
 
 __all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "RedactingFilter", "Redactor"]
@@ -52,6 +54,7 @@ class Redactor:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.too_short = sorted(s for s in values if len(s) < MIN_SECRET_LENGTH)
         self._tables = build_tables(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
+        self._substituted = substitution_search(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
 
     def text(self, text: str) -> str:
         return _replace(text, self._spans(text))
@@ -110,7 +113,7 @@ class Redactor:
         if len(text) < MIN_SECRET_LENGTH:
             return []
         text = searchable(text)
-        found = self._spelled_spans(text) + self._piece_spans(text)
+        found = self._spelled_spans(text) + self._piece_spans(text) + self._substituted.spans(text)
         for blob in blobs(text):
             if any(self._spelled_spans(inner) or self._piece_spans(inner) for inner in blob.texts):
                 found.append((blob.start, blob.end))

@@ -58,7 +58,9 @@ def test_the_routers_key_in_a_spelling_no_table_lists_is_never_published(redis_u
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
-def test_the_routers_key_in_a_links_path_host_or_query_waits_for_the_owner(redis_urls, admin, tmp_path):
+def test_the_routers_key_in_a_links_path_host_or_query_is_refused_or_waits(redis_urls, admin, tmp_path):
+    """Whole or cut in two, its base58 is decoded and refused; folded to lower case (no decoding
+    gives the key back) it still looks random, and waits for the owner."""
     raw = KEY.encode()
     links = [
         f"https://example.com/p/{base58(raw)}",
@@ -68,9 +70,12 @@ def test_the_routers_key_in_a_links_path_host_or_query_waits_for_the_owner(redis
     commands = [({"platform": "bsky", "text": "read this", "url": link}, owner("console")) for link in links]
     commands += [({"platform": "bsky", "text": f"read this {link}"}, owner("console")) for link in links]
     answers = decide(redis_urls, tmp_path, commands)
-    assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * len(commands), answers
-    assert all("random" in message for _, _, message in answers)
-    assert "its url" in answers[0][2]
+    refused = [a[:2] for i, a in enumerate(answers) if i % 3 != 2]
+    held = [a for i, a in enumerate(answers) if i % 3 == 2]
+    assert refused == [("denied", "secret_in_text")] * 4, answers
+    assert [a[:2] for a in held] == [("pending_approval", "approval_required")] * 2, answers
+    assert all("random" in message for _, _, message in held)
+    assert "its url" in held[0][2]
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
