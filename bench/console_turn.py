@@ -38,7 +38,7 @@ from agent.link.router_client import RouterClient  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.mind.loop import AgentLoop, LoopLimits  # noqa: E402
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
-from bench.router_roundtrip import start_router, stop, wait_answering  # noqa: E402
+from bench.router_workers import start_router, stop, wait_answering  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 

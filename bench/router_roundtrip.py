@@ -19,21 +19,18 @@ each round), and each round gives a ratio; the median ratio and every round's ar
   held a command half a second or more (a router blocking with commands in hand held one ~1 s);
 - profile: where one router PING's time goes (cProfile over many PINGs, in process).
 
-Prints the figures and writes bench/results/router_roundtrip.json.
+The workers and the floor are in `router_workers.py`, the clients in `router_load.py`, the profile in
+`router_ping_profile.py`. Prints the figures and writes bench/results/router_roundtrip.json.
 Usage: .venv/bin/python bench/router_roundtrip.py [--calls 1000] [--clients 4] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import dataclasses
-import io
 import json
-import multiprocessing
 import os
 import platform
-import pstats
 import statistics
 import subprocess
 import sys
@@ -46,242 +43,16 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-import redis  # noqa: E402
-
-from agent.link.redis_pool import redis_client  # noqa: E402
-from agent.link.router_client import RouterClient  # noqa: E402
+from bench.router_load import bursts, latency_in_turns, sequential, throughput_in_turns  # noqa: E402
+from bench.router_ping_profile import profile_ping  # noqa: E402
+from bench.router_workers import FLOOR_QUEUE, start_floor, start_router, stop, wait_answering  # noqa: E402
 from protocol.commands import CommandEnvelope  # noqa: E402
-from protocol.keys import Keys  # noqa: E402
 from tests.support.fake_moltbook import FakeMoltbook  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results" / "router_roundtrip.json"
-FLOOR_QUEUE = "safeclaw:bench:floor_queue"
-THREADS_PER_CLIENT = 4
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 3),
-        "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 3),
-    }
-
-
-# -- the floor ------------------------------------------------------------------------------------
-def floor_worker(url: str, queue: str, response_prefix: str, processing: str) -> None:
-    """BLMOVE, reply, drop: the least any reliable router must do (run as a subprocess)."""
-    conn = redis.Redis.from_url(url)
-    while True:
-        raw = conn.blmove(queue, processing, 1, "RIGHT", "LEFT")
-        if raw is None:
-            continue
-        command = json.loads(raw)
-        reply = json.dumps({"id": command["id"], "status": "ok", "message": "", "result": {"pong": True}})
-        key = f"{response_prefix}{command['id']}"
-        pipe = conn.pipeline(transaction=False)
-        pipe.lpush(key, reply)
-        pipe.expire(key, 3600)
-        pipe.lrem(processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
-        pipe.execute()
-
-
-def start_floor(server: RedisServer, n: int) -> subprocess.Popen[bytes]:
-    code = (
-        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from bench.router_roundtrip import "
-        f"floor_worker; floor_worker({server.admin_url!r}, {FLOOR_QUEUE!r}, "
-        f"{server.keys.response_prefix!r}, {server.keys.processing(f'floor{n}')!r})"
-    )
-    return subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-
-
-def start_router(
-    server: RedisServer, router_id: str, data_dir: Path, **extra: str
-) -> subprocess.Popen[bytes]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "REDIS_URL": server.router_url,
-        "ROUTER_ID": router_id,
-        "ROUTER_DATA_DIR": str(data_dir),
-        "ROUTER_LOG_FILE": str(data_dir / f"{router_id}.log"),
-        "ROUTER_AUDIT_DIR": str(data_dir / "audit"),
-        **extra,
-    }
-    return subprocess.Popen(
-        [sys.executable, str(REPO_ROOT / "router" / "start_router.py"), "--env-file", "/nonexistent.env"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    processes.clear()
-
-
-def wait_answering(url: str, keys: Keys) -> None:
-    client = RouterClient(redis_client(url), keys, timeout=2)
-    deadline = time.monotonic() + 60
-    while client.call("PING", {}, "bench")["status"] != "ok":
-        if time.monotonic() > deadline:
-            raise RuntimeError("no worker answered PING")
-    for _ in range(50):  # warm-up
-        client.call("PING", {}, "bench")
-    client.close()
-
-
-# -- the clients ----------------------------------------------------------------------------------
-def sequential(url: str, keys: Keys, calls: int) -> dict[str, Any]:
-    return {"calls": calls, **percentiles(sequential_samples(url, keys, calls))}
-
-
-def sequential_samples(url: str, keys: Keys, calls: int) -> list[float]:
-    client = RouterClient(redis_client(url), keys, timeout=30)
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        observation = client.call("PING", {}, "bench")
-        samples.append(time.perf_counter() - start)
-        if observation["status"] != "ok":
-            raise RuntimeError(f"PING answered {observation}")
-    client.close()
-    return samples
-
-
-def latency_in_turns(
-    url: str, sides: dict[str, Keys], calls: int, rounds: int, blocks: int = 5
-) -> dict[str, Any]:
-    """One client calling PING in sequence, per round `blocks` blocks of each side alternating (the
-    order swapped each round); a side's figures in a round are over all its blocks' calls, and the
-    round's ratio is the first side's p50 over the second's."""
-    names = list(sides)
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for index in range(rounds):
-        order = names if index % 2 == 0 else names[::-1]
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for _ in range(blocks):
-            for name in order:
-                samples[name] += sequential_samples(url, sides[name], calls // blocks)
-        for name in names:
-            runs[name].append({"calls": len(samples[name]), "blocks": blocks, **percentiles(samples[name])})
-    ratios = [
-        round(a["p50_ms"] / b["p50_ms"], 2) for a, b in zip(runs[names[0]], runs[names[1]], strict=True)
-    ]
-    return {"runs": runs, "ratios": ratios, "median_ratio": round(statistics.median(ratios), 2)}
-
-
-def client_process(url: str, phases: list[Keys], calls: int, barrier: Any, out: Any) -> None:
-    """One client process: per phase (a side's queue), THREADS_PER_CLIENT threads calling PING back
-    to back; every process starts each phase together (the barrier)."""
-    clients: dict[Keys, list[RouterClient]] = {}
-    for keys in phases:
-        if keys not in clients:
-            clients[keys] = [RouterClient(redis_client(url), keys, timeout=30)
-                             for _ in range(THREADS_PER_CLIENT)]
-
-    def run(client: RouterClient, statuses: list[str]) -> None:
-        for _ in range(calls // THREADS_PER_CLIENT):
-            statuses.append(str(client.call("PING", {}, "bench")["status"]))
-
-    for index, keys in enumerate(phases):
-        statuses: list[str] = []
-        threads = [threading.Thread(target=run, args=(c, statuses)) for c in clients[keys]]
-        barrier.wait()
-        start = time.time()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        out.put((index, statuses.count("ok"), len(statuses), start, time.time()))
-
-
-def throughput_in_turns(
-    url: str, sides: dict[str, Keys], calls: int, clients: int, rounds: int, blocks: int = 3
-) -> dict[str, Any]:
-    """PING/s of each side under `clients` client processes, in turns: per round, `blocks` blocks
-    of each side alternating (the order swapped each round), the same client processes throughout;
-    a side's figure in a round is its calls over its blocks' time, and the round's ratio the first
-    side's over the second's."""
-    context = multiprocessing.get_context("spawn")
-    names = list(sides)
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for index in range(rounds):
-        order = names if index % 2 == 0 else names[::-1]
-        phases = [name for _ in range(blocks) for name in order]
-        out, barrier = context.Queue(), context.Barrier(clients)
-        per_process = calls // blocks // clients
-        processes = [
-            context.Process(target=client_process,
-                            args=(url, [sides[name] for name in phases], per_process, barrier, out))
-            for _ in range(clients)
-        ]
-        for process in processes:
-            process.start()
-        results = [out.get(timeout=300) for _ in range(clients * len(phases))]
-        for process in processes:
-            process.join()
-        for name in names:
-            mine = [i for i, phase in enumerate(phases) if phase == name]
-            done = [r for r in results if r[0] in mine]
-            elapsed = sum(
-                max(r[4] for r in done if r[0] == i) - min(r[3] for r in done if r[0] == i) for i in mine
-            )
-            runs[name].append({
-                "calls": sum(r[2] for r in done),
-                "ok": sum(r[1] for r in done),
-                "blocks": blocks,
-                "pings_per_second": round(sum(r[2] for r in done) / elapsed, 1),
-            })
-    ratios = [
-        round(a["pings_per_second"] / b["pings_per_second"], 2)
-        for a, b in zip(runs[names[0]], runs[names[1]], strict=True)
-    ]
-    return {
-        "client_processes": clients,
-        "threads_per_client": THREADS_PER_CLIENT,
-        "runs": runs,
-        "ratios": ratios,
-        "median_ratio": round(statistics.median(ratios), 2),
-    }
-
-
-# -- bursts ----------------------------------------------------------------------------------------
-def bursts(url: str, keys: Keys, rounds: int = 30) -> dict[str, Any]:
-    """PINGs pushed together to an idle router; per burst size, the bursts whose last reply took
-    0.5 s or more, and the slowest burst."""
-    conn = redis.Redis.from_url(url)
-    figures: dict[str, Any] = {}
-    try:
-        for size in (2, 4, 8):
-            held, slowest = 0, 0.0
-            for _ in range(rounds):
-                time.sleep(0.3)  # idle: the router is waiting in its BLMOVE
-                envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=30) for _ in range(size)]
-                start = time.perf_counter()
-                conn.lpush(keys.command_queue, *[e.to_json() for e in envelopes])
-                for envelope in envelopes:
-                    if conn.blpop([keys.response(envelope.id)], timeout=10) is None:
-                        raise RuntimeError("a PING of a burst was not answered")
-                took = time.perf_counter() - start
-                held += took >= 0.5
-                slowest = max(slowest, took)
-            figures[f"burst_{size}"] = {"bursts": rounds, "held_half_a_second": held,
-                                         "slowest_ms": round(slowest * 1000, 1)}
-    finally:
-        conn.close()
-    return figures
-
-
-# -- a hanging platform ---------------------------------------------------------------------------
 def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> dict[str, Any]:
     """PING latency of one router while four reads of a hanging Moltbook are always in flight."""
     fake = FakeMoltbook(api_key="moltbook_sk_" + "benchKey123456")
@@ -315,64 +86,6 @@ def with_hanging_platform(server: RedisServer, data_dir: Path, calls: int) -> di
         fake.stop()
         stop(router)
         admin.close()
-
-
-# -- where one PING's time goes -------------------------------------------------------------------
-def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, Any]:
-    """cProfile of the router's own handling of PINGs (decode to reply written), in process."""
-    from router.app import build_worker
-    from router.config.settings import RouterSettings
-    from router.queue.worker import as_bytes
-    from router.registry import discover_skills
-
-    settings = RouterSettings.from_env(
-        {
-            "REDIS_URL": server.router_url,
-            "ROUTER_ID": "profiled",
-            "ROUTER_DATA_DIR": str(data_dir),
-            "ROUTER_AUDIT_DIR": str(data_dir / "audit-profile"),
-        }
-    )
-    worker = build_worker(settings, discover_skills(), {})
-    admin = server.admin_client()
-    envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=60).to_json() for _ in range(pings)]
-    profiler = cProfile.Profile()
-    started = time.perf_counter()
-    for text in envelopes:
-        admin.lpush(server.keys.command_queue, text)
-        raw = worker.conn.blmove(server.keys.command_queue, worker.processing, 1, "RIGHT", "LEFT")
-        profiler.enable()
-        worker._handle(as_bytes(raw or b""))
-        profiler.disable()
-    elapsed = time.perf_counter() - started
-    for text in envelopes:
-        admin.delete(server.keys.response(json.loads(text)["id"]))
-    admin.close()
-    worker.audit.close()
-    worker.conn.close()
-    stats: Any = pstats.Stats(profiler)
-    total = stats.total_tt
-    report = io.StringIO()
-    pstats.Stats(profiler, stream=report).sort_stats("cumulative").print_stats(25)
-    top = []
-    for (filename, line, name), (_cc, calls, _tt, ct, _callers) in sorted(
-        stats.stats.items(), key=lambda item: item[1][3], reverse=True
-    )[:25]:
-        where = os.path.relpath(filename, REPO_ROOT) if filename.startswith(str(REPO_ROOT)) else filename
-        top.append(
-            {
-                "function": f"{Path(where).name}:{line}({name})",
-                "calls_per_ping": round(calls / pings, 2),
-                "cumulative_us_per_ping": round(ct / pings * 1e6, 1),
-            }
-        )
-    return {
-        "pings": pings,
-        "handle_us_per_ping": round(total / pings * 1e6, 1),
-        "loop_us_per_ping_with_blmove": round(elapsed / pings * 1e6, 1),
-        "top_cumulative": top,
-        "text": report.getvalue(),
-    }
 
 
 def main() -> int:
