@@ -10,6 +10,15 @@ token, and how many wrong tokens an address sent.
 - **Wrong tokens.** Only a request that carries a token, and a wrong one, counts towards the
   429: another site's page can send no Authorization header at all (no-cors requests cannot,
   and a preflight is never answered), so it cannot lock the owner out by sending requests.
+- **The owner is never locked out by someone else's guesses** when the token is a strong one
+  (`strong_token`: 32 varied characters or more, as `./safeclaw` makes them; no guesser finds
+  one). Behind a proxy or a tunnel every request comes from the proxy's address,
+  so a stranger's twenty wrong tokens would otherwise refuse the owner's kill switch too. A
+  weak token chosen by hand keeps the old rule: a locked-out address gets 429 even with the
+  right token, so a guesser learns nothing while the address is blocked.
+- **Another site, said by the browser.** `Sec-Fetch-Site: cross-site` or `same-site` on an API
+  request is refused like a foreign Origin (a request a browser sends without an Origin still
+  says where it comes from); the page itself may be opened from a link anywhere.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import string
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -28,6 +38,8 @@ from dashboard.throttle import FailedLogins
 log = logging.getLogger("safeclaw.dashboard")
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+STRONG_TOKEN_CHARS = 32
+FOREIGN_SITES = frozenset({"cross-site", "same-site"})
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 
@@ -65,12 +77,16 @@ class RequestGuard:
             names.add(host_name(urlsplit(settings.origin).netloc))
         self.names = frozenset(names)
         self._token_digest = _digest(settings.token)
+        self.strong_token = strong_token(settings.token)
 
     def host_allowed(self, request: Request) -> bool:
         return host_name(request.headers.get("host", "")) in self.names
 
-    def origin_allowed(self, request: Request) -> bool:
-        """No Origin (a command-line client, a same-origin GET) or the dashboard's own page."""
+    def origin_allowed(self, request: Request, page: bool = False) -> bool:
+        """No Origin (a command-line client, a same-origin GET) or the dashboard's own page; for
+        the API, no browser saying the request comes from another site."""
+        if not page and request.headers.get("sec-fetch-site", "").strip().lower() in FOREIGN_SITES:
+            return False
         origin = request.headers.get("origin")
         if origin is None:
             return True
@@ -107,12 +123,14 @@ class RequestGuard:
                 "another name set DASHBOARD_ORIGIN=<scheme>://<name>[:port] in dashboard/.env"
             )
             return Refusal(421, "wrong_host", message)
-        if not self.origin_allowed(request):
+        if not self.origin_allowed(request, page):
             log.warning("403 for %s: sent by another site's page", where)
             return Refusal(403, "cross_origin", "the dashboard answers only requests from its own page")
         if page or (not admin and self.public_read and request.method == "GET"):
             return None
         wait = self.failed_logins.blocked(client)
+        if wait and self.strong_token and self.authorised(request):
+            wait = 0.0  # the owner's own token: no one else's guesses refuse it
         if wait:
             log.warning("429 for %s: too many wrong tokens", where)
             return Refusal(
@@ -126,3 +144,15 @@ class RequestGuard:
             message = "send Authorization: Bearer <DASHBOARD_TOKEN>"
             return Refusal(401, "unauthorised", message, {"WWW-Authenticate": "Bearer"})
         return None
+
+
+def strong_token(token: str) -> bool:
+    """A token no guesser finds, as a machine makes them (`secrets.token_urlsafe(24)`, `openssl rand
+    -hex 16` or longer): 32 characters or more, varied (16 different ones, 10 for hex), of lower
+    case, upper case and digits alike. Words and sequences typed by hand are not."""
+    if len(token) < STRONG_TOKEN_CHARS:
+        return False
+    if all(c in string.hexdigits for c in token):
+        return len(set(token.lower())) >= 10
+    classes = (any(map(str.islower, token)), any(map(str.isupper, token)), any(map(str.isdigit, token)))
+    return all(classes) and len(set(token)) >= 16

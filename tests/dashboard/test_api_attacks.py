@@ -443,3 +443,44 @@ def test_the_usual_environment_is_not_taken_for_a_misspelling(redis_urls, tmp_pa
         **{name: "x" for name in ("PATH", "HOME", "TERM", "LANG", "SHELL", "USER", "HOSTNAME", "PWD")},
     }
     assert DashboardSettings.load(env_file, environ).origin == "https://claw.example.net"
+
+
+# -- the lockout behind a proxy, and what a browser says of a request (wave 3, second round) ------
+STRONG = "Zq8Rt5Lw2Kx9Pm4Vb7nYc3Hd6Jf1Gs0A-_kT"  # as ./safeclaw makes one: 32+ varied characters
+
+
+def test_behind_a_proxy_a_strangers_wrong_tokens_never_lock_the_owner_out(redis_urls):
+    """Through a TLS proxy or a tunnel every request comes from the proxy's address: a stranger's
+    wrong tokens would lock that address out, the owner's kill switch with it. A strong token is
+    never refused for someone else's guesses; the guesses still are."""
+    from dashboard.throttle import MAX_FAILURES
+
+    settings = DashboardSettings.from_env({"REDIS_URL": redis_urls.control_url, "DASHBOARD_TOKEN": STRONG})
+    with TestClient(create_app(settings), base_url=BASE) as proxy:  # one address for everyone
+        for i in range(MAX_FAILURES + 5):
+            proxy.get("/api/status", headers={"Authorization": f"Bearer guess-{i:030d}"})
+        guess = proxy.post("/api/kill", json={"on": False}, headers={"Authorization": "Bearer " + "g" * 40})
+        assert guess.status_code == 429
+        owner = proxy.post("/api/kill", json={"on": True}, headers={"Authorization": f"Bearer {STRONG}"})
+        assert owner.status_code == 200, owner.text
+        assert proxy.get("/api/status", headers={"Authorization": f"Bearer {STRONG}"}).status_code == 200
+    assert json.loads(redis_urls.admin_client().get(KEYS.kill_switch))["on"] is True
+
+
+@pytest.mark.parametrize("token", [TOKEN, "owner-chosen-token-0123456789", "Password123" * 3])
+def test_a_token_typed_by_hand_is_not_strong_and_keeps_the_lockout(token):
+    from dashboard.guard import strong_token
+
+    assert not strong_token(token) and strong_token(STRONG)
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site", "Cross-Site"])
+def test_a_request_the_browser_says_comes_from_another_site_is_refused_without_an_origin(redis_urls, site):
+    """A browser sends no Origin on a plain GET, but it says where the request comes from."""
+    _held(redis_urls, "a held draft")
+    with TestClient(create_app(_settings(redis_urls, DASHBOARD_PUBLIC_READ="true")), base_url=BASE) as anon:
+        for path in ("/api/approvals", "/api/status", "/api/activity"):
+            refused = anon.get(path, headers={"Sec-Fetch-Site": site})
+            assert refused.status_code == 403 and "held draft" not in refused.text, path
+        assert anon.get("/api/approvals", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+        assert anon.get("/", headers={"Sec-Fetch-Site": site}).status_code == 200  # a link to the page
