@@ -10,15 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.values import number, text
+from protocol.platform_names import PLATFORM_NAMES
 
-PLATFORMS = {
-    "bsky": "Bluesky",
-    "mastodon": "Mastodon",
-    "x": "X",
-    "reddit": "Reddit",
-    "moltbook": "Moltbook",
-    "router": "the router",
-}
+PLATFORMS = {**PLATFORM_NAMES, "router": "the router"}
 ORIGINS = {
     "console": "from the console",
     "telegram": "from Telegram",

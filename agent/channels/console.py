@@ -26,6 +26,7 @@ from agent.commands import COMMAND_NAMES, PLATFORMS
 
 CONVERSATION = "console"
 PROMPT = "you> "
+LEAVING_WORDS = ("exit", "quit", "/exit", "/quit")  # at a terminal, as Ctrl-D
 ERASE_LINE = "\r\x1b[K"
 SPINNER = "|/-\\"
 SPIN_EVERY = 0.15  # seconds per frame of the thinking indicator
@@ -135,7 +136,7 @@ class ConsoleChannel(BaseChannel):
         if self.interactive:
             enable_tab_completion()
             self._show("SafeClaw is listening. /help lists the commands (Tab completes them). "
-                       "Ctrl-D or Ctrl-C to leave.")
+                       "Ctrl-D, Ctrl-C or quit to leave.")
         lines = self._lines_from_a_daemon_thread()
         while not self._stopped.is_set():
             line = await lines.get()
@@ -145,6 +146,8 @@ class ConsoleChannel(BaseChannel):
             if not text:
                 self._answered.set()
                 continue
+            if self.interactive and text.lower() in LEAVING_WORDS:
+                break
             reply = await self._answer(text)
             await self.send(CONVERSATION, reply)
             self._answered.set()

@@ -83,6 +83,8 @@ class CommandDispatcher:
     def handle(self, conversation: str, text: str, progress: Progress | None = None) -> str | None:
         """The answer to a command, or None for a message meant for the model. `progress` receives
         lines to show while a long command (/explain) works."""
+        if text.strip().lower() in ("help", "?"):  # what a person types first, slash or not
+            text = "/help"
         split = split_command(text)
         if split is None:
             address = plain_explain_address(text)  # "explain <post URL>" needs no slash

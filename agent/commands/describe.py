@@ -7,13 +7,11 @@ import json
 import re
 from typing import Any
 
+from protocol.platform_names import PLATFORM_NAMES
 from protocol.untrusted import sanitise_text
 
 MAX_REPLY_CHARS = 3000
 MAX_ITEMS = 10
-PLATFORM_NAMES = {
-    "bsky": "Bluesky", "mastodon": "Mastodon", "moltbook": "Moltbook", "reddit": "Reddit", "x": "X",
-}
 OUTBOX = "the router's outbox.jsonl"
 # action -> (what asking for it is, in words; what it is once done). {p}: the platform's name.
 WORDS = {

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.platform_names import PLATFORM_NAMES
 from router.errors import SkillError
 
 
@@ -75,7 +76,8 @@ class PlatformClient(ABC):
         if missing:
             raise SkillError(
                 "no_credentials",
-                f"{self.key} has no credentials: set {', '.join(missing)} in router/.env",
+                f"{PLATFORM_NAMES.get(self.key, self.key)} has no credentials: set {', '.join(missing)} "
+                "in router/.env",
             )
         self.credentials = credentials
         self.env = env

@@ -70,3 +70,18 @@ def test_a_latin1_terminal_gets_plain_marks_and_the_console_lives_on(tmp_path):
     assert code == 0 and "stopped" not in before and "codec" not in status + before, status + before
     assert_terminal_sane(stty)
     assert re.search(r"^x Redis: REDIS_URL is not set", status.replace("\r\n", "\n"), re.M), status
+
+
+def test_help_and_quit_typed_as_words_do_what_they_say(tmp_path):
+    """"help" went to the model (a paragraph about what it can do) and "quit" got "I can't do that:
+    the embedded model can't write texts..."; the console stayed open."""
+    child = spawn_agent(tmp_path, 200)
+    child.expect_exact("you> ")
+    child.sendline("help")
+    child.expect_exact("safeclaw> ")
+    child.expect_exact("you> ")
+    assert "/post <platform> <text>" in child.before and "/status" in child.before, child.before
+    child.sendline("quit")
+    code, before, stty = finish(child)
+    assert code == 0 and before.rstrip().endswith("Bye."), before
+    assert_terminal_sane(stty)

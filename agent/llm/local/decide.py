@@ -31,7 +31,7 @@ from agent.llm.local.choose import BASELINES, answer_tokens, choose, prompt_key
 from agent.llm.local.grammar import object_grammar
 from agent.llm.local.intents import CHAT, Intent, can_fill, listed_labels, offered_intents
 from agent.llm.local.ranking import Ranked
-from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply
+from agent.llm.local.replies import action_reply, answer_reply, cannot_fill_reply, which_platform_reply
 from agent.llm.local.rules import keyword_rule
 from agent.llm.local.scorer import LlamaTokenModel, evaluate
 from agent.llm.local.warm_cache import WARM_CACHE, cache_key
@@ -45,6 +45,15 @@ PLATFORMS_LINE = (
     "Platforms: bsky (Bluesky), mastodon (Mastodon, toot), reddit (Reddit), x (X, Twitter, tweet), "
     "moltbook (Moltbook)."
 )
+
+
+def unnamed_platforms(intent: Intent) -> list[str]:
+    """The platforms an action could still go to when the message named none of them, or several
+    (the fill schema narrows the enum to what the message names): empty when it is settled."""
+    if intent.action is None or intent.fill is None:
+        return []
+    enum = (intent.fill.get("properties") or {}).get("platform", {}).get("enum") or []
+    return [str(p) for p in enum] if len(enum) > 1 else []
 
 
 def chatml(role: str, content: str) -> str:
@@ -160,6 +169,9 @@ class ClassifyThenFill:
         by_rule = ranking is None
         intent = intents[label]
         values = None
+        platforms = unnamed_platforms(intent)
+        if platforms:
+            return Decision(label, None, which_platform_reply(intent, platforms), by_rule, ranking)
         if intent.fill is not None:
             tokens = tokens + self._tokens(label + "\n")
             filled = self._generate(tokens, object_grammar(intent.fill), FILL_TOKENS)

@@ -99,13 +99,21 @@ def cannot_fill_reply(intent: Intent, problem: str) -> str:
     )
 
 
+def which_platform_reply(intent: Intent, platforms: list[str]) -> str:
+    """An action on a platform the message does not name (or names several of): asked, never guessed."""
+    command = COMMAND_OF.get(intent.action or "", "")
+    example = f" or use {command}" if command else ""
+    return (f"Which platform? Name one in your message (… on Bluesky){example}; platforms: "
+            f"{', '.join(platforms)}. Nothing was done.")
+
+
 def small_talk_reply(message: str) -> str:
     if THANKS.search(message):
         return f"You're welcome! {WHAT_I_DO}"
     if HOW_ARE_YOU.search(message):
         return f"I'm fine, thanks for asking! {WHAT_I_DO}"
     if GOODBYE.search(message):
-        return "Bye! Ctrl-D or Ctrl-C leaves the console; I'll remember what you told me."
+        return "Bye! quit (or Ctrl-D) leaves the console; I'll remember what you told me."
     if GREETING.search(message):
         return f"Hello! I'm SafeClaw, your personal agent for the social web. {WHAT_I_DO}"
     return f"Hello! {WHAT_I_DO}"

@@ -133,3 +133,22 @@ def test_a_request_nothing_here_can_do_runs_no_action_and_says_what_would(worksp
         assert "can't" in reply and would in reply, (message, reply)
         assert not any(word in reply for word in INTERNAL_WORDS), (message, reply)
     assert workspace.load_memory() == {}
+
+
+@pytest.mark.slow
+@needs_model
+def test_an_action_on_a_platform_the_message_does_not_name_asks_which_one(workspace):
+    """"show my notifications" read X's (the model picked one of the five: "x has no
+    credentials..."); a quoted post with no platform would go out wherever the model guessed."""
+    router = Recorder()
+    llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
+    loop = AgentLoop(workspace, llm, local_actions(), router)
+    for message, command in (("show my notifications", "/notifications <platform>"),
+                             ('post "hello there"', "/post <platform> <text>"),
+                             ('post "hello there" on bluesky and mastodon', "/post <platform> <text>")):
+        reply = loop.run_turn("console", message).reply
+        assert router.calls == [], (message, router.calls)
+        assert reply.startswith("Which platform?") and command in reply and "Nothing was done" in reply, reply
+        assert not any(word in reply for word in INTERNAL_WORDS), (message, reply)
+    loop.run_turn("console", "show my notifications on mastodon")
+    assert router.calls == [("GET_NOTIFICATIONS", {"platform": "mastodon"})]
