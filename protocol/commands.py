@@ -25,15 +25,17 @@ def is_command_id(value: object) -> bool:
     return isinstance(value, str) and _COMMAND_ID.fullmatch(value) is not None
 
 
-# Action and conversation reach log lines and the audit log: no control character (a line break
-# would forge a log line), and a bounded length.
-_LOGGABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Action and conversation reach log lines, Redis keys and the audit log: no control character (a
+# line break would forge a log line), no half a character (JSON's "\ud800": no file or key can hold
+# it), and a bounded length.
+_LOGGABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]+")
 
 
 def _loggable(value: str, field: str, limit: int, minimum: int = 1) -> None:
     if not minimum <= len(value) <= limit or (value and not _LOGGABLE.fullmatch(value)):
         raise ProtocolError(
-            f"invalid command: {field} must be {minimum}-{limit} characters, none a control character"
+            f"invalid command: {field} must be {minimum}-{limit} characters, none a control character "
+            "or half of one (a lone surrogate)"
         )
 
 

@@ -37,6 +37,9 @@ WRONG = [
     {"intent": "a b"},
     {"conversation": {}},
     {"conversation": "t\n"},
+    {"conversation": "t\ud800"},  # half a character: no Redis key, file or log line can hold it
+    {"conversation": "\udfff"},
+    {"action": "NOTE\udc00"},
     {"id": 5},
     {"id": "a:b"},
     {"id": "*"},
