@@ -32,7 +32,7 @@ from router.config.settings import RouterSettings
 from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.approval_outcomes import ApprovalOutcomes
-from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps
+from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps, decided_at
 from router.policy.decisions import Decision
 from router.policy.effects import Effect
 from router.policy.payload_preview import preview
@@ -157,7 +157,7 @@ class ApprovalFlow:
         if record is None or record.get("state") != approvals.PENDING or decision is None:
             self.store.done(approval_id)  # settled already (decided twice, or recovered): nothing runs
             return
-        if float(decision.get("ts", 0)) > float(record["expires_at"]):
+        if decided_at(decision) > float(record["expires_at"]):
             self.outcomes.close(
                 record, "expired", Status.EXPIRED, "the approval came after it expired; it was not run"
             )
@@ -224,7 +224,7 @@ class ApprovalFlow:
         elif decision is not None:
             # Decided but still pending long after: the wake-up push was lost (a Redis blip
             # between the decision and its push). Push it again; settling twice is harmless.
-            if now - float(decision.get("ts", now)) > LOST_WAKE_UP_SECONDS:
+            if now - decided_at(decision) > LOST_WAKE_UP_SECONDS:
                 self.conn.lpush(self.keys.approvals_decided, approval_id)
         elif float(record.get("expires_at", 0)) < now and self.store.claim(approval_id):
             late = "nobody approved it in time; it was not run"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -155,13 +156,23 @@ class ApprovalStore:
         return value if isinstance(value, dict) and value.get("decision") in DECISIONS else None
 
     def take_decided(self) -> str | None:
-        """Move one decided id into this router's list (it stays there until `done`)."""
-        value = self.conn.lmove(self.keys.approvals_decided, self.taken, "RIGHT", "LEFT")
-        return None if value is None else text(value)
+        """Move one decided id into this router's list (it stays there until `done`). What the
+        control login pushed that is no approval id is dropped here, by its own bytes: read as
+        text (not UTF-8, replaced) `done` could never find it again."""
+        while True:
+            value = self.conn.lmove(self.keys.approvals_decided, self.taken, "RIGHT", "LEFT")
+            if value is None or self._kept(value):
+                return None if value is None else text(value)
 
     def held(self) -> list[str]:
         """Ids this router took and did not finish (after a crash), oldest first."""
-        return [text(v) for v in reversed(self.conn.lrange(self.taken, 0, -1))]
+        return [text(v) for v in reversed(self.conn.lrange(self.taken, 0, -1)) if self._kept(v)]
+
+    def _kept(self, value: bytes | str) -> bool:
+        if is_approval_id(text(value)):
+            return True
+        self.conn.lrem(self.taken, 1, value)  # type: ignore[arg-type]  # its own bytes
+        return False
 
     def done(self, approval_id: str) -> None:
         self.conn.lrem(self.taken, 1, approval_id)
@@ -210,3 +221,16 @@ class ApprovalStore:
         if record is None or not hmac.compare_digest(code_digest(code), expected):
             raise ApprovalError("no pending approval with that id and code; decisions come from the owner")
         return decide(self.conn, self.keys, approval_id, decision, via)
+
+
+def decided_at(decision: dict[str, Any]) -> float:
+    """When the owner decided, as the decision says; ValueError unless it is a finite number of
+    seconds (missing, NaN, `true`, "now": the approval is set aside, never run on a guess)."""
+    value = decision.get("ts")
+    try:
+        seconds = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer past any float
+        seconds = math.nan
+    if not math.isfinite(seconds):
+        raise ValueError("the owner's decision holds no readable time")
+    return seconds

@@ -9,6 +9,7 @@ is a floor: the key can switch that router off, never on. A value that cannot be
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -26,22 +27,33 @@ class KillState:
     since: float | None = None
 
 
+UNREADABLE = KillState(True, "owner", "an unreadable kill-switch value (fail closed)")
+
+
 def parse(raw: str | bytes | None) -> KillState:
+    """The switch as the key holds it; anything that is not plainly `{"on": bool}` is on."""
     if raw is None:
         return KillState(False, "")
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return KillState(True, "owner", "an unreadable kill-switch value (fail closed)")
+    except Exception:  # not UTF-8, not JSON, nested past the stack, a number past the digit limit
+        return UNREADABLE
     if not isinstance(value, dict) or not isinstance(value.get("on"), bool):
-        return KillState(True, "owner", "an unreadable kill-switch value (fail closed)")
-    since = value.get("ts")
-    return KillState(
-        value["on"],
-        "owner" if value["on"] else "",
-        str(value.get("by", ""))[:80],
-        float(since) if isinstance(since, int | float) else None,
-    )
+        return UNREADABLE
+    on, by = value["on"], value.get("by")
+    by = by[:80] if isinstance(by, str) else ""
+    return KillState(on, "owner" if on else "", by, _time(value.get("ts")))
+
+
+def _time(value: object) -> float | None:
+    """When the switch was flipped, if the key says so plainly (a finite number of seconds)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 def read(conn: redis.Redis, keys: Keys, floor: bool) -> KillState:
