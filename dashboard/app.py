@@ -48,8 +48,11 @@ class Dashboard(OwnerActions, PanelReads):
     def __init__(self, settings: DashboardSettings, conn: redis.Redis | None = None) -> None:
         self.settings = settings
         self.keys = settings.keys
+        # The agent's login writes its own keys with any bytes: a value that is not UTF-8 reads as
+        # U+FFFD (then fails its shape check), never as an exception that empties the page.
         self.conn = conn or redis.Redis.from_url(
-            settings.redis_url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5
+            settings.redis_url, decode_responses=True, encoding_errors="replace",
+            socket_connect_timeout=3, socket_timeout=5,
         )
         self.requests = RequestGuard(settings)
         self.router_keys = state.RouterKeys(self.keys)

@@ -484,3 +484,18 @@ def test_a_request_the_browser_says_comes_from_another_site_is_refused_without_a
             assert refused.status_code == 403 and "held draft" not in refused.text, path
         assert anon.get("/api/approvals", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
         assert anon.get("/", headers={"Sec-Fetch-Site": site}).status_code == 200  # a link to the page
+
+
+def test_the_agents_keys_holding_bytes_that_are_not_text_fail_no_reader(redis_urls):
+    """The agent's login writes its heartbeat, cost and autonomy keys with any bytes; a value that
+    is not UTF-8 once raised inside the status read and every part of the answer was lost."""
+    agent = redis.Redis.from_url(redis_urls.agent_url)
+    for key in (KEYS.agent_heartbeat, KEYS.agent_cost, KEYS.agent_autonomy):
+        agent.set(key, b"\xff\xfe{\"ts\": \x80")
+    redis_urls.admin_client().set(KEYS.kill_switch, json.dumps({"on": True, "by": "owner", "ts": 1.0}))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(create_app(_settings(redis_urls)), base_url=BASE) as client:
+        for path in ("/api/status", "/api/heartbeat", "/api/cost", "/api/autonomy", "/api/stats", "/api/charts"):
+            assert client.get(path, headers=auth).status_code == 200, path
+        status = client.get("/api/status", headers=auth).json()
+    assert status["kill_switch"]["on"] is True and status["level"] == "red"

@@ -11,6 +11,7 @@ import json
 import time
 
 import pytest
+import redis
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys as Key
 from selenium.webdriver.support.ui import Select
@@ -411,3 +412,26 @@ def test_opening_without_the_token_asks_for_it_and_keeps_it_in_the_tab_only(redi
     assert browser.execute_script("return document.cookie") == ""
     assert TOKEN not in browser.current_url
     browser.set_window_size(*DESKTOP)
+
+
+def test_the_agents_keys_holding_bytes_that_are_not_text_never_hide_the_kill_switch_or_dry_run(
+    redis_urls, dashboard, browser, tmp_path
+):
+    """The agent's login may write its own keys (heartbeat, cost, autonomy) with any bytes: bytes
+    that are not UTF-8 once made every status read fail, and the page showed no kill switch."""
+    admin = redis_urls.admin_client()
+    agent = redis.Redis.from_url(redis_urls.agent_url)
+    settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="true")
+    browser.set_window_size(*DESKTOP)
+    with WorkerThread(settings, discover_skills(), {}):
+        for key in (KEYS.agent_heartbeat, KEYS.agent_cost, KEYS.agent_autonomy):
+            agent.set(key, b"\xff\xfe{\"ts\": \x80 not text")
+        admin.set(KEYS.kill_switch, json.dumps({"on": True, "by": "dashboard", "ts": time.time()}))
+        browser.get(dashboard + f"#token={TOKEN}")
+        until(browser, "document.getElementById('band').dataset.level === 'red'", "the red kill-switch band")
+        assert browser.execute_script("return document.getElementById('kill-state').dataset.on") == "true"
+        assert text_of(browser, "#kill-toggle") == "Resume posting"
+        assert "Dry run" in text_of(browser, "#dry-run") + text_of(browser, "#band")
+        parts = text_of(browser, "#parts")
+        assert "Agent" in parts and "Router" in parts, parts
+        both_widths(browser, "cockpit-7-agent-keys-not-text")
