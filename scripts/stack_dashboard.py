@@ -120,6 +120,10 @@ def launch_dashboard(
             "REDIS_URL=redis://control:PASSWORD@host:port/0 in dashboard/.env")
         return None
     plan = plan_dashboard(os.environ, read_env_file(args.dashboard_env), control_url, args.run_dir)
+    if not port_is_free(plan.host, plan.port):  # a set port (an unset one is chosen free)
+        say(f"no dashboard: its port {plan.port} (DASHBOARD_PORT) is in use by another program; set a "
+            "free one in dashboard/.env, or leave it unset to have one chosen")
+        return None
     write_runtime_env(args.run_dir / "dashboard.env", {"REDIS_URL": control_url})
     log_dir = Path(plan.env.get("SAFECLAW_LOG_DIR") or REPO_ROOT / "logs")
     log_dir.mkdir(parents=True, exist_ok=True)

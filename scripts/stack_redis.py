@@ -113,8 +113,12 @@ class PrivateRedis:
             while True:
                 assert self.process is not None
                 if self.process.poll() is not None:
+                    tail = self.log_tail()
+                    if "Address already in use" in tail:
+                        raise StackError(f"the private Redis could not listen on 127.0.0.1:{self.port}: "
+                                         "another program took the port as it started; run ./safeclaw again")
                     raise StackError(f"redis-server exited with code {self.process.returncode}; "
-                                     f"see {self.dir / 'redis.log'}\n{self.log_tail()}")
+                                     f"see {self.dir / 'redis.log'}\n{tail}")
                 try:
                     if client.ping():
                         return
