@@ -6,8 +6,10 @@ web page, a fetched or searched post, a feed, notifications, a mention, a forwar
 results of the owner's own writes (a post's URL, "liked") and the owner's own messages do not
 taint. What a turn read is kept with it in the conversation's history, so the taint lasts as long
 as that text can reach a prompt: until the turn leaves the history or the owner clears it
-(/clear). Fresh words the owner types are never tainted: a write whose every published field is
-already in the owner's own messages needs no approval (the router checks this).
+(/clear); a fact stored after reading taints every prompt that shows it, in any conversation,
+until the owner forgets it or says it again in their own words. Fresh words the owner types are
+never tainted: a write whose every published field is already in the owner's own messages needs
+no approval (the router checks this).
 
 The origin travels in a context variable set around each router call, so wrappers in between
 (autonomy's gate, the cost meter) pass it on unchanged; a command sent without one counts as
@@ -22,7 +24,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent.workspace.memory import one_line
+from agent.workspace.memory import one_line, source_of, visible_to
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, bounded_words, clip
 
 # Local actions whose results hold no one else's words (the rest may: pages, summaries of them).
@@ -124,6 +126,17 @@ def conversation_taint(
     if artifact.get("conversation") == conversation:
         sources += sources_read(artifact.get("steps", []))
     return list(dict.fromkeys(sources))
+
+
+def memory_taint(memory: dict[str, Any], outside_author: str | None = None) -> list[str]:
+    """The facts from outside that a turn's prompt shows (fenced, with their source): a fact the
+    model stored after reading a page is that page's text in every later prompt, in any
+    conversation, long after the page left the history and the artifact."""
+    return [
+        clip(f"the remembered '{one_line(str(key))[:80]}' ({source})", 300)
+        for key, entry in visible_to(memory, outside_author).items()
+        if (source := source_of(entry)) is not None
+    ]
 
 
 def owner_messages(history: list[dict[str, Any]], current: str | None) -> tuple[str, ...]:

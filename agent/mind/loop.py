@@ -23,6 +23,7 @@ from agent.errors import BudgetExhausted, LLMError, MessageNotSaved, NotSavedErr
 from agent.link.origin import (
     OWN_LOCAL_ACTIONS,
     conversation_taint,
+    memory_taint,
     owner_messages,
     sources_read,
     turn_source,
@@ -235,7 +236,8 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            seen = conversation_taint(artifact, conversation, history)
+            seen = [*conversation_taint(artifact, conversation, history),
+                    *memory_taint(snapshot.memory, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
             results = self._execute_all(
                 parsed.actions, conversation, done, outside_author, seen, turn_id, origin
