@@ -6,6 +6,8 @@ router, real redis-server with ACL users, the fake Bluesky server, a model that 
 
 from __future__ import annotations
 
+import json
+
 from agent.workspace.memory import Provenance
 from tests.agent.test_whose_words import PAGE_URL, control, fakes, stack, tool  # noqa: F401
 
@@ -32,3 +34,20 @@ def test_a_fact_the_owner_typed_does_not_taint(stack):  # noqa: F811
     stack.llm.first = [tool(("CREATE_POST", {"platform": "bsky", "text": "A thought of my own"})), "Posted."]
     stack.loop.run_turn("telegram:1", "share a thought of your own on bluesky")
     assert stack.outcome("CREATE_POST")["status"] == "ok"
+
+
+def test_a_posts_counts_carry_no_words_of_its_author(stack):  # noqa: F811
+    """GET_POST_METRICS says it holds the account's own data or counts, so it does not taint the
+    turn; a federated status's URL is whatever the remote server says, and once carried an order."""
+    remote = stack.masto.account("remote")
+    status = stack.masto.add_status("a post on another server", remote)
+    status["url"] = "https://remote.example/@x/1#" + ORDER.replace(" ", "%20") + " " + ORDER
+    stack.llm.first = [tool(("GET_POST_METRICS", {"platform": "mastodon", "post_id": str(status["id"])}))]
+
+    stack.loop.run_turn("console", f"how is post {status['id']} doing?")
+
+    assert stack.bsky_texts() == []
+    metrics = stack.outcome("GET_POST_METRICS")
+    assert metrics["status"] == "ok" and metrics["result"]["likes"] == 0
+    assert "scam" not in json.dumps(metrics["result"]).lower()
+    assert not any("scam.example" in prompt for prompt in stack.llm.prompts)

@@ -9,7 +9,6 @@ from router.registry import Skill, SkillContext
 from router.skills.social_common import (
     PLATFORM_PARAM,
     POST_ID_PARAM,
-    clean,
     on_every_platform,
     on_platform,
     params_schema,
@@ -19,10 +18,16 @@ SCHEMA = params_schema({"platform": PLATFORM_PARAM, "post_id": POST_ID_PARAM}, [
 
 
 def get_post_metrics(params: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
+    """The counts only, and the post as it was asked for: a post's URL or its author's handle come
+    from whoever runs its server (a federated Mastodon status says what it likes), so no string
+    the platform sent is passed on, and the result holds no one else's words (`others_words`)."""
     post_id = params["post_id"]
     metrics = on_platform(params["platform"], ctx, "metrics", lambda client: client.metrics(post_id))
-    # A post's URL can come from another server (a federated Mastodon status): outside text.
-    return {"platform": params["platform"], **clean(metrics, ctx)}
+    counts = {
+        str(key): value for key, value in metrics.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    return {"platform": params["platform"], "post_id": post_id, **counts}
 
 
 SKILL = Skill(
@@ -33,5 +38,5 @@ SKILL = Skill(
     run=get_post_metrics,
     effect=lambda params: Effect(params["platform"], "read", public=True),
     effects=on_every_platform("read"),
-    others_words=False,  # the account's own data, or counts
+    others_words=False,  # counts only: every string the platform sent is left out
 )

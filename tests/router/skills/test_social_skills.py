@@ -270,11 +270,11 @@ def test_failures_map_to_error_kinds(make_ctx, bsky, masto, platform, mode, kind
         assert caught.value.retry_after is not None and caught.value.retry_after > 0
 
 
-def test_metrics_sanitise_the_url_a_remote_server_chose(make_ctx, masto):
-    # A federated status keeps the `url` its home server gave it: text other people wrote.
+def test_metrics_carry_counts_not_the_url_a_remote_server_chose(make_ctx, masto):
+    # A federated status keeps the `url` its home server gave it: text other people wrote. The
+    # metrics say they hold no one else's words (they do not taint a turn), so no string is passed on.
     status = masto.add_status("federated", masto.account("mallory", "Mallory"))
     status["url"] = "https://evil.example/@m/1 " + INJECTION
     result = run(GET_POST_METRICS, {"platform": "mastodon", "post_id": status["id"]}, make_ctx())
-    assert result["likes"] == 0 and result["flagged"] is True
-    for token in ("<tool_code>", "</tool_code>", "<|im_start|>"):
-        assert token not in json.dumps(result, ensure_ascii=False)
+    assert set(result) == {"platform", "post_id", "likes", "reposts", "replies"} and result["likes"] == 0
+    assert "evil" not in json.dumps(result)
