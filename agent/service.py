@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +17,7 @@ from agent.channels.autonomy import AutonomyChannel
 from agent.channels.base import BaseChannel, IncomingMessage
 from agent.commands import CommandDispatcher
 from agent.config.settings import AgentSettings
+from agent.daemon_threads import DaemonThreads
 from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.link.approval_desk import ApprovalDesk, notice_text
 from agent.link.pending_commands import ReplyCollector, collect_at_start
@@ -27,6 +27,7 @@ from agent.owner.alerts import OwnerNotifier
 from agent.owner.conversation_notices import OwnerNotices
 from agent.status.heartbeat import AgentHeartbeat
 from agent.status.report import status_lines
+from protocol.ctrl_c import stop_signals
 
 log = logging.getLogger("safeclaw.agent")
 CHANNELS = ("console", "telegram", "bluesky", "autonomy")
@@ -138,6 +139,7 @@ class AgentService:
 
     async def run(self, channel_names: list[str]) -> int:
         """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
+        asyncio.get_running_loop().set_default_executor(DaemonThreads())  # a stop never waits for a turn
         threading.Thread(target=self.warm_up, name="llm-warm-up", daemon=True).start()
         with AgentHeartbeat.from_settings(self.settings, self.conn, channel_names, self.loop.llm):
             return await self._run_channels(channel_names)
@@ -157,7 +159,7 @@ class AgentService:
         self.channels = [self.make_channel(name) for name in channel_names]
         stop = asyncio.Event()
         event_loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in stop_signals():
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 event_loop.add_signal_handler(signum, stop.set)
         tasks: dict[asyncio.Task[Any], BaseChannel] = {
@@ -189,7 +191,7 @@ class AgentService:
             for task in [*tasks, stopper, flusher, notices, collecting]:
                 task.cancel()
             await asyncio.gather(*tasks, stopper, flusher, notices, collecting, return_exceptions=True)
-            await asyncio.to_thread(self.loop.flush_pending)
+            await asyncio.to_thread(self.loop.flush_pending, False)  # not under a turn still running
             for path in self.loop.workspace.pending.paths():
                 log.error("stopping with %s not saved: the disk refused it", path)
         return 2 if failed else 0

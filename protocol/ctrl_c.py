@@ -8,7 +8,8 @@ program at once with a new line on stderr (the shell's prompt is not glued to `^
 which removes its temp file. Once the program has its own way to stop (the stack's runner, the
 router's worker, the console) that replaces it; `python_takes_ctrl_c()` instead gives Python's
 KeyboardInterrupt back. A SIGINT ignored when the program started (nohup, the agent the stack keeps
-away from Ctrl-C until its console is up) stays ignored.
+away from Ctrl-C until its console is up) stays ignored. `stop_signals()` are what stops the
+long-running ones in order: Ctrl-C, SIGTERM and a closed terminal.
 
 Standard library only: it runs before any of SafeClaw's packages can be imported.
 """
@@ -48,3 +49,11 @@ def hold_ctrl_c_across_exec() -> None:
     """Before replacing this process with another Python program of SafeClaw: a Ctrl-C during its
     start waits for its first act instead of crashing it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def stop_signals() -> list[signal.Signals]:
+    """What stops a long-running program of SafeClaw in order (the stack's runner, the agent): Ctrl-C,
+    SIGTERM and a closed terminal (SIGHUP), unless SIGHUP was ignored when it started (nohup: it
+    runs on)."""
+    hangup = [] if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else [signal.SIGHUP]
+    return [signal.SIGINT, signal.SIGTERM, *hangup]

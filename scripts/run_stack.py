@@ -19,12 +19,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from protocol.ctrl_c import INTERRUPTED, leave_on_ctrl_c  # noqa: E402
+from protocol.ctrl_c import INTERRUPTED, leave_on_ctrl_c, stop_signals  # noqa: E402
 
 if __name__ == "__main__":
     leave_on_ctrl_c()  # until the run's own handler is in place: quietly, status 130, nothing started
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -66,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     def interrupt(_signum: int, _frame: FrameType | None) -> None:
         stack.interrupted = True
 
-    previous: list[Callable[..., Any] | int | None] = [signal.signal(s, interrupt)
-                                                       for s in (signal.SIGINT, signal.SIGTERM)]
+    stopping = stop_signals()
+    previous: list[Callable[..., Any] | int | None] = [signal.signal(s, interrupt) for s in stopping]
     console_open = False
     try:
         agent_file, router_file = read_env_file(args.agent_env), read_env_file(args.router_env)
@@ -111,9 +112,10 @@ def run(args: argparse.Namespace) -> int:
         stack.stop_all()
         terminal.restore()
         if stack.interrupted and not console_open:  # the console says Bye itself; else end the ^C line
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-        for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
+            with contextlib.suppress(OSError, ValueError):  # a closed terminal
+                sys.stderr.write("\n")
+                sys.stderr.flush()
+        for signum, handler in zip(stopping, previous, strict=True):
             signal.signal(signum, handler)
         lock.close()
 

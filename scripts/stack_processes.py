@@ -40,7 +40,8 @@ def shown_path(path: Path | str) -> str:
 
 def say(text: str) -> None:
     line = wrapped(f"safeclaw: {text}", terminal_width(sys.stderr), hang="  ")
-    print(showable(line, sys.stderr), file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):  # a closed terminal: the stack still stops in order
+        print(showable(line, sys.stderr), file=sys.stderr, flush=True)
 
 
 def die_with_parent() -> None:

@@ -16,78 +16,26 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import signal
 import sys
 import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
 from agent.channels.display import TerminalSettings, for_terminal, showable, terminal_width, wrapped
-from agent.commands import COMMAND_NAMES, PLATFORMS
+from agent.channels.prompt_line import (
+    PROMPT,
+    enable_tab_completion,
+    redraw_input_line,
+    take_the_terminal_again,
+)
 
 CONVERSATION = "console"
-PROMPT = "you> "
 LEAVING_WORDS = ("exit", "quit", "/exit", "/quit")  # at a terminal, as Ctrl-D
 ERASE_LINE = "\r\x1b[K"
 SPINNER = "|/-\\"
 SPIN_EVERY = 0.15  # seconds per frame of the thinking indicator
 log = logging.getLogger("safeclaw.agent.console")
-# Commands whose first argument is a platform name, which Tab also completes.
-PLATFORM_FIRST = ("/post", "/notifications", "/reply", "/like", "/delete")
-
-
-def completions(before: list[str], word: str) -> list[str]:
-    """What Tab may complete `word` to, given the words typed before it on the line."""
-    if not before:
-        return [f"/{name}" for name in COMMAND_NAMES if f"/{name}".startswith(word or "/")]
-    if len(before) == 1 and before[0].lower() in PLATFORM_FIRST:
-        return [name for name in PLATFORMS if name.startswith(word.lower())]
-    return []
-
-
-def enable_tab_completion() -> None:
-    """Tab completes slash commands (and platform names) at the interactive prompt."""
-    try:
-        import readline
-    except ImportError:  # a Python built without readline: typing still works, Tab does not
-        return
-    found: list[str] = []
-
-    def complete(word: str, state: int) -> str | None:
-        if state == 0:
-            line = readline.get_line_buffer()
-            # Python's readline appends nothing to a completion: the space is ours.
-            found[:] = [f"{match} " for match in completions(line[: readline.get_begidx()].split(), word)]
-        return found[state] if state < len(found) else None
-
-    readline.set_completer_delims(" \t\n")
-    readline.set_completer(complete)
-    if "libedit" in (readline.__doc__ or ""):
-        readline.parse_and_bind("bind ^I rl_complete")
-    else:
-        readline.parse_and_bind("tab: complete")
-
-
-def redraw_input_line() -> None:
-    """Draw the prompt and the line being typed again (after a notice printed over them)."""
-    try:
-        import ctypes
-        import readline
-
-        ctypes.CDLL(readline.__file__).rl_forced_update_display()
-    except (ImportError, OSError, AttributeError):  # no GNU readline: the prompt and buffer by hand
-        sys.stdout.write(PROMPT + line_being_typed())
-        sys.stdout.flush()
-
-
-def line_being_typed() -> str:
-    try:
-        import readline
-
-        return readline.get_line_buffer()
-    except ImportError:
-        return ""
-
-
 class ConsoleChannel(BaseChannel):
     name = "console"
 
@@ -135,6 +83,8 @@ class ConsoleChannel(BaseChannel):
     async def start(self) -> None:
         if self.interactive:
             enable_tab_completion()
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # Ctrl-Z, then `fg`
+                asyncio.get_running_loop().add_signal_handler(signal.SIGCONT, self._continued)
             self._show("SafeClaw is listening. /help lists the commands (Tab completes them). "
                        "Ctrl-D, Ctrl-C or quit to leave.")
         lines = self._lines_from_a_daemon_thread()
@@ -152,6 +102,10 @@ class ConsoleChannel(BaseChannel):
             await self.send(CONVERSATION, reply)
             self._answered.set()
         self._leave()
+
+    def _continued(self) -> None:
+        if self._reading:  # during a turn the terminal is the shell's mode already; the spinner goes on
+            take_the_terminal_again()
 
     def _leave(self) -> None:
         """Put the terminal back as it was and end on a line of its own (once)."""

@@ -119,10 +119,15 @@ class AgentLoop:
         with self._lock:
             self.workspace.add_notice(conversation, text)
 
-    def flush_pending(self) -> list[Path]:
-        """Write what a full disk refused earlier (between turns)."""
-        with self._lock:
+    def flush_pending(self, wait: bool = True) -> list[Path]:
+        """Write what a full disk refused earlier (between turns); without `wait`, nothing while a
+        turn runs (the agent is stopping: what stays unwritten is logged)."""
+        if not self._lock.acquire(blocking=wait):
+            return []
+        try:
             return self.workspace.pending.flush()
+        finally:
+            self._lock.release()
 
     def run_actions(
         self,

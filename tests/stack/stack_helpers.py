@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect
+
 from scripts.stack_redis import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +22,7 @@ CREATE_POST_REPLY = (
     f"{{\"platform\": \"bsky\", \"text\": \"{POST_TEXT}\"}}}}]</tool_code>"
 )
 FINAL_REPLY = "Done, I asked the router to post it."
+PROMPT = "shell-ready$ "  # the interactive shell's, in the terminal tests
 
 
 @dataclass
@@ -84,3 +87,33 @@ def alive(pid: int) -> bool:
         return False
     state = next((line.split()[1] for line in status.splitlines() if line.startswith("State:")), "?")
     return state not in ("Z", "X")
+
+
+def interactive_shell(env: dict[str, str]) -> pexpect.spawn:
+    shell_env = {**env, "PS1": PROMPT, "TERM": "dumb"}
+    child = pexpect.spawn("bash", ["--norc", "--noprofile", "--noediting", "-i"], env=shell_env,
+                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=90, dimensions=(24, 200))
+    child.expect_exact(PROMPT)
+    return child
+
+
+def processes_naming(marker: str) -> list[int]:
+    """Live processes whose command line or environment names `marker` (this test's folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in seen and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def stack_arguments(tmp_path: Path) -> str:
+    for name in ("agent.env", "router.env", "dashboard.env"):
+        (tmp_path / name).touch()
+    return (f"--no-dashboard --agent-env {tmp_path / 'agent.env'} --router-env {tmp_path / 'router.env'}"
+            f" --dashboard-env {tmp_path / 'dashboard.env'}")

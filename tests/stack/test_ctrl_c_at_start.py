@@ -14,50 +14,25 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pexpect
 import pytest
 
 from scripts.stack_processes import run_in_foreground
-from tests.stack.stack_helpers import REPO_ROOT, alive, stack_env
+from tests.stack.stack_helpers import (
+    PROMPT,
+    REPO_ROOT,
+    interactive_shell,
+    processes_naming,
+    stack_arguments,
+    stack_env,
+)
 
-PROMPT = "shell-ready$ "
 JOB_RUNS = "the-job-runs"
 # Every 10 ms of the first half second (and the very first instants): the start script's first
 # lines, Python's own start, the runner's imports, then Redis', the router's and the agent's starts.
 INSTANTS = (0.0, 0.001, 0.002, 0.005, *(step / 100 for step in range(1, 51)))
 CRASH_WORDS = ("Traceback", "Fatal Python error", "KeyboardInterrupt", "Exception ignored", "Error")
-
-
-def interactive_shell(env: dict[str, str]) -> pexpect.spawn:
-    shell_env = {**env, "PS1": PROMPT, "TERM": "dumb"}
-    child = pexpect.spawn("bash", ["--norc", "--noprofile", "--noediting", "-i"], env=shell_env,
-                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=90, dimensions=(24, 200))
-    child.expect_exact(PROMPT)
-    return child
-
-
-def processes_naming(marker: str) -> list[int]:
-    """Live processes whose command line or environment names `marker` (this test's folder)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in seen and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
-
-
-def stack_arguments(tmp_path: Path) -> str:
-    for name in ("agent.env", "router.env", "dashboard.env"):
-        (tmp_path / name).touch()
-    return (f"--no-dashboard --agent-env {tmp_path / 'agent.env'} --router-env {tmp_path / 'router.env'}"
-            f" --dashboard-env {tmp_path / 'dashboard.env'}")
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.channels.console import completions
+from agent.channels.prompt_line import completions
 from agent.commands import COMMAND_NAMES
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
