@@ -12,8 +12,6 @@ these layers is found; `protocol.suspicion` holds a post carrying a run that dec
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bz2
 import lzma
 import re
@@ -22,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.symbol_codes import SYMBOL_DECODERS
+from protocol.blob_codes import CODES_GATE, DECODERS
 
 MAX_DEPTH = 3  # layers undone inside one another (gzip in base64 in hex: 3)
 MAX_OUTPUT = 64 * 1024  # bytes a decompressed layer may grow to: a zip bomb stops here
@@ -40,76 +38,7 @@ class Blob:
     kinds: tuple[str, ...]  # the layers found, e.g. ("base64", "gzip")
 
 
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-_HEX = re.compile(r"(?:0[xX])?[0-9A-Fa-f]{2}(?:[ :,-]?(?:0[xX])?[0-9A-Fa-f]{2}){5,}")
-_ASCII85 = re.compile(r"<~[!-u\s]{5,}?~>|[!-u]{15,}")
-_BASE85 = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{15,}")
-_A85_SYMBOLS = frozenset("!\"#$%&'()*,.:;<>?@[\\]^`")
-_B85_SYMBOLS = frozenset("!#$%&()*;<>?@^`{|}~")
-_CODES_GATE = re.compile(r"\d\d[ ,;]+\d\d|\\[0-7]{3}\\")
-_OCTAL = re.compile(r"(?:\\[0-7]{3}){4,}|\b[0-7]{3}(?:[ ,;]+[0-7]{3}){4,}\b")
-_DECIMAL = re.compile(r"\b\d{2,7}(?:[ ,;]+\d{2,7}){4,}\b")
-_CODE_POINTS = re.compile(r"(?:[Uu]\+[0-9A-Fa-f]{4,6}[\s,;]*){4,}")
 _DOUBLED = re.compile(r"(?:(.)\1){6,}", re.DOTALL)
-
-
-def _b64(run: str) -> bytes | None:
-    run = run.rstrip("=")
-    alphabet = "-_" if ("-" in run or "_" in run) else "+/"
-    try:
-        return base64.b64decode(run + "=" * (-len(run) % 4), altchars=alphabet.encode(), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _hex(run: str) -> bytes | None:
-    digits = re.sub(r"0[xX]|[ :,-]", "", run)
-    try:
-        return bytes.fromhex(digits) if len(digits) % 2 == 0 else None
-    except ValueError:
-        return None
-
-
-def _a85(run: str) -> bytes | None:
-    """Ascii85 (Adobe's, with or without `<~ ~>`); like base85, only a run with its symbols."""
-    if not run.startswith("<~") and _A85_SYMBOLS.isdisjoint(run):
-        return None
-    try:
-        return base64.a85decode(run, adobe=run.startswith("<~"), ignorechars=b" \t\r\n")
-    except ValueError:
-        return None
-
-
-def _b85(run: str) -> bytes | None:
-    """Base85 (RFC 1924, as git and Python write it); a run with none of its symbols is
-    almost never one (and more likely base64), so only a run that has some is tried."""
-    if _B85_SYMBOLS.isdisjoint(run):
-        return None
-    try:
-        return base64.b85decode(run)
-    except ValueError:
-        return None
-
-
-def _codes(run: str, base: int) -> bytes | None:
-    """Character codes written out: `\\101\\102`, `101 102`, `72,101,108`, `U+0048 U+0065`;
-    as UTF-8 bytes."""
-    numbers = [int(n, base) for n in re.findall(r"[0-9A-Fa-f]+" if base == 16 else r"\d+", run)]
-    if not numbers or any(n > 0x10FFFF or 0xD800 <= n <= 0xDFFF for n in numbers):
-        return None
-    return "".join(map(chr, numbers)).encode("utf-8", "ignore")
-
-
-_DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], bytes | None]], ...] = (
-    ("base64", _BASE64, _b64),
-    ("hex", _HEX, _hex),
-    ("ascii85", _ASCII85, _a85),
-    ("base85", _BASE85, _b85),
-    ("octal codes", _OCTAL, lambda run: _codes(run, 8)),
-    ("decimal codes", _DECIMAL, lambda run: _codes(run, 10)),
-    ("code points", _CODE_POINTS, lambda run: _codes(run.upper().replace("U+", " "), 16)),
-    *SYMBOL_DECODERS,
-)
 
 
 def _inflate(data: bytes) -> tuple[str, bytes] | None:
@@ -184,7 +113,7 @@ def _layers(data: bytes, kinds: tuple[str, ...]) -> Iterator[tuple[str, tuple[st
 
 def blobs(text: str, depth: int = MAX_DEPTH) -> list[Blob]:
     """The runs of `text` that decode to something, and what each could hold (every layer down
-    to `depth`, the texts of the inner layers included); in the order of `_DECODERS`, each kind's
+    to `depth`, the texts of the inner layers included); in the order of `DECODERS`, each kind's
     runs in the text's order, then the doubled runs."""
     if "<~" in text or len(text) > MEMO_TEXT_CHARS or ("\n" in text and _CODE_POINT.search(text)):
         return _scan(text, depth)
@@ -211,13 +140,14 @@ def blobs(text: str, depth: int = MAX_DEPTH) -> list[Blob]:
 
 MEMO_TEXT_CHARS, MEMO_LINE_CHARS = 64 * 1024, 4096  # longer ones are scanned each time, whole
 MEMO_LINES = 4096  # lines remembered; then forgotten all at once
-_DOUBLED_KIND = len(_DECODERS)
+_DOUBLED_KIND = len(DECODERS)
 _CODE_POINT = re.compile(r"[Uu]\+")
 _line_memo: dict[tuple[str, int], tuple[tuple[int, Blob], ...]] = {}
+_run_memo: dict[tuple[int, str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def _line_runs(line: str, depth: int) -> tuple[tuple[int, Blob], ...]:
-    """A line's runs, each with its kind's place in `_DECODERS` (doubled: after them all)."""
+    """A line's runs, each with its kind's place in `DECODERS` (doubled: after them all)."""
     key = (line, depth)
     found = _line_memo.get(key)
     if found is None:
@@ -258,15 +188,31 @@ def _scan(text: str, depth: int) -> list[Blob]:
 
 def _kind_runs(text: str, depth: int) -> Iterator[tuple[int, Blob | None]]:
     """Every decoder's runs, kind by kind: a Blob when it decodes to something, else None."""
-    codes = _CODES_GATE.search(text) is not None
-    for place, (kind, pattern, decoder) in enumerate(_DECODERS):
+    codes = CODES_GATE.search(text) is not None
+    for place, (kind, pattern, _decoder) in enumerate(DECODERS):
         if kind.endswith("codes") and not codes:
             continue
         for match in pattern.finditer(text):
-            data = decoder(match.group())
-            texts, kinds = ([], []) if data is None or len(data) < MIN_BYTES or not _plausible(data) else \
-                _unwrap(data, (kind,), depth - 1)
-            yield place, Blob(match.start(), match.end(), tuple(texts), tuple(kinds)) if texts else None
+            texts, kinds = _decoded(place, match.group(), depth)
+            yield place, Blob(match.start(), match.end(), texts, kinds) if texts else None
+
+
+def _decoded(place: int, run: str, depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a run of a kind decodes to; remembered, as a reply's id or link is read again in its
+    JSON, and in the audit line beside it."""
+    key = (place, run, depth)
+    found = _run_memo.get(key)
+    if found is None:
+        kind, _pattern, decoder = DECODERS[place]
+        data = decoder(run)
+        texts, kinds = ([], []) if data is None or len(data) < MIN_BYTES or not _plausible(data) else \
+            _unwrap(data, (kind,), depth - 1)
+        found = (tuple(texts), tuple(kinds))
+        if len(run) <= MEMO_LINE_CHARS:
+            if len(_run_memo) >= MEMO_LINES:
+                _run_memo.clear()
+            _run_memo[key] = found
+    return found
 
 
 def _unwrap(data: bytes, kinds: tuple[str, ...], depth: int) -> tuple[list[str], list[str]]:
