@@ -9,6 +9,13 @@ deadline `hang_up` shuts down the open ones of its thread, and the blocked read 
 with an error the platform module reports as a failed request. A socket a TLS layer took over
 (the noted object is detached) is found by its file descriptor, and shut down only while that
 descriptor is still connected to the same address.
+
+A deadline bounds time, not bytes: over loopback a platform sends gigabytes before any deadline,
+and every client library keeps the whole answer in memory. So each read of a socket (plain or
+TLS, whatever library called it) counts against the running command's budget of
+MAX_RECEIVED_BYTES; past it, the command's connections are hung up as at its deadline, and the
+read fails as a broken connection would (`AnswerTooLarge`, an OSError), which its platform
+module reports as a failed request.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import ssl
 import sys
 import threading
 import weakref
@@ -27,6 +35,11 @@ _local = threading.local()
 
 
 MAX_NOTED = 64  # sockets remembered per thread (a client keeps a few; the rest are long closed)
+MAX_RECEIVED_BYTES = 16 * 1024 * 1024  # all of one command's answers together (a page of posts: ~100 kB)
+
+
+class AnswerTooLarge(ConnectionAbortedError):
+    """The running command's platform sent more than MAX_RECEIVED_BYTES; its connections are shut."""
 
 
 @dataclass
@@ -39,6 +52,7 @@ class Connections:
     generation: int = 0
     active: bool = False
     hung_up: bool = False
+    received: int = 0  # bytes the running command read from any socket of this thread
 
     def note(self, sock: socket.socket, address: Any) -> None:
         with self.lock:
@@ -48,6 +62,17 @@ class Connections:
             late = self.hung_up
         if late:  # connected after the deadline: no request of this command may start now
             _shut(sock)
+
+    def count(self, size: int) -> None:
+        """`size` more bytes read by the running command (in its own thread)."""
+        self.received += size
+        if self.received > MAX_RECEIVED_BYTES:
+            with self.lock:
+                self.hung_up = True
+                noted = list(self.noted)
+            _shut_all(noted)
+            megabytes = MAX_RECEIVED_BYTES // (1024 * 1024)
+            raise AnswerTooLarge(f"the platform's answer passed {megabytes} MB; hung up")
 
 
 @dataclass(frozen=True)
@@ -68,6 +93,24 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 sys.addaudithook(_audit)
 
 
+def _counting(read: Any) -> Any:
+    def counted(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+        got = read(self, *args, **kwargs)
+        connections = getattr(_local, "connections", None)
+        if connections is not None and connections.active:
+            connections.count(got if isinstance(got, int) else len(got))
+        return got
+
+    return counted
+
+
+# Every read of a socket, whichever library makes it: plain sockets and TLS ones (whose own reads
+# do not go through the plain socket's).
+for _kind in (socket.socket, ssl.SSLSocket):
+    for _read in ("recv", "recv_into"):
+        setattr(_kind, _read, _counting(getattr(_kind, _read)))
+
+
 @contextlib.contextmanager
 def tracked() -> Iterator[Command]:
     """A command running in this thread: its sockets (and those its thread kept) can be hung up
@@ -77,7 +120,7 @@ def tracked() -> Iterator[Command]:
         connections = _local.connections = Connections()
     with connections.lock:
         connections.generation += 1
-        connections.active, connections.hung_up = True, False
+        connections.active, connections.hung_up, connections.received = True, False, 0
         command = Command(connections, connections.generation)
     try:
         yield command
@@ -95,6 +138,10 @@ def hang_up(command: Command) -> int:
             return 0
         connections.hung_up = True
         noted = list(connections.noted)
+    return _shut_all(noted)
+
+
+def _shut_all(noted: list[tuple[weakref.ref[socket.socket], int, Any]]) -> int:
     done = 0
     for ref, fd, address in noted:
         sock = ref()
