@@ -81,7 +81,8 @@ def _translate(exc: Exception) -> SkillError:
         return error_for_status("X", exc.response.status_code, exc.response.headers, "request")
     # A body broken off midway (the router hung up: a deadline, a flood past its byte budget) is a
     # failed request like a lost connection.
-    if isinstance(exc, requests.Timeout | requests.ConnectionError | requests.exceptions.ChunkedEncodingError):
+    broken = requests.Timeout | requests.ConnectionError | requests.exceptions.ChunkedEncodingError
+    if isinstance(exc, broken):
         return SkillError("request_failed", f"X could not be reached ({type(exc).__name__})")
     return SkillError("internal_error", f"X client failed ({type(exc).__name__})")
 
