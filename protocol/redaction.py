@@ -19,6 +19,7 @@ other views in `protocol.redaction_views`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Iterable
@@ -53,8 +54,12 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.too_short = sorted(s for s in values if len(s) < MIN_SECRET_LENGTH)
-        self._tables = build_tables(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
-        self._substituted = substitution_search(tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH))
+        searched = tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH)
+        self._tables = build_tables(searched)
+        # A name for each searched secret that says nothing of it (a ledger's key).
+        self._names = tuple(hashlib.sha256(b"secret\0" + s.encode()).hexdigest()[:16] for s in searched)
+        self._coverable = tuple(len(set().union(*map(set, _mixed_pieces(s)))) for s in searched)
+        self._substituted = substitution_search(searched)
 
     def text(self, text: str) -> str:
         return _replace(text, self._spans(text))
@@ -118,6 +123,24 @@ class Redactor:
             if any(self._spelled_spans(inner) or self._piece_spans(inner) for inner in blob.texts):
                 found.append((blob.start, blob.end))
         return found
+
+    def piece_places(self, text: str) -> dict[str, tuple[int, frozenset[int]]]:
+        """For each secret (by a name that says nothing of it): how many of its characters such
+        pieces can cover, and where in it the GRAM-character pieces of it that `text` holds start;
+        only pieces that mix lower case, upper case or digits (`is_distinctive`: a word such as the
+        `moltbook` of a key is everyone's).
+        What a ledger of pieces sent in several texts reads (`router.policy.secret_pieces`):
+        places only, no text, no secret."""
+        grams = self._tables.grams
+        if grams is None or len(text) < GRAM:
+            return {}
+        shown = text if text.isascii() else fold(text)[0]
+        found: dict[int, set[int]] = {}
+        for index, start, end in grams.find_matches_as_indexes(shown.lower(), overlapping=True):
+            if is_distinctive(shown[start:end]):
+                for secret, offset in self._tables.gram_places[index]:
+                    found.setdefault(secret, set()).add(offset)
+        return {self._names[s]: (self._coverable[s], frozenset(places)) for s, places in found.items()}
 
     def _piece_spans(self, text: str) -> list[Span]:
         """Pieces of one secret that together spell most of it, wherever and in whatever order.
@@ -196,6 +219,11 @@ class Redactor:
                 found.append(span)
         return found
 
+
+
+def _mixed_pieces(secret: str) -> list[range]:
+    """The characters each distinctive GRAM-character piece of a secret covers."""
+    return [range(i, i + GRAM) for i in range(len(secret) - GRAM + 1) if is_distinctive(secret[i : i + GRAM])]
 
 
 class RedactingFilter(logging.Filter):

@@ -49,6 +49,7 @@ from router.policy import kill_switch as live_kill_switch
 from router.policy.decisions import Ahead, Check, Decision, Hold, RateRule
 from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects
 from router.policy.rate_limits import rate_limit_decision
+from router.policy.secret_pieces import PublishedPieces
 from router.policy.whose_words import WhoseWords, unsaid_fields
 from router.redaction import Redactor
 
@@ -92,6 +93,7 @@ class Policy:
         # quotas, pacing, duplicates) but never spends or blocks the real ones.
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
         self.bounds = HardBounds(settings.bounds, self.counter_prefix, self.keys.owner_notices)
+        self.pieces = PublishedPieces(redactor, self.counter_prefix)
         # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
         self.embedded: EmbeddedStore | None = None
         self.checks: list[Check] = [
@@ -244,18 +246,19 @@ class Policy:
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
         """No text that holds a credential or a secret-shaped string is published: the effect's
-        text, and every other param of a write (a title, a link, a target), whatever it becomes."""
+        text, and every other param of a write (a title, a link, a target), whatever it becomes;
+        nor the last pieces of a credential cut across posts (`router.policy.secret_pieces`)."""
         if not effect.writes:
             return None
-        if (effect.text and self.redactor.finds(effect.text)) or self.redactor.value(
-            envelope.params
-        ) != envelope.params:
-            return Decision(
-                Status.DENIED,
-                "secret_in_text",
-                f"{envelope.action} refused: its text holds a credential or a secret-shaped "
-                "string (an API key, a token, a password); it was not published",
-            )
+        fields = [v for v in envelope.params.values() if isinstance(v, str)]
+        if (
+            (effect.text and self.redactor.finds(effect.text))
+            or self.redactor.value(envelope.params) != envelope.params
+            or self.pieces.completes_a_secret(fields, conn, now)
+        ):
+            why = "a credential or a secret-shaped string (an API key, a token, a password)"
+            message = f"{envelope.action} refused: its text holds {why}; it was not published"
+            return Decision(Status.DENIED, "secret_in_text", message)
         return None
 
     def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:

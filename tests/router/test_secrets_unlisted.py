@@ -24,10 +24,10 @@ KEY = CREDS["MOLTBOOK_API_KEY"]
 DOC = "https://docs.google.com/document/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit"
 
 
-def decide(redis_urls, tmp_path, commands):
+def decide(redis_urls, tmp_path, commands, credentials=CREDS):
     """(status, error, message) of each (params, origin) CREATE_POST, as the router answers it."""
     config = settings_for(redis_urls.router_url, tmp_path, ROUTER_DRY_RUN="1", ROUTER_QUOTAS="post=1000")
-    redactor = Redactor(list(CREDS.values()))
+    redactor = Redactor(list(credentials.values()))
     policy = Policy(config, SKILLS, redactor)
     pipeline = Pipeline(SKILLS, policy, redactor)
     conn = connect(config)
@@ -39,7 +39,7 @@ def decide(redis_urls, tmp_path, commands):
             assert isinstance(planned, Planned), planned
             reply = pipeline.check(planned, conn)
             if reply is None:
-                context = SkillContext(envelope.id, "t", CREDS, {}, config.data_dir, dry_run=True)
+                context = SkillContext(envelope.id, "t", credentials, {}, config.data_dir, dry_run=True)
                 reply = pipeline.run(planned, context).reply
             policy.record(planned.effect, planned.envelope, reply, conn)
             answers.append((str(reply.status), reply.error, reply.message))
@@ -107,3 +107,29 @@ def test_a_post_carrying_a_message_in_invisible_characters_waits_for_the_owner(r
     assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * 2, answers
     assert all("invisible" in message for _, _, message in answers)
     assert not (tmp_path / "outbox.jsonl").exists()
+
+
+def test_a_key_cut_across_several_posts_is_refused_before_its_last_piece(redis_urls, admin, tmp_path):
+    """Each post holds six characters of the router's key (too few to count as the key on their
+    own); together they spell it. The router remembers where the pieces it was offered start (never
+    the text) and refuses the post that would complete most of the key."""
+    secret = "Zq7RtP2xKw9LmB4vN8cJ"
+    credentials = {**CREDS, "MOLTBOOK_API_KEY": "moltbook_sk_" + secret}
+    pieces = [secret[i : i + 6] for i in range(0, len(secret), 6)]
+    texts = [f"part {n}: {piece} ok" for n, piece in enumerate(pieces)]
+    ordinary = [({"platform": "bsky", "text": t}, owner("console")) for t in ("lunch at 12:30", "room B4 at 9")]
+    commands = ordinary + [({"platform": "bsky", "text": t}, owner("console")) for t in texts]
+    answers = decide(redis_urls, tmp_path, commands, credentials)
+    statuses = [a[:2] for a in answers]
+    assert statuses[:3] == [("ok", None)] * 3, answers  # the ordinary posts and the first piece
+    assert ("denied", "secret_in_text") in statuses[3:], answers
+    published = [line["params"]["text"] for line in outbox_lines(tmp_path)]
+    shown = "".join(p for p in pieces if any(p in t for t in published))
+    assert len(shown) < 0.75 * len(secret), published
+
+
+def outbox_lines(tmp_path):
+    import json
+
+    path = tmp_path / "outbox.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
