@@ -2,14 +2,16 @@
 
 Both post to the same fake Mastodon instance (tests/support/fake_mastodon.py) on this machine, in
 turns: each of `--rounds` rounds is a block of `--posts` statuses from one `Mastodon` object (its
-session kept, as any direct user would), then as many `CREATE_POST` commands through a real router
-process (`router/start_router.py`), every check and record included: plan, policy (kill switch,
+session kept, as any direct user would), then as many through the invariants' skeleton
+(`bench/post_skeleton.py`: the round trips and the audit line's flush a post cannot do without,
+no check), then as many `CREATE_POST` commands through a real router process
+(`router/start_router.py`), every check and record included: plan, policy (kill switch,
 approvals, secrets, bounds with the duplicate guard), the audit line fsynced before the post, the
-idempotency records, the reply. A burst of load elsewhere falls on both sides of a round; each
-round's ratio is given and their median. Redis runs without persistence, so the figure is the
-router's, not the disk's. Then where a post's time goes (`bench/post_spans.py`, a worker in this
-process), and, in process: the duplicate guard alone with an empty week and with `--history`
-texts of 2,000 characters already sent.
+idempotency records, the reply. A burst of load elsewhere falls on every side of a round; each
+round's ratios are given, and the CPU time the skeleton's and the router's processes spent per
+post (steadier than the clock on a shared machine). Then where a post's time goes
+(`bench/post_spans.py`, a worker in this process), and, in process: the duplicate guard alone
+with an empty week and with `--history` texts of 2,000 characters already sent.
 
 Target: a post through the router at most 1.5x the floor (p50); the guard's cost per post within
 2x from empty to 1,000 long texts.
@@ -124,6 +126,12 @@ def start_skeleton(server: RedisServer, masto: FakeMastodon, data_dir: Path) -> 
     )
 
 
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user + system, all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def skeleton_posts(admin: redis.Redis, posts: int, rng: random.Random, start: int = 0) -> list[float]:
     samples = []
     for n in range(start, start + posts):
@@ -157,10 +165,16 @@ def in_turns(server: RedisServer, masto: FakeMastodon, posts: int, rounds: int, 
         found = []
         for turn in range(rounds):
             direct = p50_ms(floor(api, posts, rng))
+            cpu = cpu_seconds(skeleton.pid)
             least = p50_ms(skeleton_posts(admin, posts, rng, start=turn * posts))
+            least_cpu = (cpu_seconds(skeleton.pid) - cpu) / posts * 1000
+            cpu = cpu_seconds(router.pid)
             through = p50_ms(posted(admin, server, posts, rng))
+            router_cpu = (cpu_seconds(router.pid) - cpu) / posts * 1000
             found.append({"floor_p50_ms": direct, "skeleton_p50_ms": least, "router_p50_ms": through,
-                          "skeleton_ratio": round(least / direct, 2), "ratio": round(through / direct, 2)})
+                          "skeleton_ratio": round(least / direct, 2), "ratio": round(through / direct, 2),
+                          "skeleton_cpu_ms_per_post": round(least_cpu, 2),
+                          "router_cpu_ms_per_post": round(router_cpu, 2)})
         return found
     finally:
         admin.lpush(SKELETON_QUEUE, json.dumps({"id": "stop", "action": "STOP"}))
