@@ -19,7 +19,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 
-from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c  # noqa: E402
+from protocol.ctrl_c import interrupted, leave_on_ctrl_c, python_takes_ctrl_c  # noqa: E402
 from protocol.installed_python import use_the_installed_python  # noqa: E402
 
 use_the_installed_python(REPO_ROOT)
@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     except AgentError as exc:
         print(f"safeclaw: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 0
+    except KeyboardInterrupt:  # a command or a question interrupted (the console takes Ctrl-C itself)
+        return interrupted()
 
 
 def run_command(args: argparse.Namespace) -> int:

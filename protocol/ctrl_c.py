@@ -16,6 +16,7 @@ Standard library only: it runs before any of SafeClaw's packages can be imported
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from types import FrameType
@@ -23,11 +24,17 @@ from types import FrameType
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
 
 
-def _leave(_signum: int, _frame: FrameType | None) -> None:
-    if sys.stderr is not None:
+def interrupted() -> int:
+    """The status of a program a Ctrl-C ended, after a new line on stderr: the shell's prompt then
+    starts a line of its own instead of following `^C`."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr, or a closed terminal
         sys.stderr.write("\n")
         sys.stderr.flush()
-    raise SystemExit(INTERRUPTED)
+    return INTERRUPTED
+
+
+def _leave(_signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(interrupted())
 
 
 def leave_on_ctrl_c() -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import sys
 
-from protocol.ctrl_c import leave_on_ctrl_c, python_takes_ctrl_c
+from protocol.ctrl_c import interrupted, leave_on_ctrl_c, python_takes_ctrl_c
 
 if __name__ == "__main__":
     leave_on_ctrl_c()  # a Ctrl-C while the server starts: quietly, status 130
 
 import argparse
-import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -111,11 +110,13 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return 2
     tools = RouterTools(discover_skills(), make_link(env, args.timeout), args.read_only)
     python_takes_ctrl_c()  # the server's event loop stops on it
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         if address is None:
             anyio.run(serve_stdio, tools)
         else:
             anyio.run(serve_http, tools, address[0], address[1], token)
+    except KeyboardInterrupt:
+        return interrupted()
     return 0
 
 

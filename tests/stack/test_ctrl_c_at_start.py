@@ -10,6 +10,7 @@ parent then left `^C` without a newline), or while the exec'd Python set up its 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,5 +134,31 @@ def test_ctrl_c_while_the_one_shot_tool_waits_for_its_command_leaves_quietly(tmp
     shell.expect(r"EXIT=(\d+)")
     assert shell.match.group(1) == "130"
     assert not [word for word in CRASH_WORDS if word in printed] and printed.endswith("\n"), printed
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize("command, question", [("agent config timeout", "Seconds to wait"),
+                                                ("agent config llm", "LLM provider"), ("mcp", "")])
+def test_ctrl_c_at_a_question_or_at_a_waiting_server_ends_the_line_and_says_130(tmp_path, command, question):
+    """Before: the agent's questions and the MCP server returned 0 and left the shell's prompt
+    after `^C`, as if the command had done its work."""
+    config = tmp_path / "config.json"
+    shutil.copyfile(REPO_ROOT / "agent" / "config" / "initial.json", config)
+    before = config.read_bytes()
+    shell = interactive_shell({**os.environ, "SAFECLAW_CONFIG": str(config), "SAFECLAW_SKIP_INSTALL": "1"})
+    shell.sendline(f"./safeclaw {command}")
+    if question:
+        shell.expect_exact(question)
+    else:
+        time.sleep(1.0)  # the server waits for its client (a Ctrl-C while it starts ends the same way)
+    shell.sendintr()
+    shell.expect_exact(PROMPT)
+    printed = shell.before
+    shell.sendline("echo EXIT=$?")
+    shell.expect(r"EXIT=(\d+)")
+    assert shell.match.group(1) == "130", printed
+    assert printed.endswith("^C\r\n") and not [w for w in CRASH_WORDS if w in printed], repr(printed)
+    assert config.read_bytes() == before  # nothing answered, nothing saved
     shell.sendline("exit")
     shell.expect(pexpect.EOF)
