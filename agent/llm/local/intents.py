@@ -74,12 +74,30 @@ def describe(action: str, instructions: dict[str, str]) -> str:
     return first[:100]
 
 
+# The words of a search request before what is searched for ("search bluesky for cats": cats).
+SEARCH_REQUEST = re.compile(
+    r"^\W*(please\s+)?(can you\s+)?(search|find|look for|look up)\s+(on\s+)?((bluesky|bsky)\s+)?"
+    r"((public\s+)?posts?\s+)?((for|about|on|with)\s+)?", re.I)
+
+
 def action_intent(action: str, schema: dict[str, Any], request: TurnRequest) -> Intent | None:
-    required = [n for n in (schema.get("properties") or {}) if n in set(schema.get("required", []))]
+    properties = schema.get("properties") or {}
+    required = [n for n in properties if n in set(schema.get("required", []))]
     fill = fill_schema(schema, required, request.user_message)
     if required and fill is None:
         return None  # a param that is not flat (nested) and no adapter: the model cannot fill it
-    return Intent(label_of(action), action, describe(action, request.instructions), fill)
+    platform = properties.get("platform") or {}
+    # A platform the action has a default for (a search: Bluesky) is named, so the reply says where.
+    has_default = "platform" not in required and "default" in platform
+    defaults = {"platform": platform["default"]} if has_default else {}
+
+    def to_params(values: Params) -> Params:
+        params = {**values, **{k: v for k, v in defaults.items() if k not in values}}
+        if isinstance(params.get("query"), str):
+            params["query"] = SEARCH_REQUEST.sub("", params["query"], count=1).strip() or params["query"]
+        return params
+
+    return Intent(label_of(action), action, describe(action, request.instructions), fill, to_params)
 
 
 def memory_intents(request: TurnRequest) -> list[Intent]:

@@ -15,7 +15,16 @@ from agent.commands.describe import asking, platform_name
 from agent.llm.local.action_evidence import content_words
 from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I, Intent
 from agent.llm.local.message_values import PLATFORM_WORDS
-from agent.llm.local.rules import ASKING, GOODBYE, GREETING, HOW_ARE_YOU, SMALL_TALK, THANKS
+from agent.llm.local.rules import (
+    ACKNOWLEDGE,
+    ASKING,
+    GOODBYE,
+    GREETING,
+    HOW_ARE_YOU,
+    MEMORY_LIST,
+    SMALL_TALK,
+    THANKS,
+)
 from agent.llm.turn import TurnRequest
 from protocol.model_markup import neutralise
 
@@ -108,6 +117,8 @@ def which_platform_reply(intent: Intent, platforms: list[str]) -> str:
 
 
 def small_talk_reply(message: str) -> str:
+    if ACKNOWLEDGE.search(message):
+        return "OK! Tell me what to do next; /help lists the commands."
     if THANKS.search(message):
         return f"You're welcome! {WHAT_I_DO}"
     if HOW_ARE_YOU.search(message):
@@ -124,6 +135,23 @@ STATEMENT_OF_FACT = re.compile(
 )
 
 
+# Actions asked for without what they need (a post's link), or that nothing here does: how to ask.
+NEEDS = [
+    (re.compile(r"\b(un)?(follow|block|mute)\b|\b(dms?|direct message|private message)\b|"
+                r"\bsend (a |an )?message\b", re.I),
+     "I can't follow, block, mute or message people. " + WHAT_I_DO + " Nothing was done."),
+    (re.compile(r"\b(reply|respond|answer)\b", re.I),
+     "To reply I need the post's link and your words: /reply <post URL> <text>. Nothing was done."),
+    (re.compile(r"\b(delete|remove|erase)\b", re.I),
+     "I delete one post at a time, by its link: delete <post URL> (or /delete <post URL>). "
+     "Nothing was done."),
+    (re.compile(r"\b(like|favou?rite|upvote)\b", re.I),
+     "To like a post I need its link: like <post URL> (or /like <post URL>). Nothing was done."),
+    (re.compile(r"\bforget\b", re.I),
+     "I forget one fact at a time: /memory lists them, /forget <key> forgets one. Nothing was done."),
+]
+
+
 def cannot_reply(message: str) -> str:
     """A request none of the actions does: said plainly, with what would do it. Nothing ran."""
     fact = STATEMENT_OF_FACT.match(message)
@@ -131,6 +159,9 @@ def cannot_reply(message: str) -> str:
         key, value = quoted(fact.group("key"), 60), quoted(fact.group("value"), 100)
         return (f"I did not store that. To have me remember it, say: remember that my {key} is {value} "
                 f"(or /remember {key} = {value}).")
+    for pattern, how in NEEDS:
+        if pattern.search(message):
+            return how
     words = {w.lower().strip(".,;:!?'\"") for w in message.split()} | content_words(message)
     if words & POST_WORDS:
         return (
@@ -154,15 +185,23 @@ def chat_reply(message: str) -> str:
 
 
 def recalled(values: dict[str, Any] | None, request: TurnRequest) -> str:
+    key = (values or {}).get("key")
+    if key is None and MEMORY_LIST.search(request.user_message):
+        if not request.memory:
+            return "I remember nothing about you yet. Tell me with /remember <key> = <value>."
+        facts = request.memory.items()
+        shown = "; ".join(f"{quoted(k, 60)} — {quoted(entry_text(v), 100)}" for k, v in facts)
+        return f"What I remember: {shown}."
     if not request.memory:
         return "I don't remember anything about you yet. Tell me with /remember <key> = <value>."
-    key = (values or {}).get("key")
     if key not in request.memory:
         return "I don't remember that. /memory shows what I do remember."
-    entry = request.memory[key]
+    return f"You told me: {quoted(key, 60)} — {quoted(entry_text(request.memory[key]))}."
+
+
+def entry_text(entry: Any) -> str:
     value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
-    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return f"You told me: {quoted(key, 60)} — {quoted(shown)}."
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def answer_reply(label: str, values: dict[str, Any] | None, request: TurnRequest) -> str:
