@@ -78,8 +78,7 @@ def path_of(directory: Path, name: str) -> Path:
 def write(directory: Path, name: str, seq: int, digest: str, key: bytes) -> None:
     """Replace the checkpoint atomically and durably (temp file, fsync, rename, fsync the folder)."""
     body = {"name": name, "seq": seq, "hash": digest, "mac": seal(key, name, seq, digest)}
-    data = (json.dumps(body, sort_keys=True) + "\n").encode()
-    write_atomically(path_of(directory, name), data, sync_folder=True)
+    write_atomically(path_of(directory, name), _encoded(body), sync_folder=True)
 
 
 @dataclass(frozen=True)
@@ -90,17 +89,29 @@ class Checkpoint:
 
 
 def read(directory: Path, name: str) -> Checkpoint | None:
-    """The checkpoint, None when there is none; raises ValueError when it is not one."""
+    """The checkpoint, None when there is none; raises ValueError when it is not one, byte for
+    byte as `write` makes it (another name in it, CRLF, a space: the MAC covers only seq and hash,
+    so any other edit is caught here)."""
+    path = path_of(directory, name)
     try:
-        data = json.loads(path_of(directory, name).read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data = json.loads(raw)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path_of(directory, name).name} is unreadable ({type(exc).__name__})") from None
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not JSON, past the digit limit
+        raise ValueError(f"{path.name} is unreadable ({type(exc).__name__})") from None
     try:
-        return Checkpoint(int(data["seq"]), str(data["hash"]), str(data["mac"]))
+        checkpoint = Checkpoint(int(data["seq"]), str(data["hash"]), str(data["mac"]))
+        as_written = {"name": name, "seq": checkpoint.seq, "hash": checkpoint.digest, "mac": checkpoint.mac}
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{path_of(directory, name).name} is not a checkpoint") from None
+        raise ValueError(f"{path.name} is not a checkpoint") from None
+    if raw != _encoded(as_written):
+        raise ValueError(f"{path.name} is not byte for byte the checkpoint the router wrote")
+    return checkpoint
+
+
+def _encoded(body: dict[str, object]) -> bytes:
+    return (json.dumps(body, sort_keys=True) + "\n").encode()
 
 
 def genuine(checkpoint: Checkpoint, key: bytes, name: str) -> bool:
@@ -132,13 +143,17 @@ def read_chains(directory: Path) -> ChainList | None:
     """The sealed list, None when there is none; raises ValueError when it is not one."""
     path = directory / CHAINS_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return ChainList([str(n) for n in data["chains"]], str(data["mac"]))
+        raw = path.read_bytes()
+        data = json.loads(raw)
+        found = ChainList([str(n) for n in data["chains"]], str(data["mac"]))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         kind = type(exc).__name__
         raise ValueError(f"{CHAINS_FILE} is unreadable or not a list of chains ({kind})") from None
+    if raw != _encoded({"chains": found.names, "mac": found.mac}):
+        raise ValueError(f"{CHAINS_FILE} is not byte for byte the list the routers wrote")
+    return found
 
 
 def enrol(directory: Path, name: str, key: bytes, sealed_heads: list[str]) -> str | None:
@@ -160,8 +175,8 @@ def enrol(directory: Path, name: str, key: bytes, sealed_heads: list[str]) -> st
             return None
         names.add(name)
         listed = sorted(names)
-        body = json.dumps({"chains": listed, "mac": seal_chains(key, listed)}, sort_keys=True) + "\n"
-        write_atomically(directory / CHAINS_FILE, body.encode(), sync_folder=True)
+        body = _encoded({"chains": listed, "mac": seal_chains(key, listed)})
+        write_atomically(directory / CHAINS_FILE, body, sync_folder=True)
         return problem
     finally:
         os.close(fd)

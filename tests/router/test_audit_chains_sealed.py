@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import redis
 
 from router.audit.log import AuditLog, chain_files
@@ -84,6 +85,31 @@ def test_a_byte_edited_into_an_invalid_sequence_is_caught(tmp_path):
     path.write_bytes(raw.replace("\ufffd".encode(), b"\xff", 1))  # what a lenient decoder reads back the same
     report = verify(tmp_path, KEY, None)
     assert report.exit_code == BROKEN and "UTF-8" in report.summary(), report.summary()
+
+
+def edits(raw: bytes) -> list[bytes]:
+    """Every byte flipped, and the file's layout changed: CRLF, no last line break, a space."""
+    flipped = [raw[:i] + bytes([raw[i] ^ 1]) + raw[i + 1 :] for i in range(len(raw))]
+    return [*flipped, raw.replace(b"\n", b"\r\n"), raw.rstrip(b"\n"), raw.replace(b", ", b",  ", 1)]
+
+
+@pytest.mark.parametrize("name", ["r1.head", "chains.sealed"])
+def test_no_edit_of_a_checkpoint_or_the_sealed_list_passes(tmp_path, name):
+    """Fields the MAC does not cover (a checkpoint's name, the files' layout) count as edits too:
+    each file must be byte for byte what its writer wrote."""
+    folder = tmp_path / "audit"
+    write(folder, "r1", 5)
+    write(folder, "r2", 5)
+    path = folder / name
+    raw = path.read_bytes()
+    passed = []
+    for edited in edits(raw):
+        path.write_bytes(edited)
+        if verify(folder, KEY, None).exit_code == OK:
+            passed.append(edited)
+    path.write_bytes(raw)
+    assert verify(folder, KEY, None).exit_code == OK
+    assert passed == []
 
 
 def run_verify(folder: Path, redis_url: str) -> subprocess.CompletedProcess[str]:
