@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+
+import pytest
 
 from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from scripts.stack_env import DEFAULT_ROUTER_ID, agent_environment, router_environment, write_runtime_env
@@ -66,3 +69,21 @@ def test_the_agent_never_gets_the_routers_redis_login():
     router_url = "redis://router:planted-router-redis-pass@127.0.0.1:1/0"
     env = agent_environment({**SHELL, "SAFECLAW_ROUTER_REDIS_URL": router_url}, "redis://agent:pw@h:1/0", None)
     assert "planted-router-redis-pass" not in "".join(env.values())
+
+
+@pytest.mark.slow
+def test_a_venv_whose_creation_a_ctrl_c_cut_short_is_finished_at_the_next_run(tmp_path):
+    """A Ctrl-C during the first run's `python -m venv` leaves its python without pip (made here
+    with --without-pip). Before: every later run stopped at '.venv/bin/pip: No such file or
+    directory' until the folder was deleted by hand. Offline (no index): the install that follows
+    fails as it must, after the venv was finished."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    env = {**os.environ, "VENV": str(venv), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("SAFECLAW_SKIP_INSTALL", None)
+    done = subprocess.run([str(REPO_ROOT / "safeclaw"), "mcp"], env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=300)
+    assert "No such file" not in done.stderr, done.stderr
+    assert done.returncode == 1 and "pip install failed" in done.stderr, done.stderr
+    assert subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
+                          capture_output=True).returncode == 0
