@@ -29,7 +29,7 @@ from protocol.blobs import blobs
 from protocol.redaction_views import OTHER_VIEWS, back, identity, merge_spans, other_views, searchable
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
 from protocol.secret_tables import COVERAGE, GRAM, PIECE, build_tables, is_distinctive
-from protocol.spellings import Span, decode, fold, skeleton
+from protocol.spellings import MIN_PLAIN_NEEDLE, Span, decode, fold, skeleton
 from protocol.substitution import substitution_search
 from protocol.value_strings import collect_strings, rebuild
 
@@ -37,6 +37,8 @@ __all__ = ["MIN_SECRET_LENGTH", "PIECE", "REDACTED", "TOKEN_PATTERNS", "Redactin
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text; such a secret is refused at start
+STRIDES = (2, 3)  # one or two filler characters between a secret's characters
+_WORD = re.compile(r"\S+")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{0,2}={0,2}")  # the partial group and padding after a core
 
 _Found = dict[int, list[Span]]  # a string's index -> where in it something secret is
@@ -185,7 +187,50 @@ class Redactor:
             found += [
                 back(origin, s, e) for s, e in tables.plain.spans(plain_view) + shape_spans(plain_view)
             ]
-        return found + self._skeleton_spans(text, folded, plain)
+        spaced = self._stride_spans(text, plain) + self._word_spans(text, plain)
+        return found + self._skeleton_spans(text, folded, plain) + spaced
+
+    def _word_spans(self, text: str, plain: str) -> list[Span]:
+        """A secret spelt a word at a time: the initials of the words (`mike oscar lima`, an
+        acrostic), or its characters as words of one character with words between (`m and o`);
+        the words that spell it are redacted, each on its own."""
+        needles = self._tables.needles
+        if needles is None or plain.count(" ") < MIN_PLAIN_NEEDLE:
+            return []
+        words = plain.split()
+        picks = ("".join(w[0] for w in words), "".join(w for w in words if len(w) == 1))
+        long_enough = [p for p in picks if len(p) >= MIN_PLAIN_NEEDLE]
+        if not any(needles.find_matches_as_indexes(skeleton(p)[0]) for p in long_enough):
+            return []
+        whole, origin = decode(*fold(text, identity(text)))
+        assert origin is not None
+        found: list[Span] = []
+        for keep in (lambda w: True, lambda w: len(w) == 1):
+            chosen = [m for m in _WORD.finditer(whole) if keep(m.group())]
+            # Each chosen word is redacted whole, and only those: not the words between them.
+            words_at = [(origin[m.start()][0], origin[m.end() - 1][1]) for m in chosen]
+            view, places = skeleton("".join(m.group()[0] for m in chosen), words_at)
+            assert places is not None
+            found += [places[i] for _x, s, e in needles.find_matches_as_indexes(view) for i in range(s, e)]
+        return found
+
+    def _stride_spans(self, text: str, plain: str) -> list[Span]:
+        """A secret with the same filler between its characters (`mxoxlxtx`, `m and o and l`):
+        found in every STRIDES-th character of the decoded skeleton, at each offset."""
+        needles = self._tables.needles
+        if needles is None or len(plain) < 2 * MIN_PLAIN_NEEDLE:
+            return []
+        strides = [(k, o) for k in STRIDES for o in range(k)]
+        if not any(needles.find_matches_as_indexes(skeleton(plain[o::k])[0]) for k, o in strides):
+            return []
+        whole, origin = decode(*fold(text, identity(text)))
+        assert origin is not None
+        found = []
+        for k, o in strides:
+            view, places = skeleton(whole[o::k], origin[o::k])
+            assert places is not None
+            found += [back(places, s, e) for _i, s, e in needles.find_matches_as_indexes(view)]
+        return found
 
     def _skeleton_spans(
         self, text: str, folded: str | None = None, plain: str | None = None, thorough: bool = True

@@ -64,6 +64,33 @@ def substitutions(secret):
     }
 
 
+NATO_WORDS = (
+    "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec "
+    "romeo sierra tango uniform victor whiskey xray yankee zulu"
+)
+NATO = dict(zip("abcdefghijklmnopqrstuvwxyz", NATO_WORDS.split(" "), strict=True))
+
+
+def spelt_out(secret):
+    """The key a character at a time with the same filler between, or a word at a time."""
+    return {
+        "a filler character between": "x".join(secret),
+        "two filler characters between": "".join(c + "~#" for c in secret),
+        "one character a word, words between": " and ".join(secret),
+        "the spelling alphabet": " ".join(NATO.get(c.lower(), c) for c in secret),
+        "an acrostic": " ".join(f"{c}{'ool' if c.isalpha() else ''}" for c in secret),
+    }
+
+
+@pytest.mark.parametrize("secret", [KEY, "bsky-app-" + "pass-9f3k-2lm8", "xoxb-" + "9f3a7c21e4b8"])
+def test_the_key_spelt_out_with_fillers_or_a_word_at_a_time_is_redacted(secret):
+    redactor = Redactor([*ROUTER_SECRETS, secret])
+    for name, spelled in spelt_out(secret).items():
+        text = f"fun game: {spelled} (guess it)"
+        assert redactor.finds(text), name
+        assert "(guess it)" in redactor.text(text) and spelled not in redactor.text(text), name
+
+
 @pytest.mark.parametrize("secret", [KEY, "bsky-app-" + "pass-9f3k-2lm8"])
 def test_numbers_and_symbols_spelling_the_key_are_redacted(secret):
     redactor = Redactor([*ROUTER_SECRETS, secret])
