@@ -34,10 +34,10 @@ import httpx
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
+from router.platforms.titles import DEFAULT_SUBMOLT, TITLE_LIMIT, first_line
 
 DEFAULT_BASE = "https://www.moltbook.com/api/v1"
 PUBLIC_URL = "https://www.moltbook.com"
-TITLE_LIMIT = 300
 CONTENT_LIMIT = 40_000
 SORTS = ("hot", "new", "top", "rising")
 _POST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -161,9 +161,8 @@ class MoltbookClient(PlatformClient):
         if request.reply_to:
             link = f"\n\n{request.url}" if request.url else ""
             return self.comment(request.reply_to, request.text + link, whole=request.whole)
-        first_line = request.text.strip().split("\n")[0]
-        title, title_cut = _clip((request.title or "").strip() or first_line, TITLE_LIMIT)
-        submolt = (request.subreddit or "general").removeprefix("m/")
+        title, title_cut = _clip((request.title or "").strip() or first_line(request.text), TITLE_LIMIT)
+        submolt = (request.subreddit or DEFAULT_SUBMOLT).removeprefix("m/")
         body: dict[str, Any] = {"submolt": submolt, "title": title}
         content, content_cut = _clip(request.text, CONTENT_LIMIT)
         refuse_cut(self.key, request.whole, content_cut or (title_cut and bool(request.title)))

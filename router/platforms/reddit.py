@@ -29,9 +29,9 @@ from prawcore.sessions import RetryStrategy
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
+from router.platforms.titles import TITLE_LIMIT, reddit_title
 
 PUBLIC_URL = "https://www.reddit.com"
-TITLE_LIMIT = 300
 SELF_POST_LIMIT = 40_000
 COMMENT_LIMIT = 10_000
 _FULLNAME = re.compile(r"^t([13])_([a-z0-9]{1,13})$", re.IGNORECASE)
@@ -88,15 +88,6 @@ def _translate(exc: Exception) -> SkillError:
 
 def _iso(created_utc: float | None) -> str:
     return datetime.fromtimestamp(float(created_utc or 0), tz=UTC).isoformat()
-
-
-def title_from_text(text: str) -> str:
-    """A post title from the first line of the text, cut to Reddit's 300 characters on a word."""
-    first_line = next((line.strip() for line in text.splitlines() if line.strip()), "") or "(untitled)"
-    if len(first_line) <= TITLE_LIMIT:
-        return first_line
-    cut = first_line[: TITLE_LIMIT - 1].rsplit(" ", 1)[0] or first_line[: TITLE_LIMIT - 1]
-    return cut + "…"
 
 
 def _clip(text: str, limit: int) -> tuple[str, bool]:
@@ -188,7 +179,7 @@ class RedditClient(PlatformClient):
             return self._reply(request)
         if not request.subreddit:
             raise SkillError("invalid_params", "a reddit post needs a subreddit")
-        title = (request.title or "").strip() or title_from_text(request.text)
+        title = (request.title or "").strip() or reddit_title(request.text)
         title, title_cut = _clip(title, TITLE_LIMIT)
         body, body_cut = _clip(request.text, SELF_POST_LIMIT)
         refuse_cut(self.key, request.whole, body_cut or (title_cut and bool(request.title)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.invisible import shown
+from router.platforms.titles import DEFAULT_SUBMOLT, TITLE_LIMIT, first_line, reddit_title
 
 LABELS = {
     "platform": "platform",
@@ -27,7 +28,10 @@ MAX_VALUE_CHARS = 10_000
 
 
 def preview(kind: str, params: dict[str, Any]) -> list[dict[str, str]]:
-    """[{field, label, value}] for every param, in the order a reader needs them."""
+    """[{field, label, value}] for every param, in the order a reader needs them, and what the
+    platform will be sent in place of a param left out (a title taken from the text, the
+    default community), said so."""
+    params = {**params, **filled_in(kind, params)}
     order = [*LABELS, *sorted(k for k in params if k not in LABELS)]
     shown = []
     for name in order:
@@ -38,6 +42,20 @@ def preview(kind: str, params: dict[str, Any]) -> list[dict[str, str]]:
         label = LABELS.get(name) or (TARGET_LABELS.get(kind, "post") if name == "post_id" else name)
         shown.append({"field": name, "label": label, "value": text[:MAX_VALUE_CHARS]})
     return shown
+
+
+def filled_in(kind: str, params: dict[str, Any]) -> dict[str, str]:
+    """What a Reddit or Moltbook post's platform receives for a title or community not given."""
+    platform, text = params.get("platform"), params.get("text")
+    if kind != "post" or platform not in ("reddit", "moltbook") or not isinstance(text, str):
+        return {}
+    found: dict[str, str] = {}
+    if not params.get("title"):
+        title = reddit_title(text) if platform == "reddit" else first_line(text)[:TITLE_LIMIT]
+        found["title"] = f"{title} (the text's first line)"
+    if platform == "moltbook" and not params.get("subreddit"):
+        found["subreddit"] = f"{DEFAULT_SUBMOLT} (the default)"
+    return found
 
 
 def lines(payload: Any) -> list[str]:
