@@ -136,9 +136,16 @@ def describe(record: dict[str, Any]) -> dict[str, Any]:
     dry = record.get("dry_run") is True
     origin, origin_words = origin_of(record)
     error = text(record.get("error"), 200)
+    said = sentence(kind, platform, outcome, dry, text(record.get("action"), 60))
+    setup = error == "no_credentials"  # a platform not connected yet: setting up, not a failure
+    if setup:
+        what = said.removeprefix("Failed to ")
+        name = platform_name(platform)
+        said = f"Could not {what}: {name} is not connected yet (no credentials in router/.env)"
     return {
         "ts": number(record.get("ts")),
-        "sentence": sentence(kind, platform, outcome, dry, text(record.get("action"), 60)),
+        "sentence": said,
+        "setup": setup,
         "text": text(record.get("text"), MAX_TEXT),
         "link": safe_link(record.get("url")),
         "origin": origin,

@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 import redis
 
+from agent.channels.display import escaped
+from dashboard.approvals_view import in_words
 from protocol.keys import Keys
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
@@ -73,22 +75,25 @@ def _when(ts: object) -> str:
 
 
 def list_approvals(conn: redis.Redis, keys: Keys) -> list[str]:
+    """In words, with every field the platform would receive shown escaped (a stranger's text can
+    hold terminal controls), and what to type next."""
     found = approvals.pending(conn, keys)
     if not found:
         return ["no approval is waiting"]
     lines = []
     for item in found:
-        lines.append(
-            f"{item['id']}  {item['action']} on {item['platform']} ({item['kind']}), "
-            f"asked by {item['conversation']} at {_when(item['requested_at'])}, "
-            f"{item['state']} (expires {_when(item['expires_at'])})"
-        )
+        view = in_words(item)
+        state = "" if item["state"] == "pending" else f" ({item['state']})"
+        asked, expires = _when(item["requested_at"]), _when(item["expires_at"])
+        who = f"{view['title']}, {view['origin_words']}"
+        lines.append(f"{item['id']}  {who}, asked {asked}; expires {expires}{state}")
         shown = preview_lines(item.get("payload")) or [f"text: {item['text']}"]
-        lines += [f"    {line!r}" for line in shown]
+        lines += [f"    {escaped(line)}" for line in shown]
         if item.get("reason"):
-            lines.append(f"    why it waits: {item['reason']}")
+            lines.append(f"    why it waits: {escaped(str(item['reason']))}")
         if item.get("read"):
-            lines.append(f"    the turn had read: {'; '.join(map(str, item['read']))}")
+            lines.append(f"    the turn had read: {escaped('; '.join(map(str, item['read'])))}")
+        lines.append(f"    ./safeclaw approve {item['id']}  or  ./safeclaw deny {item['id']}")
     return lines
 
 

@@ -88,7 +88,7 @@ def describe_one(observation: dict[str, Any]) -> str:
         return done(action, params, observation.get("result") or {})
     if status == "pending_approval":
         ident = f" (id {approval_id})" if approval_id else ""
-        return f"Waiting for your approval{ident}: {doing}. {message}".rstrip()
+        return f"Waiting for your approval{ident}: {doing}. {message[:1].upper()}{message[1:]}".rstrip()
     if status == "denied":
         return f"Not done: the router refused to {doing}: {message or 'denied'}"
     if status == "expired":

@@ -9,7 +9,7 @@ let filesReadable = false;
 
 export function activityItem(a) {
   const decision = a.decision ? "policy: " + a.decision + (a.error && !a.decision.startsWith("refused") ? ` (${a.error})` : "") : "";
-  return el("li", { class: "record outcome-" + a.outcome, "data-status": a.outcome, "data-id": a.id || "", "data-command": a.command_id || "" },
+  return el("li", { class: "record outcome-" + a.outcome + (a.setup ? " setup" : ""), "data-status": a.outcome, "data-id": a.id || "", "data-command": a.command_id || "" },
     el("span", { class: "sentence" }, a.sentence + (a.text ? ": " : "")),
     a.text ? el("q", { class: "text" }, a.text) : null,
     a.dry_run ? el("span", { class: "tag dry" }, "dry run") : null,

@@ -50,7 +50,7 @@ function card(a, refresh) {
   return el("li", { class: "approval", "data-id": a.id, "data-state": a.state, "aria-labelledby": headingId },
     el("h3", { id: headingId }, title),
     el("p", { class: "meta" },
-      `Asked ${a.origin_words || "from " + (a.conversation || "an unknown conversation")} ${ago(a.requested_at)} (${a.action}); `,
+      `Asked ${a.origin_words || "from " + (a.conversation || "an unknown conversation")} ${ago(a.requested_at)}; `,
       expired ? "expired: it will not run" : `expires ${when(a.expires_at)} (if nobody decides, it never runs)`),
     a.reason ? el("p", { class: "reason" }, "Why it waits: " + a.reason) : null,
     a.target ? el("p", {}, "Target: ", el("code", {}, a.target)) : null,

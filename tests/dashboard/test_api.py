@@ -617,3 +617,17 @@ def test_a_dry_run_routers_quota_counts_are_said_to_be_the_rehearsals(api, redis
     assert "dry runs are not counted" in charts["charts"]["actions"]  # nothing sent: nothing drawn
     admin.set(KEYS.router_heartbeat("r1"), json.dumps({**beat, "dry_run": False}))
     assert api.get("/api/charts").json()["quota_note"] == ""
+
+
+def test_a_platform_not_connected_yet_reads_as_set_up_not_as_a_failure(api, redis_urls):
+    """On a fresh install every read of a platform without credentials showed as a red "Failed to
+    read X": the wall of errors issue 22 took out of the status band, back in the activity."""
+    line = json.loads(audit_line("read", "error", "", platform="x"))
+    redis_urls.admin_client().xadd(KEYS.audit_stream, {"line": json.dumps({**line, "error": "no_credentials"})})
+    shown = api.get("/api/activity").json()["activity"][0]
+    assert shown["sentence"] == "Could not read X: X is not connected yet (no credentials in router/.env)"
+    assert shown["setup"] is True and shown["outcome"] == "failed"  # still found under "Failed"
+    other = json.loads(audit_line("read", "error", "", platform="x"))
+    redis_urls.admin_client().xadd(KEYS.audit_stream, {"line": json.dumps({**other, "error": "timeout"})})
+    failed = api.get("/api/activity").json()["activity"][0]
+    assert failed["sentence"] == "Failed to read X" and failed["setup"] is False

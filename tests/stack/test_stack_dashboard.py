@@ -146,3 +146,22 @@ def test_audit_verify_catches_lines_cut_from_the_end(control_env, redis_urls, ca
     path.write_bytes(b"".join(lines[:-2]))  # the chain of what is left is intact
     assert cli(control_env, "audit", "verify") == 1
     assert "2 line(s) deleted at the end" in capsys.readouterr().out
+
+
+def test_the_approvals_listing_speaks_in_words(control_env, redis_urls, capsys):
+    """`./safeclaw approvals` said "CREATE_POST on bsky (post), asked by console" and showed each
+    field as a Python repr ('platform: bsky'): the internal names issue 21 item 7 took out of the
+    console's replies."""
+    import redis
+
+    router = redis.Redis.from_url(redis_urls.router_url, decode_responses=True)
+    store = ApprovalStore(router, KEYS, "r1", 3600)
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": "a post that waits"}, "console", 60)
+    approval_id = store.request(envelope, {"platform": "bsky", "kind": "post"}, "a post that waits").approval_id
+    assert cli(control_env, "approvals") == 0
+    listing = capsys.readouterr().out
+    first = listing.splitlines()[0]
+    assert first.startswith(f"{approval_id}  Post on Bluesky, from the console, asked "), first
+    assert "expires" in first and "CREATE_POST" not in listing and "(post)" not in first, listing
+    assert "    text: a post that waits" in listing and "'" not in listing, listing
+    assert f"./safeclaw approve {approval_id}" in listing  # what to do next

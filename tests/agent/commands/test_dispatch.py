@@ -57,7 +57,7 @@ def test_post_is_sent_to_the_router_as_create_post_and_recorded_like_a_turn(work
         ),
         (
             {"status": "pending_approval", "error": "approval_required", "message": "approval id a1b2"},
-            "Waiting for your approval: like the post on X. approval id a1b2",
+            "Waiting for your approval: like the post on X. Approval id a1b2",  # a sentence starts big
         ),
         (
             {"status": "unknown", "message": "no answer from the router within 10s yet"},
