@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from dashboard.values import json_object, number, text, whole
+from dashboard.values import agent_value, all_read, json_object, number, read_agent_key, text, whole
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 
@@ -26,10 +26,11 @@ def heartbeats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float
     """The agent's and every router's last heartbeat as written (only objects with a number `ts`),
     each with its `age` in seconds and `alive` by the one rule of protocol.heartbeat."""
     pipe = conn.pipeline(transaction=False)
-    pipe.get(keys.agent_heartbeat)
+    read_agent_key(pipe, keys.agent_heartbeat)
     for key in router_keys:
         pipe.get(key)
-    found: list[Any] = pipe.execute()
+    found: list[Any] = all_read(pipe.execute(raise_on_error=False), (0,))
+    found[0] = agent_value(found[0])
     beats = [read_heartbeat(raw) for raw in found]
     for beat in beats:
         if beat is not None:
@@ -69,7 +70,9 @@ def stats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float) -> 
 
 
 def cost(conn: redis.Redis, keys: Keys) -> dict[str, Any]:
-    summary = _json(conn.get(keys.agent_cost))
+    pipe = conn.pipeline(transaction=False)
+    read_agent_key(pipe, keys.agent_cost)
+    summary = _json(agent_value(pipe.execute(raise_on_error=False)[0]))
     if summary is None:
         return {"available": False, "message": "no LLM cost recorded yet"}
     money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd")

@@ -33,7 +33,7 @@ from dashboard.part_lines import (
     quota_part,
     redis_part,
 )
-from dashboard.values import number, text, texts
+from dashboard.values import agent_value, all_read, number, read_agent_key, text, texts
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from router.policy import kill_switch
@@ -67,18 +67,20 @@ class RouterKeys:
 def read_raw(conn: redis.Redis, keys: Keys, router_keys: list[str]) -> dict[str, Any]:
     """Every value the band needs, in one round trip."""
     pipe = conn.pipeline(transaction=False)
-    pipe.get(keys.agent_heartbeat)
+    read_agent_key(pipe, keys.agent_heartbeat)
     pipe.get(keys.kill_switch)
-    pipe.get(keys.agent_autonomy)
-    pipe.get(keys.agent_cost)
+    read_agent_key(pipe, keys.agent_autonomy)
+    read_agent_key(pipe, keys.agent_cost)
     pipe.llen(keys.command_queue)
     pipe.llen(keys.dead_letter)
     pipe.zcard(keys.approvals_pending)
     for key in router_keys:
         pipe.get(key)
-    found: list[Any] = pipe.execute()
+    found: list[Any] = all_read(pipe.execute(raise_on_error=False), (0, 2, 3))
     names = ("agent", "kill", "autonomy", "cost", "queue", "dead", "approvals")
-    return {**dict(zip(names, found[:7], strict=True)), "routers": found[7:]}
+    raw = dict(zip(names, found[:7], strict=True))
+    raw |= {name: agent_value(raw[name]) for name in ("agent", "autonomy", "cost")}
+    return {**raw, "routers": found[7:]}
 
 
 def status(raw: dict[str, Any] | None, now: float, redis_error: str = "") -> dict[str, Any]:

@@ -44,3 +44,32 @@ def texts(value: Any, limit: int = 100, count: int = 50) -> list[str]:
     if not isinstance(value, list):
         return []
     return [item[:limit] for item in value[:count] if isinstance(item, str)]
+
+
+AGENT_VALUE_CHARS = 64 * 1024  # the most of a key the agent's login writes that is read at all
+TOO_LONG = "\x00too long"  # what such a key reads as past that: unreadable, never parsed
+
+
+def read_agent_key(pipe: Any, key: str) -> None:
+    """Queue a bounded read of a key the agent's login writes: it could hold hundreds of megabytes,
+    and every status read (each page, each live update) would fetch and parse them all."""
+    pipe.getrange(key, 0, AGENT_VALUE_CHARS)
+
+
+def agent_value(raw: Any) -> Any:
+    """What `read_agent_key` read: None for a missing key, TOO_LONG past the bound or when the read
+    was refused (a Redis login made before it could read part of a key), else the value."""
+    if isinstance(raw, Exception):
+        return TOO_LONG
+    if raw in (None, "", b""):
+        return None
+    return TOO_LONG if len(raw) > AGENT_VALUE_CHARS else raw
+
+
+def all_read(found: list[Any], agent_keys: tuple[int, ...]) -> list[Any]:
+    """A pipeline's answers (run with raise_on_error=False): a failed read of an agent key is left
+    for `agent_value`; any other failure is raised, as the pipeline would have."""
+    for place, answer in enumerate(found):
+        if isinstance(answer, Exception) and place not in agent_keys:
+            raise answer
+    return found

@@ -115,7 +115,7 @@ def control_user(keys: Keys, password: str) -> str:
         [*CONNECTION_COMMANDS, "+scan"],
         [
             [f"%R~{keys.router_heartbeat('*')}", f"%R~{keys.agent_heartbeat}", f"%R~{keys.agent_cost}",
-             f"%R~{keys.agent_autonomy}", "+get"],
+             f"%R~{keys.agent_autonomy}", "+get", "+getrange"],
             [f"%R~{keys.command_queue}", f"%R~{keys.dead_letter}", "+llen"],
             [f"%R~{keys.audit_stream}", "+xrange", "+xrevrange", "+xread", "+xlen"],
             [f"%R~{keys.approvals_pending}", "+zrange", "+zrangebyscore", "+zcard", "+zscore"],

@@ -499,3 +499,24 @@ def test_the_agents_keys_holding_bytes_that_are_not_text_fail_no_reader(redis_ur
             assert client.get(path, headers=auth).status_code == 200, path
         status = client.get("/api/status", headers=auth).json()
     assert status["kill_switch"]["on"] is True and status["level"] == "red"
+
+
+def test_the_agents_keys_are_read_only_up_to_a_bound(redis_urls):
+    """The agent's login can fill its keys with hundreds of megabytes, and every status read (each
+    page, each live update) fetched and parsed all of it: now only the first 64 KB are read, and a
+    longer value is unreadable, said so on its own line, never parsed."""
+    from dashboard.values import AGENT_VALUE_CHARS
+
+    agent = redis.Redis.from_url(redis_urls.agent_url)
+    padded = json.dumps({"ts": time.time(), "pid": 1, "pad": "x" * (AGENT_VALUE_CHARS + 10)})
+    for key in (KEYS.agent_heartbeat, KEYS.agent_cost, KEYS.agent_autonomy):
+        agent.set(key, padded)
+    redis_urls.admin_client().set(KEYS.kill_switch, json.dumps({"on": True, "by": "owner", "ts": 1.0}))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(create_app(_settings(redis_urls)), base_url=BASE) as client:
+        status = client.get("/api/status", headers=auth).json()
+        beat = client.get("/api/heartbeat", headers=auth).json()
+        cost = client.get("/api/cost", headers=auth).json()
+    agent_line = next(p for p in status["parts"] if p["part"] == "agent")
+    assert "cannot be read" in agent_line["words"], agent_line
+    assert status["kill_switch"]["on"] is True and beat["agent"] is None and cost["available"] is False
