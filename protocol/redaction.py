@@ -5,11 +5,11 @@ before a post) and by the agent (its logs and LLM provider errors). `Redactor.te
 with `[REDACTED]` every secret in the spellings a careless platform echoes it in
 (`protocol.spellings` says which: escapes of any depth, look-alike and invisible characters,
 spacing, punctuation and case, reversal, rot13, hex, base64 and base32 at any offset; under any
-letter-for-letter substitution, `protocol.substitution`); a piece
-of it, 8 characters or longer, as when the key is cut across fields; and token shapes
-(`protocol.secret_shapes`). `value()` reads a JSON-like value's strings as one text too, in order,
-so a key cut into short pieces across fields, list items, nested values or a key and its value
-is found. `finds()` says whether a text holds any of these.
+letter-for-letter substitution, `protocol.substitution`); a piece of it, 8 characters or longer,
+as when the key is cut across fields; and token shapes
+(`protocol.secret_shapes`). `value()` reads a JSON-like value's strings as one text too, in order
+(a key cut across fields, list items, nested values or a key and its value). `finds()` says
+whether a text holds any of these.
 
 Speed: a text is searched with one Aho-Corasick automaton per view and one combined regex, and
 the views are built without their character maps; only a text that holds something is read
@@ -25,10 +25,11 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from protocol.anagram import AnagramSearch
 from protocol.blobs import blobs
 from protocol.redaction_views import OTHER_VIEWS, back, identity, merge_spans, other_views, searchable
 from protocol.secret_shapes import TOKEN_PATTERNS, shape_spans
-from protocol.secret_tables import COVERAGE, GRAM, PIECE, build_tables, is_distinctive
+from protocol.secret_tables import COVERAGE, GRAM, PIECE, build_tables, distinctive_cover, is_distinctive
 from protocol.spellings import MIN_PLAIN_NEEDLE, Span, decode, fold, skeleton
 from protocol.substitution import substitution_search
 from protocol.value_strings import collect_strings, rebuild
@@ -58,10 +59,10 @@ class Redactor:
         self.too_short = sorted(s for s in values if len(s) < MIN_SECRET_LENGTH)
         searched = tuple(s for s in values if len(s) >= MIN_SECRET_LENGTH)
         self._tables = build_tables(searched)
-        # A name for each searched secret that says nothing of it (a ledger's key).
         self._names = tuple(hashlib.sha256(b"secret\0" + s.encode()).hexdigest()[:16] for s in searched)
-        self._coverable = tuple(len(set().union(*map(set, _mixed_pieces(s)))) for s in searched)
+        self._coverable = tuple(map(distinctive_cover, searched))
         self._substituted = substitution_search(searched)
+        self._anagrams = AnagramSearch(searched)
 
     def text(self, text: str) -> str:
         return _replace(text, self._spans(text))
@@ -125,6 +126,10 @@ class Redactor:
             if any(self._spelled_spans(inner) or self._piece_spans(inner) for inner in blob.texts):
                 found.append((blob.start, blob.end))
         return found
+
+    def rearranged(self, text: str) -> bool:
+        """Whether `text` holds a secret's characters moved about (`protocol.anagram`)."""
+        return self._anagrams.finds(text)
 
     def piece_places(self, text: str) -> dict[str, tuple[int, frozenset[int]]]:
         """For each secret (by a name that says nothing of it): how many of its characters such
@@ -215,8 +220,8 @@ class Redactor:
         return found
 
     def _stride_spans(self, text: str, plain: str) -> list[Span]:
-        """A secret with the same filler between its characters (`mxoxlxtx`, `m and o and l`):
-        found in every STRIDES-th character of the decoded skeleton, at each offset."""
+        """A secret with the same filler between its characters (`mxoxlxtx`): found in every
+        STRIDES-th character of the decoded text, at each offset."""
         needles = self._tables.needles
         if needles is None or len(plain) < 2 * MIN_PLAIN_NEEDLE:
             return []
@@ -263,12 +268,6 @@ class Redactor:
                     span = (span[0], tail.end() if tail else span[1])
                 found.append(span)
         return found
-
-
-
-def _mixed_pieces(secret: str) -> list[range]:
-    """The characters each distinctive GRAM-character piece of a secret covers."""
-    return [range(i, i + GRAM) for i in range(len(secret) - GRAM + 1) if is_distinctive(secret[i : i + GRAM])]
 
 
 class RedactingFilter(logging.Filter):

@@ -33,6 +33,12 @@ def is_distinctive(piece: str) -> bool:
     return sum(kinds) >= 2
 
 
+def distinctive_cover(secret: str) -> int:
+    """How many characters of a secret its distinctive GRAM-character pieces cover."""
+    starts = [i for i in range(len(secret) - GRAM + 1) if is_distinctive(secret[i : i + GRAM])]
+    return len({i for start in starts for i in range(start, start + GRAM)})
+
+
 class Literals:
     """Secrets as written (and reversed, and in rot13) and their distinctive pieces, searched
     case for case; other cases are found in the skeleton."""

@@ -254,6 +254,7 @@ class Policy:
         if (
             (effect.text and self.redactor.finds(effect.text))
             or self.redactor.value(envelope.params) != envelope.params
+            or self.redactor.rearranged("\n".join(fields))
             or self.pieces.completes_a_secret(fields, conn, now)
         ):
             why = "a credential or a secret-shaped string (an API key, a token, a password)"

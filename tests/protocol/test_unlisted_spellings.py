@@ -119,3 +119,28 @@ def test_ordinary_text_holds_no_substituted_key():
     redactor = Redactor(ROUTER_SECRETS + [KEY])
     texts = ordinary_everywhere() + ordinary_posts() + MORE_ORDINARY
     assert [t for t in texts if redactor.finds(t)] == []
+
+
+def rearranged(secret):
+    """The key's characters moved about: no piece of five in order is left for the grams."""
+    swapped = "".join(secret[i : i + 2][::-1] for i in range(0, len(secret), 2))
+    return {
+        "pairs swapped": swapped,
+        "every other character first": f"{secret[::2]} {secret[1::2]}",
+        "read from the middle out": secret[len(secret) // 2 :: -1] + " " + secret[: len(secret) // 2 : -1],
+        "every third character first": f"{secret[::3]}-{secret[1::3]}-{secret[2::3]}",
+    }
+
+
+@pytest.mark.parametrize("secret", [KEY, "xoxb-" + "9f3a7c21e4b8aa"])
+def test_the_keys_characters_moved_about_are_found_in_a_post(secret):
+    redactor = Redactor([*ROUTER_SECRETS, secret])
+    for name, spelled in rearranged(secret).items():
+        assert redactor.rearranged(f"a riddle: {spelled}, guess it"), name
+
+
+def test_no_ordinary_text_is_a_key_rearranged():
+    redactor = Redactor(ROUTER_SECRETS + [KEY])
+    texts = ordinary_everywhere() + ordinary_posts() + MORE_ORDINARY
+    assert [t for t in texts if redactor.rearranged(t)] == []
+    assert not redactor.rearranged("\n".join(texts))  # nor all of them in one long text

@@ -133,3 +133,13 @@ def outbox_lines(tmp_path):
 
     path = tmp_path / "outbox.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_post_holding_the_keys_characters_moved_about_is_refused(redis_urls, admin, tmp_path):
+    from tests.protocol.test_unlisted_spellings import rearranged
+
+    forms = rearranged(KEY)
+    commands = [({"platform": "bsky", "text": f"a riddle: {f}"}, owner("console")) for f in forms.values()]
+    answers = decide(redis_urls, tmp_path, commands)
+    assert [a[:2] for a in answers] == [("denied", "secret_in_text")] * len(forms), answers
+    assert not (tmp_path / "outbox.jsonl").exists()
