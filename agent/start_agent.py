@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -175,7 +176,11 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
         service = build_service(settings)
         if not wait_for_the_stack(gate):
             return 0
-        return asyncio.run(service.run(args.channels or enabled_channels(settings)))
+        code = asyncio.run(service.run(args.channels or enabled_channels(settings)))
+        # Leaving (the console said Bye): the stack's runner may still ask it to stop, which
+        # must not end it by the signal, as if it had been stopped before its console was up.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return code
     finally:
         lock.release()
 

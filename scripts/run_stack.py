@@ -107,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             gate.close()
         code = wait_for_agent(stack, agent)
+        if stack.interrupted and agent.returncode not in (0, INTERRUPTED):
+            console_open = False  # stopped before its console took Ctrl-C: nobody ended the ^C line
+            return INTERRUPTED
         return agent_stopped(code) if code else 0
     finally:
         stack.stop_all()
