@@ -119,7 +119,7 @@ class AgentService:
         if name == "console":
             from agent.channels.console import ConsoleChannel
 
-            return ConsoleChannel(self.handle)
+            return ConsoleChannel(self.handle, terminal=self.settings.channels.console.terminal)
         if name == "telegram":
             from agent.channels.telegram import TelegramChannel
 

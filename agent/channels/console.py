@@ -45,8 +45,10 @@ class ConsoleChannel(BaseChannel):
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
+        terminal: str = "",
     ) -> None:
         super().__init__(handle)
+        self.terminal = terminal  # its TERM
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
@@ -82,7 +84,7 @@ class ConsoleChannel(BaseChannel):
 
     async def start(self) -> None:
         if self.interactive:
-            enable_tab_completion()
+            enable_tab_completion(self.terminal)
             with contextlib.suppress(NotImplementedError, RuntimeError):  # Ctrl-Z, then `fg`
                 asyncio.get_running_loop().add_signal_handler(signal.SIGCONT, self._continued)
             self._show("SafeClaw is listening. /help lists the commands (Tab completes them). "

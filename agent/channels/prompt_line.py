@@ -23,8 +23,9 @@ def completions(before: list[str], word: str) -> list[str]:
     return []
 
 
-def enable_tab_completion() -> None:
-    """Tab completes slash commands (and platform names) at the interactive prompt."""
+def enable_tab_completion(terminal: str = "") -> None:
+    """Tab completes slash commands (and platform names) at the interactive prompt; on a terminal
+    that is not dumb (`terminal`: its TERM), a pasted text is one message, newlines kept."""
     try:
         import readline
     except ImportError:  # a Python built without readline: typing still works, Tab does not
@@ -38,6 +39,9 @@ def enable_tab_completion() -> None:
             found[:] = [f"{match} " for match in completions(line[: readline.get_begidx()].split(), word)]
         return found[state] if state < len(found) else None
 
+    if terminal not in ("", "dumb"):
+        # Python turns it off; a terminal then sends a pasted text of several lines as several lines.
+        readline.parse_and_bind("set enable-bracketed-paste on")
     readline.set_completer_delims(" \t\n")
     readline.set_completer(complete)
     if "libedit" in (readline.__doc__ or ""):

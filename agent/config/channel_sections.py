@@ -22,11 +22,12 @@ MAX_SUBMOLTS = 10
 @dataclass(frozen=True)
 class ConsoleSettings:
     enabled: bool = True
+    terminal: str = ""  # TERM: a "dumb" one (or none) understands no escape sequence
 
     @classmethod
     def parse(cls, section: Section, env: Env) -> ConsoleSettings:
         section.refuse_unknown(("enabled",))
-        return cls(section.flag("enabled", True))
+        return cls(section.flag("enabled", True), env.get("TERM", ""))
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,12 @@ def reply_without_observing(message: str, results: list[Observation]) -> str:
     ]
     if shown:
         message = "\n".join([message, *shown]) if message else "\n".join(shown)
-    failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
+    # Held for the owner, or not known yet: said as they stand, not as failures.
+    waits = ("pending_approval", "unknown")
+    standing = [describe_one(r) for r in results if r["status"] in waits]
+    if standing:
+        message = "\n".join([message, *standing]) if message else "\n".join(standing)
+    failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped", *waits)]
     if not failed:
         return message or "Done."
     return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)

@@ -85,3 +85,32 @@ def test_help_and_quit_typed_as_words_do_what_they_say(tmp_path):
     code, before, stty = finish(child)
     assert code == 0 and before.rstrip().endswith("Bye."), before
     assert_terminal_sane(stty)
+
+
+def test_a_pasted_text_of_several_lines_is_one_message(tmp_path):
+    """Python turns readline's bracketed paste off, so each line of a pasted text was a message of
+    its own: 'post "line one' went to the model, then 'line two" on bluesky' (half a post, then
+    the rest, had the first half been one the model could publish)."""
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["first answer", "second answer"]), encoding="utf-8")
+    workspace = tmp_path / "workspace"
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "COLUMNS", "LINES")}
+    env.update(SAFECLAW_LLM_PROVIDER="scripted", SAFECLAW_SCRIPTED_REPLIES=str(replies), TERM="xterm",
+               SAFECLAW_WORKSPACE=str(workspace))
+    command = f"{sys.executable} {START_AGENT}{AFTER.replace('echo; ', '')}"
+    child = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", command], env=env, cwd=str(REPO_ROOT),
+                          encoding="utf-8", timeout=90, dimensions=(40, 200))
+    child.expect_exact("you> ")
+    # A terminal brackets a paste only when asked to: the console asks for it at its prompt.
+    assert "\x1b[?2004h" in child.before, repr(child.before[-80:])
+    child.send('\x1b[200~post "line one\nline two" on bluesky\x1b[201~')  # as a terminal pastes
+    child.send("\r")
+    child.expect_exact("first answer")
+    child.expect_exact("you> ")
+    child.sendeof()
+    code, before, stty = finish(child)
+    assert code == 0 and "second answer" not in before, before
+    assert_terminal_sane(stty)
+    history = json.loads((workspace / "history" / "console.json").read_text(encoding="utf-8"))
+    said = [turn for turn in json.dumps(history).split('"') if "line one" in turn]
+    assert said and "line two" in said[0], history

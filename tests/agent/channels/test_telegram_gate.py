@@ -57,7 +57,7 @@ def test_empty_allowlist_refuses_everyone_and_says_how_to_fix_it(fake, tmp_path,
     assert echo.seen == []
     assert fake.sent_texts(OWNER) == [REFUSAL.format(user_id=OWNER)]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("allowed_user_ids is empty" in w and "start_agent.py config telegram" in w for w in warnings)
+    assert any("allowed_user_ids is empty" in w and "./safeclaw agent config telegram" in w for w in warnings)
 
 
 @pytest.mark.parametrize("chat_type", ["group", "supergroup"])

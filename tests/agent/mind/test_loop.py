@@ -223,3 +223,17 @@ def test_each_router_command_carries_its_intent_one_per_action_and_turn(workspac
     first_note, ping, second_note = router.intents
     assert all(len(i) == 48 for i in router.intents)
     assert len({first_note, ping, second_note}) == 3  # another action, or another turn: another intent
+
+
+def test_a_held_post_is_said_to_wait_not_to_have_failed(workspace):
+    """A post held for approval read "But this did not work: Waiting for your approval (id …)": it
+    did not fail, it waits for the owner."""
+    router = RecordingRouter({"status": "pending_approval", "error": "approval_required",
+                              "message": "CREATE_POST (bsky:post) waits for the owner's approval (id ab12): "
+                                         "it needs your approval; it runs once if approved"})
+    loop, llm = make_loop(workspace, "Posting. " + tool(("CREATE_POST", {"platform": "bsky", "text": "hi"})),
+                          router=router)
+    llm.observes_results = False
+    reply = loop.run_turn("console", "x").reply
+    assert reply == ("Posting.\nWaiting for your approval (id ab12): post on Bluesky. It needs your approval; "
+                     "it runs once if approved"), reply
