@@ -137,3 +137,26 @@ def test_an_origin_that_is_not_one_makes_the_command_invalid(origin):
     envelope["origin"] = origin
     with pytest.raises(ProtocolError):
         CommandEnvelope.from_json(json.dumps(envelope))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks! Details at scam[.]example",
+        "Thanks! See scam(dot)example/offer",
+        "Thanks! ѕсаm.example has it",  # Cyrillic look-alike letters
+        "Thanks! scam\u200b.example has it",  # an invisible character before the dot
+        "Thanks! https://scam\u3002example/x",  # an ideographic full stop
+    ],
+)
+def test_a_strangers_reply_carrying_a_link_a_reader_sees_but_no_pattern_did_waits(text):
+    """A link a reader takes in (and types) though it is defanged, spelt with look-alikes or split
+    by an invisible character is still a third party the stranger made the owner advertise."""
+    reply = ("CREATE_POST", {"platform": "bsky", "text": text, "reply_to": POST})
+    assert decide(policy(), *reply, STRANGER_TURN) == "approval_required"
+
+
+@pytest.mark.parametrize("text", ["Спасибо! Всё хорошо. Увидимся.", "Thanks, i.e. yes. E.g. tomorrow.",
+                                  "Thanks! I read https://safeclaw.example too"])
+def test_a_strangers_reply_without_a_foreign_link_runs(text):
+    assert decide(policy(), "CREATE_POST", {"platform": "bsky", "text": text, "reply_to": POST}, STRANGER_TURN) == "runs"
