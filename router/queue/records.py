@@ -177,16 +177,26 @@ class Claim:
         self.taken = False
         self.won = False
         self.bound = False
+        self._record = self._fingerprint = ""
 
     def stage(self, pipe: Any) -> Staged[None]:
         records, envelope = self.records, self.envelope
-        record = json.dumps({"state": "started", "router_id": records.router_id, "ts": time.time()})
-        pipe.set(records.keys.idempotency(envelope.id), record, nx=True, ex=records.ttl)
-        pipe.set(records.keys.fingerprint(envelope.id), fingerprint(envelope), nx=True, ex=records.ttl)
+        self._record = json.dumps({"state": "started", "router_id": records.router_id, "ts": time.time()})
+        self._fingerprint = fingerprint(envelope)
+        pipe.set(records.keys.idempotency(envelope.id), self._record, nx=True, ex=records.ttl)
+        pipe.set(records.keys.fingerprint(envelope.id), self._fingerprint, nx=True, ex=records.ttl)
         return Staged(2, self._settle)
 
     def _settle(self, conn: Any, answers: list[Any]) -> None:
-        self.won, self.bound = bool(answers[0]), bool(answers[1])
+        """Won only on Redis's plain OK; any other answer (nil, or a reply of another type from a
+        garbled connection) is checked against what the key holds (this claim's record, unique by
+        router and time): a claim Redis took but whose answer was lost is still ours, and dropping
+        its command would leave it never answered. The fingerprint, the same for every copy of the
+        command, is ours on OK, or on an answer that is neither OK nor Redis's nil and finds it."""
+        keys, command_id = self.records.keys, self.envelope.id
+        self.won = answers[0] is True or _holds(conn, keys.idempotency(command_id), self._record)
+        self.bound = answers[1] is True or (
+            answers[1] is not None and _holds(conn, keys.fingerprint(command_id), self._fingerprint))
 
     def take(self) -> None:
         """Send the claim alone, unless a bounds' round trip carried it already."""
@@ -194,3 +204,7 @@ class Claim:
             pipe = self.records.conn.pipeline(transaction=False)
             self.stage(pipe).take(self.records.conn, pipe)
             self.taken = True
+
+
+def _holds(conn: Any, key: str, value: str) -> bool:
+    return as_bytes(conn.get(key) or b"") == value.encode()

@@ -46,6 +46,7 @@ CAUSES = {
     "MISCONF": "it cannot persist to disk",
     "MASTERDOWN": "a replica whose master is down",
     "UNBLOCKED": "it changed role under a blocking command",
+    "PROTOCOL": "its answer was not Redis's protocol",
 }
 
 
@@ -80,6 +81,8 @@ class _Refusals:
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.exceptions.InvalidResponse as exc:  # not RESP: the stream, not the item, is bad
+            raise RedisRefused("PROTOCOL", str(exc)) from exc
         except redis.ResponseError as exc:
             code = refusal_code(exc)
             if code is None:
