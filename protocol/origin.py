@@ -25,7 +25,9 @@ An envelope without an origin counts as an owner turn that read something unknow
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -193,16 +195,29 @@ def links_and_handles(text: str) -> list[str]:
 
 def said_by(value: str, messages: Iterable[str]) -> bool:
     """True when `value` is already in one of the messages: its words, in order and next to each
-    other, and each of its links and handles as written. Empty words say nothing: False."""
+    other, each of its links and handles as written, and its emoji, symbols and invisible
+    characters (`_beyond_words`). Empty words say nothing: False."""
     wanted = words_of(value)
     if not wanted:
         return False
     links = links_and_handles(value)
+    extra = Counter(_beyond_words(value))
     for message in messages:
         words = words_of(message)
-        if _contains(words, wanted) and all(link in fold(message) for link in links):
+        same_words = _contains(words, wanted) and all(link in fold(message) for link in links)
+        if same_words and not extra - Counter(_beyond_words(message)):
             return True
     return False
+
+
+_PLAIN_PUNCTUATION = frozenset(string.punctuation)
+
+
+def _beyond_words(text: str) -> list[str]:
+    """What a text holds besides its words, spaces and plain punctuation: emoji, symbols and
+    invisible characters, which a write may carry only as the owner wrote them (a row of coloured
+    squares or tag characters after the owner's "hello" could spell anything)."""
+    return [c for c in fold(text) if not (c.isspace() or c in _PLAIN_PUNCTUATION or _WORD.fullmatch(c))]
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:

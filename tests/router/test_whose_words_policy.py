@@ -160,3 +160,17 @@ def test_a_strangers_reply_carrying_a_link_a_reader_sees_but_no_pattern_did_wait
                                   "Thanks! I read https://safeclaw.example too"])
 def test_a_strangers_reply_without_a_foreign_link_runs(text):
     assert decide(policy(), "CREATE_POST", {"platform": "bsky", "text": text, "reply_to": POST}, STRANGER_TURN) == "runs"
+
+
+def test_the_owners_words_with_something_hidden_after_them_are_not_the_owners():
+    """A tainted turn may publish the owner's words without approval: not the owner's "hello"
+    followed by tag characters spelling a PIN, or a row of coloured squares spelling bits."""
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "PIN 4821-7390")
+    said = ["post 'hello' to bluesky"]
+    assert said_by("Hello!", said)
+    assert not said_by("hello" + tags, said)
+    assert not said_by("hello \U0001f7e5\U0001f7e9\U0001f7e5\U0001f7e5", said)
+    assert said_by("hello \U0001f389", ["post 'hello \U0001f389'"])
+    owner = Origin(OWNER, "console", taint=PAGE, owner_words=tuple(said))
+    for text in ("hello" + tags, "hello \U0001f7e5\U0001f7e9"):
+        assert decide(policy(), "CREATE_POST", {"platform": "bsky", "text": text}, owner) == "approval_required"
