@@ -179,10 +179,6 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def words_of(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
-
-
 def links_and_handles(text: str) -> list[str]:
     """Every URL, domain and @handle in the text, folded, without trailing punctuation."""
     found = []
@@ -197,17 +193,22 @@ def said_by(value: str, messages: Iterable[str]) -> bool:
     """True when `value` is already in one of the messages: its words, in order and next to each
     other, each of its links and handles as written, and its emoji, symbols and invisible
     characters (`_beyond_words`). Empty words say nothing: False."""
-    wanted = words_of(value)
+    wanted = cased_words(value)
     if not wanted:
         return False
     links = links_and_handles(value)
     extra = Counter(_beyond_words(value))
     for message in messages:
-        words = words_of(message)
-        same_words = _contains(words, wanted) and all(link in fold(message) for link in links)
+        same_words = _contains(cased_words(message), wanted) and all(link in fold(message) for link in links)
         if same_words and not extra - Counter(_beyond_words(message)):
             return True
     return False
+
+
+def cased_words(text: str) -> list[str]:
+    """The words of a text as written (NFKC, case kept): the case of a word the owner wrote is part
+    of it, or the capitals of "we ship small things" could spell a PIN."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text))
 
 
 _PLAIN_PUNCTUATION = frozenset(string.punctuation)
@@ -221,9 +222,12 @@ def _beyond_words(text: str) -> list[str]:
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:
+    """Whether `wanted` is a run of `words`: each word as written, but the first may differ in the
+    case of its first letter (a sentence's capital)."""
     size = len(wanted)
-    first = wanted[0]
-    return any(words[i : i + size] == wanted for i, word in enumerate(words) if word == first)
+    heads = {wanted[0], wanted[0][:1].swapcase() + wanted[0][1:]}
+    starts = range(len(words) - size + 1)
+    return any(words[i] in heads and words[i + 1 : i + size] == wanted[1:] for i in starts)
 
 
 def foreign_links(text: str, messages: Iterable[str]) -> list[str]:

@@ -174,3 +174,15 @@ def test_the_owners_words_with_something_hidden_after_them_are_not_the_owners():
     owner = Origin(OWNER, "console", taint=PAGE, owner_words=tuple(said))
     for text in ("hello" + tags, "hello \U0001f7e5\U0001f7e9"):
         assert decide(policy(), "CREATE_POST", {"platform": "bsky", "text": text}, owner) == "approval_required"
+
+
+def test_the_case_of_the_owners_words_is_part_of_them():
+    """The capitals of "we ship small things every single day" could spell a PIN a bit a letter:
+    only the first word's capital may differ from what the owner typed."""
+    said = ["post our motto: we ship small things every single day"]
+    assert said_by("We ship small things every single day", said)
+    assert said_by("we ship small things every single day.", said)
+    assert not said_by("wE SHip smaLL thIngs every SINGLE dAy", said)
+    owner = Origin(OWNER, "console", taint=PAGE, owner_words=tuple(said))
+    covert = {"platform": "bsky", "text": "wE SHip smaLL thIngs every SINGLE dAy"}
+    assert decide(policy(), "CREATE_POST", covert, owner) == "approval_required"
