@@ -46,7 +46,8 @@ def ask(admin, keys, action: str, params: dict[str, Any], ttl: float) -> dict[st
 
 
 def serve(redis_urls, tmp_path, platform: str, server: StallingPlatform) -> WorkerThread:
-    credentials, env = platform_settings(platform, server.url)
+    url = server.url.replace("http://", "https://") if server.mode == "handshake" else server.url
+    credentials, env = platform_settings(platform, url)
     settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_PLATFORM_CONCURRENCY="1", **env)
     return WorkerThread(settings, dict(SKILLS), credentials)
 

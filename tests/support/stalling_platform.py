@@ -1,6 +1,7 @@
 """A platform that never gives a whole answer, in one of several ways (`mode`):
 
-- `handshake`: a byte every 0.3 s before any HTTP, as a TLS handshake that never completes;
+- `handshake`: for an `https://` client, a TLS record header announcing a 16 kB handshake record,
+  then a byte of it every 0.3 s: a handshake that never completes;
 - `chunked`: a 200 whose chunked body gains a byte every 0.2 s, forever;
 - `continue`: `100 Continue` interim answers every 0.2 s, forever (clients skip each and read on);
 - `redirect`: a 307 back to the same path every 0.3 s, forever;
@@ -56,7 +57,8 @@ class StallingPlatform:
         try:
             with conn:
                 if self.mode == "handshake":
-                    self._every(0.3, lambda: conn.sendall(b"\x16"))
+                    conn.sendall(b"\x16\x03\x03\x40\x00")  # handshake record, TLS 1.2, 16,384 bytes
+                    self._every(0.3, lambda: conn.sendall(b"\x02"))
                     return
                 request = _request(conn)
                 if request is None:
