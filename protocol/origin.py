@@ -197,10 +197,11 @@ def said_by(value: str, messages: Iterable[str]) -> bool:
     if not wanted:
         return False
     links = links_and_handles(value)
-    extra = Counter(_beyond_words(value))
+    extra, marks = Counter(_beyond_words(value)), Counter(_marks(value))
     for message in messages:
         same_words = _contains(cased_words(message), wanted) and all(link in fold(message) for link in links)
-        if same_words and not extra - Counter(_beyond_words(message)):
+        added_marks = sum((marks - Counter(_marks(message))).values())
+        if same_words and not extra - Counter(_beyond_words(message)) and added_marks <= FREE_MARKS:
             return True
     return False
 
@@ -212,13 +213,22 @@ def cased_words(text: str) -> list[str]:
 
 
 _PLAIN_PUNCTUATION = frozenset(string.punctuation)
+FREE_MARKS = 2  # punctuation a write may add to the owner's words: "Hello, world!" for "hello world"
+_SPACE_RUN = re.compile(r"[ \n]{2,}|[^\S \n]")
 
 
 def _beyond_words(text: str) -> list[str]:
-    """What a text holds besides its words, spaces and plain punctuation: emoji, symbols and
-    invisible characters, which a write may carry only as the owner wrote them (a row of coloured
-    squares or tag characters after the owner's "hello" could spell anything)."""
-    return [c for c in fold(text) if not (c.isspace() or c in _PLAIN_PUNCTUATION or _WORD.fullmatch(c))]
+    """What a text holds besides its words, single spaces and plain punctuation: emoji, symbols,
+    invisible characters, spaces of other widths and runs of spaces, which a write may carry only as
+    the owner wrote them (coloured squares, tag characters or the widths of the spaces after the
+    owner's "hello" could spell anything)."""
+    folded = fold(text)
+    odd = [c for c in folded if not (c.isspace() or c in _PLAIN_PUNCTUATION or _WORD.fullmatch(c))]
+    return odd + [f"space run {m.group()!r}" for m in _SPACE_RUN.finditer(text)]  # before NFKC folds them
+
+
+def _marks(text: str) -> list[str]:
+    return [c for c in text if c in _PLAIN_PUNCTUATION]
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:

@@ -186,3 +186,16 @@ def test_the_case_of_the_owners_words_is_part_of_them():
     owner = Origin(OWNER, "console", taint=PAGE, owner_words=tuple(said))
     covert = {"platform": "bsky", "text": "wE SHip smaLL thIngs every SINGLE dAy"}
     assert decide(policy(), "CREATE_POST", covert, owner) == "approval_required"
+
+
+@pytest.mark.parametrize("text", [
+    "we  ship small things every single day",  # a run of spaces
+    "we\u2002ship small\u2009things every single day",  # spaces of other widths
+    "we\u00a0ship small things every single day",
+    "we. ship, small! things; every. single, day!",  # punctuation a bit a gap
+])
+def test_the_spaces_and_marks_between_the_owners_words_carry_nothing_more(text):
+    said = ("post our motto: we ship small things every single day",)
+    assert not said_by(text, said)
+    owner = Origin(OWNER, "console", taint=PAGE, owner_words=said)
+    assert decide(policy(), "CREATE_POST", {"platform": "bsky", "text": text}, owner) == "approval_required"
