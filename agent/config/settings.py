@@ -72,7 +72,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CONFIG_TEMPLATE, path)
     try:
-        data = read_json(path, None)
+        data = read_json(path, None, unique_keys=True)
     except Exception as exc:
         raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):

@@ -44,8 +44,10 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def read_json(path: Path, default: Any) -> Any:
-    """The parsed file, or `default` when it does not exist. Corrupt → StateFileError."""
+def read_json(path: Path, default: Any, unique_keys: bool = False) -> Any:
+    """The parsed file, or `default` when it does not exist. Corrupt → StateFileError; with
+    `unique_keys` (a file a person edits, where a key given twice would silently mean its last
+    value) so is a key given twice in one object."""
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -60,12 +62,31 @@ def read_json(path: Path, default: Any) -> Any:
     if not raw.strip():
         return default
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_once_each if unique_keys else None)
+    except _KeyTwice as exc:
+        raise StateFileError(
+            f"{path}: {exc.key!r} is given twice in one object; keep one (nothing is guessed)"
+        ) from None
     except json.JSONDecodeError as exc:
         raise StateFileError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
             "Fix it by hand or move it away; SafeClaw will not overwrite it."
         ) from None
+
+
+class _KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _KeyTwice(key)
+        found[key] = value
+    return found
 
 
 def remove_stale_temp_files(folders: list[Path], now: float | None = None) -> list[Path]:

@@ -88,3 +88,17 @@ def test_a_section_that_is_not_an_object_names_the_file_and_key(tmp_path, monkey
     monkeypatch.setenv("SAFECLAW_CONFIG", str(path))
     with pytest.raises(ConfigError, match=f"config.json.*'{section}' must be an object"):
         load_settings()
+
+
+@pytest.mark.parametrize("body", [
+    '{"channels": {"autonomy": {"approve_public_writes": true, "approve_public_writes": false}}}',
+    '{"channels": {}, "channels": {"autonomy": {"approve_public_writes": false}}}',
+])
+def test_a_key_given_twice_stops_the_agent_rather_than_taking_the_last(tmp_path, monkeypatch, body):
+    """Two values of one setting in one file disagree: the last would silently win (JSON's rule),
+    a weaker value after a stricter one included; the agent refuses the file and names the key."""
+    path = tmp_path / "config.json"
+    path.write_text(body)
+    monkeypatch.setenv("SAFECLAW_CONFIG", str(path))
+    with pytest.raises(ConfigError, match="given twice"):
+        load_settings()
