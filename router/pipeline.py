@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ log = logging.getLogger("safeclaw.router.pipeline")
 # A command is asked for now: one that says it stays valid for longer than this is not one the
 # agent sent (its commands live seconds), and would outlive every deadline derived from it.
 MAX_COMMAND_SECONDS = 24 * 3600
+# The largest queue item decoded. A command the agent sends is a few kB; the largest valid one is
+# its origin's words at their caps (2 x 40 x 8,000 characters, up to 6 bytes each escaped), under 4 MB.
+MAX_COMMAND_BYTES = 8 << 20
+_HEAD_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([A-Za-z0-9_.-]{1,128})"')
 
 # Failures that are known to happen before anything was sent, or that the platform answered with
 # a refusal: the action did not happen, so `error` (a retry is safe).
@@ -71,7 +76,10 @@ class Outcome:
 
 def decode(raw: bytes | str) -> CommandEnvelope:
     """The envelope from queue bytes; ProtocolError for anything that is not one, whatever the
-    decoder raised on it (bad UTF-8, a 5,000-digit number, nesting too deep)."""
+    decoder raised on it (bad UTF-8, a 5,000-digit number, nesting too deep), and for an item
+    past MAX_COMMAND_BYTES, never decoded (a 76 MB list of numbers took 500 MB to decode)."""
+    if len(raw) > MAX_COMMAND_BYTES:
+        raise ProtocolError(f"invalid command: {len(raw)} bytes, more than a command's {MAX_COMMAND_BYTES}")
     try:
         return CommandEnvelope.from_json(raw)
     except ProtocolError:
@@ -210,7 +218,11 @@ def refusal(envelope: CommandEnvelope, decision: Decision) -> Reply:
 
 
 def readable_id(raw: bytes) -> str | None:
-    """The command id of a malformed command, if one can be read, so its sender gets an answer."""
+    """The command id of a malformed command, if one can be read, so its sender gets an answer
+    (of an item too large to decode, only an id it starts with)."""
+    if len(raw) > MAX_COMMAND_BYTES:
+        found = _HEAD_ID.match(raw[:256])
+        return found.group(1).decode("ascii") if found else None
     try:
         data = json.loads(raw)
     except Exception:

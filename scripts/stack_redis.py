@@ -88,6 +88,9 @@ class PrivateRedis:
             f"port {self.port}", "bind 127.0.0.1", "protected-mode yes", f'dir "{self.dir}"',
             "aclfile users.acl", "appendonly yes", "appendfsync everysec",
             "save 3600 1 300 100 60 10000", "logfile redis.log", "daemonize no",
+            # No value past 16 MB from any login: a 500 MB queue item would take a router gigabytes
+            # to receive (it refuses to decode one past router.pipeline.MAX_COMMAND_BYTES, 8 MB).
+            "proto-max-bulk-len 16mb",
         ]
         conf = self.dir / "redis.conf"
         conf.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -13,8 +13,19 @@ import time
 from typing import Any
 
 import pytest
+import redis
 
-from tests.router.router_helpers import RouterProcess, note_lines, push, reply_of, router_env, wait_until
+from router.pipeline import MAX_COMMAND_BYTES
+from tests.router.router_helpers import (
+    RouterProcess,
+    WorkerThread,
+    note_lines,
+    push,
+    reply_of,
+    router_env,
+    settings_for,
+    wait_until,
+)
 
 DEEP = 900  # under the decoder's stack: the skill's schema and the redaction see it
 PAST = 100_000  # past it
@@ -105,3 +116,27 @@ def test_a_fleet_answers_or_sets_aside_every_odd_item_and_restarts(redis_urls, a
     assert all(r["status"] in ("ok", "error", "denied", "expired", "unknown") for r in replies.values()), statuses
     written = [note["text"] for note in note_lines(tmp_path)]
     assert "a\ud800b" not in written and all(len(text) < 10_000 for text in written), written
+
+
+def test_an_item_past_the_command_size_is_set_aside_undecoded_and_redis_refuses_a_huge_one(
+        redis_urls, admin, tmp_path):
+    """A 76 MB list of numbers took a router 500 MB to decode: an item past MAX_COMMAND_BYTES is
+    never decoded (its sender is answered when its id comes first), and Redis takes no value past
+    16 MB from any login (a 500 MB item would take gigabytes just to receive)."""
+    keys = redis_urls.keys
+    agent = redis.Redis.from_url(redis_urls.agent_url)
+    try:
+        with pytest.raises(redis.RedisError):  # Redis drops the connection: a protocol error
+            agent.lpush(keys.command_queue, b"1" * (17 << 20))
+        assert admin.llen(keys.command_queue) == 0
+        big = encoded(command(0, params={"a": [1] * ((MAX_COMMAND_BYTES // 2) + 10)}))
+        assert MAX_COMMAND_BYTES < len(big) < 16 << 20
+        with WorkerThread(settings_for(redis_urls.router_url, tmp_path)) as worker:
+            agent.lpush(keys.command_queue, big)
+            reply = reply_of(admin, keys, "poison-0", timeout=30)
+            assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
+            assert not worker._stop.is_set()
+    finally:
+        agent.close()
+    assert reply["status"] == "error" and f"more than a command's {MAX_COMMAND_BYTES}" in reply["message"], reply
+    assert admin.llen(keys.processing("r1")) == 0

@@ -84,6 +84,7 @@ class RedisServer:
             f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "aclfile users.acl",
             'save ""', "logfile redis.log", "daemonize no",
             f"appendonly {'yes' if self.persistent else 'no'}", "appendfsync always",
+            "proto-max-bulk-len 16mb",  # as the stack's (scripts/stack_redis.py)
         ]
         (self.dir / "redis.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
