@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from protocol.spellings import decode, fold, skeleton
 
 MIN_LENGTH = 16  # shorter secrets: too few characters for their mix to be their own
+MIN_DISTINCT = 12  # nor a secret of few different characters ("aaaa…", "abab…")
 
 
 class AnagramSearch:
@@ -25,7 +26,7 @@ class AnagramSearch:
         self.targets: list[tuple[int, Counter[str]]] = []
         for secret in secrets:
             view = skeleton(secret)[0]
-            if len(view) >= MIN_LENGTH and any(c.isdigit() for c in view) and any(c.isalpha() for c in view):
+            if len(view) >= MIN_LENGTH and len(set(view)) >= MIN_DISTINCT:
                 self.targets.append((len(view), Counter(view)))
 
     def finds(self, text: str) -> bool:

@@ -104,11 +104,30 @@ def suspicion(text: str) -> str | None:
 
 
 def fields_suspicion(fields: Iterable[tuple[str, str]]) -> str | None:
-    """The first published field (name, text) that is suspect, and why, named for the owner."""
+    """The first published field (name, text) that is suspect, and why, named for the owner; a
+    target (`TARGET_FIELDS`, a post's id or address) is read for the names in it only."""
     for name, text in fields:
-        why = suspicion(text)
+        why = target_suspicion(text) if name in TARGET_FIELDS else suspicion(text)
         if why is not None:
             return why if name == "text" else f"its {name}: {why}"
+    return None
+
+
+TARGET_FIELDS = frozenset({"reply_to", "quote", "post_id"})
+_DID = re.compile(r"did:[a-z]+:[A-Za-z0-9._:%-]+")
+
+
+def target_suspicion(target: str) -> str | None:
+    """Why a post's address may carry something: a random-looking label in the name of its host or
+    its author's handle, which the router looks up (the lookup alone tells that name's DNS server
+    what it holds). A DID and a post's own id are random by nature and are not read."""
+    names = _DID.sub(" ", target.replace("at://", "https://", 1))
+    for match in _ADDRESS.finditer(names):
+        parts = urlsplit(match.group())
+        hosts = [parts.hostname or ""] + [p for p in parts.path.split("/") if "." in p]
+        for label in (label for host in hosts for label in host.split(".")):
+            if len(label) >= MIN_RUN and random_looking(label):
+                return f"its target names a host or handle with a {len(label)}-character random-looking part"
     return None
 
 

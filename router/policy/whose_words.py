@@ -31,7 +31,7 @@ PUBLISHED_TEXT = ("text", "title", "url", "quote")  # what a reader of the reply
 SHOWN_SOURCES = 4
 # The fields a reader sees as words: a target (a post id) or a community name is looked up, never
 # shown as text (`secret_in_text` reads them, as it reads every param).
-SUSPECT_FIELDS = ("text", "title", "url")
+SUSPECT_FIELDS = ("text", "title", "url", "reply_to", "quote", "post_id")
 _AT_URI = re.compile(r"^at://([^/\s]+)/app\.bsky\.feed\.post/([^/?#\s]+)$")
 _POST_URL = re.compile(r"^https?://(?:www\.)?bsky\.app/profile/([^/\s]+)/post/([^/?#\s]+)/?$")
 

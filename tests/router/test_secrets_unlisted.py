@@ -9,6 +9,8 @@ allowed write lands in the outbox and nothing leaves for a platform.
 
 import base64
 
+import pytest
+
 from protocol.commands import CommandEnvelope
 from protocol.origin import AUTONOMY, Origin, owner
 from router.pipeline import Pipeline, Planned
@@ -109,6 +111,7 @@ def test_a_post_carrying_a_message_in_invisible_characters_waits_for_the_owner(r
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
+@pytest.mark.slow  # its first published post imports the Bluesky client (atproto): 5-6 s on a busy machine
 def test_a_key_cut_across_several_posts_is_refused_before_its_last_piece(redis_urls, admin, tmp_path):
     """Each post holds six characters of the router's key (too few to count as the key on their
     own); together they spell it. The router remembers where the pieces it was offered start (never
@@ -143,3 +146,21 @@ def test_a_post_holding_the_keys_characters_moved_about_is_refused(redis_urls, a
     answers = decide(redis_urls, tmp_path, commands)
     assert [a[:2] for a in answers] == [("denied", "secret_in_text")] * len(forms), answers
     assert not (tmp_path / "outbox.jsonl").exists()
+
+
+def test_a_reply_or_quote_naming_a_random_looking_host_waits(redis_urls, admin, tmp_path):
+    """Looking a post up tells the DNS server of its handle or host what the name holds: a key
+    (folded to lower case, no longer decodable) in a handle leaves even if nothing is published."""
+    raw = KEY.encode()
+    label = base58(raw).lower()[:40]
+    targets = [f"at://{label}.evil.example/app.bsky.feed.post/3kabc",
+               f"https://bsky.app/profile/{label}.evil.example/post/3kabc"]
+    commands = [({"platform": "bsky", "text": "nice", field: target}, owner("console"))
+                for field in ("reply_to", "quote") for target in targets]
+    commands.append(({"platform": "bsky", "text": "nice",
+                      "reply_to": "at://did:plc:ewvi7nxzyoun6zhxrhs64oiz/app.bsky.feed.post/3kq2abcdxyz2k"},
+                     owner("console")))
+    answers = decide(redis_urls, tmp_path, commands)
+    assert [a[:2] for a in answers[:-1]] == [("pending_approval", "approval_required")] * 4, answers
+    assert all("random-looking" in a[2] for a in answers[:-1])
+    assert answers[-1][0] == "ok", answers[-1]  # a DID is random by nature
