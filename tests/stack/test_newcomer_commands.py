@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from scripts.stack_redis import free_port
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 
@@ -81,6 +83,7 @@ def test_the_owners_commands_while_safeclaw_is_not_running_say_so(tmp_path):
     assert "ROUTER_KILL_SWITCH=true in router/.env" in stopped  # how to start with posting stopped
 
 
+@pytest.mark.slow  # nine runs of ./safeclaw: near 5 s on a busy machine
 def test_the_words_a_person_tries_first_get_an_answer_not_a_wrong_guess(tmp_path):
     """`./safeclaw start` and `./safeclaw restart` were answered "did you mean ./safeclaw status?";
     `stop` and `logs` only with "unknown command"."""
