@@ -182,11 +182,13 @@ def kill_state(raw: Any, alive: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dry_run(alive: list[dict[str, Any]]) -> dict[str, Any]:
     ids = [text(b.get("router_id"), 64) or "?" for b in alive if b.get("dry_run") is True]
+    sending = [text(b.get("router_id"), 64) or "?" for b in alive if b.get("dry_run") is not True]
     words = ""
-    if ids:
+    if ids and not sending:
         words = "Dry run: nothing is sent; posts go to router/outbox.jsonl"
-        if len(ids) < len(alive):
-            words += f" (router {', '.join(ids)}; the others do send)"
+    elif ids:  # never "nothing is sent" while a router sends for real
+        words = (f"Router {', '.join(sending)} sends for real; only router {', '.join(ids)} is in dry run "
+                 "(its posts go to router/outbox.jsonl)")
     return {"on": bool(ids), "routers": ids, "words": words}
 
 

@@ -631,3 +631,14 @@ def test_a_platform_not_connected_yet_reads_as_set_up_not_as_a_failure(api, redi
     redis_urls.admin_client().xadd(KEYS.audit_stream, {"line": json.dumps({**other, "error": "timeout"})})
     failed = api.get("/api/activity").json()["activity"][0]
     assert failed["sentence"] == "Failed to read X" and failed["setup"] is False
+
+
+def test_a_fleet_with_one_router_in_dry_run_never_says_nothing_is_sent(api, redis_urls):
+    """Two routers, one rehearsing: the page said "Dry run: nothing is sent" while the other posted."""
+    admin = redis_urls.admin_client()
+    for router_id, dry in (("r1", False), ("r2", True)):
+        admin.set(KEYS.router_heartbeat(router_id), json.dumps(
+            {"router_id": router_id, "ts": time.time(), "dry_run": dry, "platforms_with_credentials": ["x"]}))
+    body = api.get("/api/status").json()
+    assert "nothing is sent" not in json.dumps(body)
+    assert body["dry_run"]["words"].startswith("Router r1 sends for real")
