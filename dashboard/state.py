@@ -155,12 +155,16 @@ def status(raw: dict[str, Any] | None, now: float, redis_error: str = "") -> dic
 def kill_state(raw: Any, alive: list[dict[str, Any]]) -> dict[str, Any]:
     live = kill_switch.parse(raw)
     floor = [text(b.get("router_id"), 64) or "?" for b in alive if b.get("kill_switch_floor") is True]
+    posting = [text(b.get("router_id"), 64) or "?" for b in alive if b.get("kill_switch_floor") is not True]
     since = number(live.since)
     if live.on:
         words = (
             "The kill switch is on: every post, reply, like and delete is refused. "
             f"Turned on by {WHO.get(live.by, live.by) or 'someone unknown'}"
         )
+    elif floor and posting:  # never "stopped" while a router still posts
+        words = (f"Router {', '.join(posting)} still posts: only router {', '.join(floor)} refuses every "
+                 "write (ROUTER_KILL_SWITCH=true in its settings); turn the kill switch on to stop them all")
     elif floor:
         words = f"Posting is stopped: ROUTER_KILL_SWITCH=true in the settings of router {', '.join(floor)}"
     else:
@@ -170,11 +174,11 @@ def kill_state(raw: Any, alive: list[dict[str, Any]]) -> dict[str, Any]:
         fix = "set ROUTER_KILL_SWITCH=false in router/.env and restart the router (this page cannot lift it)"
     return {
         "part": "kill_switch",
-        "on": live.on or bool(floor),
+        "on": live.on or (bool(floor) and not posting),
         "by": live.by,
         "since": since,
         "environment_floor": floor,
-        "liftable": live.on and not floor,
+        "liftable": live.on and not (floor and not posting),
         "words": words,
         "fix": fix,
     }

@@ -642,3 +642,19 @@ def test_a_fleet_with_one_router_in_dry_run_never_says_nothing_is_sent(api, redi
     body = api.get("/api/status").json()
     assert "nothing is sent" not in json.dumps(body)
     assert body["dry_run"]["words"].startswith("Router r1 sends for real")
+
+
+def test_one_router_holding_the_switch_on_in_its_settings_never_reads_as_all_posting_stopped(api, redis_urls):
+    """r1 has ROUTER_KILL_SWITCH=true, r2 has not and the live switch is off: the page said
+    "Posting is stopped" in red while r2 posted."""
+    admin = redis_urls.admin_client()
+    for router_id, floor in (("r1", True), ("r2", False)):
+        admin.set(KEYS.router_heartbeat(router_id), json.dumps(
+            {"router_id": router_id, "ts": time.time(), "kill_switch_floor": floor, "platforms_with_credentials": ["x"]}))
+    body = api.get("/api/status").json()
+    kill = body["kill_switch"]
+    assert kill["on"] is False and body["level"] != "red"
+    assert kill["words"].startswith("Router r2 still posts") and "stopped" not in body["headline"].lower()
+    admin.set(KEYS.kill_switch, json.dumps({"on": True, "by": "dashboard", "ts": time.time()}))
+    body = api.get("/api/status").json()
+    assert body["kill_switch"]["on"] is True and body["kill_switch"]["liftable"] is True and body["level"] == "red"
