@@ -33,8 +33,20 @@ def interrupted() -> int:
     return INTERRUPTED
 
 
+_leaving = False
+
+
 def _leave(_signum: int, _frame: FrameType | None) -> None:
+    global _leaving
+    _leaving = True
     raise SystemExit(interrupted())
+
+
+def leaving() -> bool:
+    """True once a Ctrl-C is ending the program: a catch-all around one item (the router's
+    containment of whatever a skill raises) lets this SystemExit through, never takes it for the
+    item's failure."""
+    return _leaving
 
 
 def leave_on_ctrl_c() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import redis
 
+from protocol import ctrl_c
 from protocol.commands import CommandEnvelope, is_command_id
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
@@ -131,6 +132,8 @@ class Pipeline:
         except SkillError as exc:
             return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
         except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
+            if ctrl_c.leaving():  # but the program's own Ctrl-C ends it
+                raise
             log.error("skill %s cannot state its effect: %s", skill.name, describe(exc))
             return Reply(
                 envelope.id,
@@ -157,6 +160,8 @@ class Pipeline:
             except SkillError as exc:
                 return Outcome(self._failure(planned, exc))
             except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
+                if ctrl_c.leaving():  # but the program's own Ctrl-C ends it
+                    raise
                 log.exception(
                     "skill %s crashed on command %s (attempt %d of %d)",
                     skill.name,

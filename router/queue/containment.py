@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import redis
 
+from protocol import ctrl_c
 from router.errors import describe
 from router.queue.redis_io import REDIS_DOWN, RedisRefused
 
@@ -33,6 +34,8 @@ def contain(step: Callable[[], T], set_aside: Callable[[str], object], what: str
     except REDIS_DOWN:
         raise
     except BaseException as exc:  # a skill's SystemExit or KeyboardInterrupt is the item's too
+        if ctrl_c.leaving():  # the program's own Ctrl-C (the one-shot tool): it ends, as asked
+            raise
         reason = describe(exc)
         log.error("%s failed (%s); setting it aside", what, reason, exc_info=True)
     try:

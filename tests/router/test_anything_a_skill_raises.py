@@ -6,6 +6,7 @@ each lane still serves the next command."""
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 from typing import Any
 
@@ -74,3 +75,35 @@ def test_a_fleet_of_real_routers_outlives_every_kind_of_raise(redis_urls, admin,
     finally:
         for router in routers:
             router.stop()
+
+
+def test_the_programs_own_ctrl_c_is_not_taken_for_a_skills_crash(monkeypatch):
+    """The one-shot tool runs a skill in its main thread, where a Ctrl-C raises SystemExit(130)
+    from its handler (`protocol.ctrl_c`): the pipeline lets that one through, as asked, while a
+    SystemExit the skill raises itself is its crash."""
+    from protocol import ctrl_c
+    from protocol.commands import CommandEnvelope
+    from router.config.settings import RouterSettings
+    from router.pipeline import Pipeline
+    from router.policy.checks import Policy
+    from router.redaction import Redactor
+    from router.registry import SkillContext
+
+    def pressed_ctrl_c(params, ctx):
+        ctrl_c._leave(signal.SIGINT, None)  # what the handler does when the signal comes
+        return {}
+
+    monkeypatch.setattr(ctrl_c, "_leaving", False)
+    skill = RAISING_SKILLS["RAISE"]
+    skills = {"RAISE": skill}
+    settings = RouterSettings.from_env({"REDIS_URL": "redis://router:pw@127.0.0.1:1/0"})
+    redactor = Redactor([])
+    pipeline = Pipeline(skills, Policy(settings, skills, redactor), redactor)
+    planned = pipeline.plan(CommandEnvelope.new("RAISE", {"raise": "SystemExit", "where": "run"}, "t", 60))
+    ctx = SkillContext(timeout=5, command_id="c", conversation="t", credentials={}, env={}, data_dir=None,
+                       dry_run=False, log=None)
+    assert pipeline.run(planned, ctx).reply.status == "unknown"  # the skill's own SystemExit: a crash
+    pressing = dataclasses.replace(planned, skill=dataclasses.replace(skill, run=pressed_ctrl_c))
+    with pytest.raises(SystemExit) as ended:
+        pipeline.run(pressing, ctx)
+    assert ended.value.code == ctrl_c.INTERRUPTED
