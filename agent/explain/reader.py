@@ -22,6 +22,10 @@ _POST_ERRORS = {
 }
 
 
+# What each read is, in the words an owner reads (the message reaches them as it is).
+_READS = {"FETCH_POST": "read the post from Bluesky", "SEARCH_POSTS": "search Bluesky"}
+
+
 class RouterPort(Protocol):
     def call(self, action: str, params: dict[str, Any], conversation: str) -> dict[str, Any]: ...
 
@@ -54,10 +58,12 @@ def _posts(value: Any) -> list[dict[str, Any]]:
     return [post for post in (clean_post(item) for item in items) if post is not None]
 
 
-def _answer(router: RouterPort, action: str, params: dict[str, Any]) -> dict[str, Any]:
-    reply = router.call(action, params, CONVERSATION)
+def _answer(router: RouterPort, command: str, params: dict[str, Any]) -> dict[str, Any]:
+    reply = router.call(command, params, CONVERSATION)
+    action = _READS.get(command, command)
     if not isinstance(reply, dict):
-        raise ExplainError("read_failed", f"the router's answer to {action} is not a reply; try again")
+        raise ExplainError("read_failed", f"the router's answer when asked to {action} is not a reply; "
+                                          "try again")
     status = reply.get("status")
     if status == "ok":
         result = reply.get("result")
@@ -67,23 +73,23 @@ def _answer(router: RouterPort, action: str, params: dict[str, Any]) -> dict[str
     if status == "unknown":
         raise ExplainError(
             "router_timeout",
-            f"the router did not answer {action} in time ({message[:200]}); it may be busy or "
+            f"the router did not answer in time when asked to {action} ({message[:200]}); it may be busy or "
             "stuck: try again, and check it with ./safeclaw status",
         )
     if error in _ROUTER_DOWN:
         raise ExplainError(
             "router_down",
-            f"the router did not answer {action} ({message[:200]}); is it running? "
+            f"the router did not answer when asked to {action} ({message[:200]}); is it running? "
             "start the stack with ./safeclaw",
         )
     if status == "denied":
-        raise ExplainError("read_failed", f"the router refused {action}: {message[:300]}")
+        raise ExplainError("read_failed", f"the router refused to {action}: {message[:300]}")
     if status != "error":
-        raise ExplainError("read_failed", f"the router's answer to {action} has no known status; try again")
+        raise ExplainError("read_failed", f"the router's answer when asked to {action} has no known "
+                                          "status; try again")
     if error in _POST_ERRORS:
         raise ExplainError(_POST_ERRORS[error], message[:300])
-    said = message if message == error else f"{error}: {message}"
-    raise ExplainError("read_failed", f"the router could not do {action} ({said[:300]}); try again later")
+    raise ExplainError("read_failed", f"the router could not {action} ({message[:300]}); try again later")
 
 
 def fetch_post(router: RouterPort, address: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from protocol.platform_names import PLATFORM_NAMES
 from router.errors import SkillError
 
 # Seconds since the epoch above this are a reset *time*; below it, a number of seconds.
@@ -60,6 +61,7 @@ def error_for_status(
     platform: str, status: int, headers: Mapping[str, Any] | None = None, doing: str = "request"
 ) -> SkillError:
     """The SkillError for an HTTP error status of `platform` while `doing` something."""
+    platform = PLATFORM_NAMES.get(platform, platform)  # as people name it: "Bluesky", not "bsky"
     if status in (401, 403):
         return SkillError("auth_failed", f"{platform} rejected the credentials ({status}) during {doing}; "
                           "check the platform's variables in router/.env")
@@ -111,6 +113,7 @@ def error_from_exception(exc: BaseException, platform: str, doing: str = "reques
     """The SkillError for whatever a client library raised. Never includes `str(exc)`."""
     if isinstance(exc, SkillError):
         return exc
+    platform = PLATFORM_NAMES.get(platform, platform)
     for link in _causes(exc):
         response = _response_of(link)
         if response is not None:

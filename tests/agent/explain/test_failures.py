@@ -238,9 +238,9 @@ def test_a_router_that_does_not_answer_in_time_is_said_plainly():
     with pytest.raises(ExplainError) as caught:
         explain_post(POST_URL, slow, ScriptedLLM([]))
     assert caught.value.kind == "router_timeout"
-    assert "did not answer FETCH_POST in time" in caught.value.message and "try again" in caught.value.message
+    assert "did not answer in time when asked to read the post from Bluesky" in caught.value.message and "try again" in caught.value.message
     assert explain_reply(POST_URL, slow, ScriptedLLM([])).startswith(
-        "I could not explain that post: the router did not answer FETCH_POST in time"
+        "I could not explain that post: the router did not answer in time when asked to read the post from Bluesky"
     )
 
 
@@ -296,7 +296,7 @@ def test_a_failed_search_mid_loop_is_noted_and_the_loop_goes_on(router, bsky):
     result = explain_post(url, RateLimitedOnce(router, 0, None), llm)
     assert (
         result.passed
-        and "search 'first' failed: the router could not do SEARCH_POSTS (rate_limited: slow down)"
+        and "search 'first' failed: the router could not search Bluesky (slow down)"
         in llm.prompts[1]
     )
 
