@@ -26,10 +26,13 @@ INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIG
 
 def interrupted() -> int:
     """The status of a program a Ctrl-C ended, after a new line on stderr: the shell's prompt then
-    starts a line of its own instead of following `^C`."""
+    starts a line of its own instead of following `^C`. Another Ctrl-C from here (mashed keys, while
+    Python winds down and runs no handler) ends the process by the signal: the shell ends that line."""
     with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr, or a closed terminal
         sys.stderr.write("\n")
         sys.stderr.flush()
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     return INTERRUPTED
 
 

@@ -19,13 +19,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from protocol.ctrl_c import INTERRUPTED, leave_on_ctrl_c, stop_signals  # noqa: E402
+from protocol.ctrl_c import INTERRUPTED, interrupted, leave_on_ctrl_c, stop_signals  # noqa: E402
 
 if __name__ == "__main__":
     leave_on_ctrl_c()  # until the run's own handler is in place: quietly, status 130, nothing started
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -114,12 +113,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         stack.stop_all()
         terminal.restore()
-        if stack.interrupted and not console_open:  # the console says Bye itself; else end the ^C line
-            with contextlib.suppress(OSError, ValueError):  # a closed terminal
-                sys.stderr.write("\n")
-                sys.stderr.flush()
         for signum, handler in zip(stopping, previous, strict=True):
             signal.signal(signum, handler)
+        if stack.interrupted and not console_open:  # the console says Bye itself; else end the ^C line
+            interrupted()
         lock.close()
 
 

@@ -84,3 +84,17 @@ def test_a_program_execd_in_its_place_starts_with_ctrl_c_held():
                  "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"])
     """, preexec=None)
     assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr
+
+
+def test_after_the_line_is_ended_another_ctrl_c_ends_the_process_by_the_signal():
+    """Mashed keys: a Ctrl-C while Python winds down runs no handler, and the process would leave
+    with the shell's prompt after that `^C`; dying by the signal, the shell ends the line itself."""
+    done = run_python("""
+        import os, signal
+        from protocol.ctrl_c import interrupted
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        interrupted()
+        os.kill(os.getpid(), signal.SIGINT)
+        print("went on")
+    """, preexec=None)
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "", "\n")
