@@ -22,7 +22,14 @@ import threading
 from typing import TextIO
 
 from agent.channels.base import BaseChannel, IncomingMessage, MessageHandler
-from agent.channels.display import TerminalSettings, for_terminal, showable, terminal_width, wrapped
+from agent.channels.display import (
+    TerminalSettings,
+    for_terminal,
+    showable,
+    terminal_width,
+    typing_unseen,
+    wrapped,
+)
 from agent.channels.prompt_line import (
     PROMPT,
     enable_tab_completion,
@@ -150,7 +157,8 @@ class ConsoleChannel(BaseChannel):
         self._turn_running = True
         spinner = asyncio.create_task(self._spin())
         try:
-            return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+            with typing_unseen(self.stdin):
+                return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
         finally:
             spinner.cancel()
             with contextlib.suppress(asyncio.CancelledError):

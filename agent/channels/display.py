@@ -11,6 +11,7 @@ import os
 import termios
 import textwrap
 import unicodedata
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from protocol.invisible import hidden_in
@@ -92,6 +93,26 @@ def wrapped(text: str, width: int | None, hang: str = "") -> str:
         lines += textwrap.wrap(line, width, subsequent_indent=indent + hang, break_long_words=False,
                                break_on_hyphens=False, replace_whitespace=False) or [""]
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def typing_unseen(stream: TextIO) -> Iterator[None]:
+    """While a turn runs: what is typed is not echoed over the thinking indicator; it stays in the
+    terminal's buffer (never flushed) and readline shows it at the next prompt."""
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] = saved[3] & ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (OSError, ValueError, AttributeError, termios.error):  # not a terminal
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 class TerminalSettings:

@@ -75,3 +75,41 @@ def test_from_a_pipe_stdout_holds_only_replies_and_no_indicator_anywhere():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["fake reply", "second answer"]
     assert "thinking" not in done.stderr and "\x1b[" not in done.stdout + done.stderr
+
+
+def test_what_is_typed_while_a_turn_runs_waits_unseen_for_the_next_prompt(tmp_path):
+    """Typing ahead while the model worked echoed the words over the thinking indicator
+    ("\\ thinking…show my notifications"), a line the reply then left on the screen."""
+    with FakeOllama() as ollama:
+        ollama.enqueue(ollama.slow(1.5), "second answer")
+        master, slave = pty.openpty()
+        env = {**os.environ, "OLLAMA_HOST": ollama.url, "TERM": "dumb"}
+        agent = subprocess.Popen([sys.executable, "agent/start_agent.py"], stdin=slave, stdout=slave,
+                                 stderr=slave, cwd=REPO, env=env, close_fds=True)
+        os.close(slave)
+        output = bytearray()
+        try:
+            read_until(master, output, b"you> ")
+            first_prompt = output.find(b"you> ")
+            os.write(master, b"hello\n")
+            read_until(master, output, "thinking…".encode(), first_prompt)
+            os.write(master, b"typed ahead")  # while the model still works
+            read_until(master, output, b"safeclaw> ", first_prompt)
+            reply_at = output.find(b"safeclaw> ", first_prompt)
+            read_until(master, output, b"you> ", reply_at)
+            read_until(master, output, b"typed ahead", output.find(b"you> ", reply_at))
+            os.write(master, b"\n")
+            read_until(master, output, b"second answer", reply_at)
+            read_until(master, output, b"you> ", output.find(b"second answer"))
+            os.write(master, b"\x04")
+            assert agent.wait(timeout=30) == 0
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+            os.close(master)
+    text = bytes(output).decode("utf-8", errors="replace")
+    turn = text[text.find("you> ") + len("you> "):]
+    before_reply = turn[: turn.index("safeclaw> ")]
+    assert "typed ahead" not in before_reply, repr(before_reply)  # not echoed over the indicator
+    assert "you> typed ahead" in turn, repr(turn)  # shown at the prompt it was typed for
