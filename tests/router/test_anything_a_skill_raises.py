@@ -107,3 +107,24 @@ def test_the_programs_own_ctrl_c_is_not_taken_for_a_skills_crash(monkeypatch):
     with pytest.raises(SystemExit) as ended:
         pipeline.run(pressing, ctx)
     assert ended.value.code == ctrl_c.INTERRUPTED
+
+
+@pytest.mark.slow
+def test_raising_commands_left_in_processing_lists_do_not_stop_the_restart(redis_urls, admin, tmp_path):
+    """Recovery takes the same steps: a raising command this router (or a router whose heartbeat
+    is gone) left in its list is answered at the next start, which goes on."""
+    from protocol.commands import CommandEnvelope
+    from tests.router.router_helpers import OWNER_TURN
+
+    keys = redis_urls.keys
+    left = []
+    for action, name, where in CASES:
+        envelope = CommandEnvelope.new(action, {"raise": name, "where": where}, "t", 120, origin=OWNER_TURN)
+        admin.lpush(keys.processing("r1" if len(left) % 2 else "gone"), envelope.to_json())
+        left.append(envelope.id)
+    with WorkerThread(settings_for(redis_urls.router_url, tmp_path), SKILLS) as worker:
+        for command_id in left:
+            assert reply_of(admin, keys, command_id, timeout=30)["status"] in ("error", "denied", "unknown")
+        assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
+        assert not worker._stop.is_set()
+    assert admin.llen(keys.processing("r1")) == 0 and admin.llen(keys.processing("gone")) == 0
