@@ -150,3 +150,21 @@ def test_router_login_may_read_the_audit_stream(redis_urls):
         client.xrevrange(redis_urls.keys.audit_stream, count=1)
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("kind", ["type:int", "type:bulk", "type:status", "LOADING", "reset"])
+def test_offline_verify_through_a_redis_that_answers_garbage_says_it_did_not_read_it(redis_urls, tmp_path, kind):
+    """Redis answering the stream's read with a fault or a reply of another shape: verify says it
+    did not read Redis and checks the ends against the checkpoints, never a traceback."""
+    from tests.support.faulty_redis import FaultyRedis
+
+    folder = tmp_path / "audit"
+    write(folder, "r1", 4, key=None)
+    proxy = FaultyRedis(redis_urls.server.port, chance=1.0, kinds=(kind,), only=frozenset({b"XREVRANGE"})).start()
+    proxy.on = True
+    try:
+        done = run_verify(folder, proxy.url("router", redis_urls.server.router_password))
+    finally:
+        proxy.stop()
+    assert done.returncode == UNCHECKED, done.stdout + done.stderr
+    assert "was not read" in done.stdout and "Traceback" not in done.stderr
