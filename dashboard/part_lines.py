@@ -181,7 +181,8 @@ def autonomy_part(raw: Any, now: float) -> dict[str, Any]:
         return part("autonomy", "Autonomy", UNKNOWN, "Autonomy's heartbeat in Redis cannot be read")
     if beat is None:
         return part(
-            "autonomy", "Autonomy", OFF, "Autonomy is off", "channels.autonomy.enabled in agent/config.json"
+            "autonomy", "Autonomy", OFF, "Autonomy is off",
+            "set channels.autonomy.enabled to true in agent/config.json"
         )
     data = json_object(raw) or {}
     reason = stuck_reason(beat, now)

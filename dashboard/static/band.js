@@ -22,7 +22,7 @@ export function renderStatus(s) {
     el("li", { class: "part state-" + p.state, "data-part": p.part, "data-state": p.state },
       el("span", { class: "badge" }, STATE_WORDS[p.state] || p.state),
       el("strong", {}, p.title), " ", el("span", { class: "words" }, p.words),
-      p.fix ? el("span", { class: "fix" }, "How to fix: " + p.fix) : null)));
+      p.fix ? el("span", { class: "fix" }, (p.state === "off" ? "To turn it on: " : "How to fix: ") + p.fix) : null)));
 }
 
 function renderKill(k) {
