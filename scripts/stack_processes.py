@@ -124,6 +124,7 @@ def lock_run_dir(run_dir: Path) -> IO[str]:
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise StackError(f"another ./safeclaw is running with {run_dir}; stop it first "
-                         "(or give this one another folder with SAFECLAW_RUN_DIR)") from None
+        raise StackError(f"SafeClaw is already running (in another terminal) with {shown_path(run_dir)}: use "
+                         "that one (./safeclaw status looks at it) or leave it with Ctrl-D there; a second "
+                         "one needs its own folder (SAFECLAW_RUN_DIR)") from None
     return handle

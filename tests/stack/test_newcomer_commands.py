@@ -106,3 +106,18 @@ def test_paths_in_the_start_lines_are_short_inside_the_folder_and_whole_outside(
     assert shown_path(REPO_ROOT / "router" / "outbox.jsonl") == "router/outbox.jsonl"
     assert shown_path(REPO_ROOT / ".run" / "dashboard.token") == ".run/dashboard.token"
     assert shown_path(tmp_path / "outbox.jsonl") == str(tmp_path / "outbox.jsonl")
+
+
+def test_a_second_start_while_one_runs_says_where_the_first_one_is(tmp_path):
+    """"another ./safeclaw is running with /home/.../.run; stop it first": which one, and how?"""
+    import fcntl
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with (run_dir / "stack.lock").open("a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = safeclaw(tmp_path=tmp_path)
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("safeclaw: SafeClaw is already running (in another terminal)"), line
+    assert "Ctrl-D" in line and "./safeclaw status" in line and "SAFECLAW_RUN_DIR" in line, line
