@@ -77,8 +77,10 @@ def test_ctrl_c_during_a_slow_answer_leaves_at_once(tmp_path):
         shell.expect_exact("you> ")
         shell.sendline("hello")
         shell.expect_exact("thinking")
-        while not ollama.requests:  # the model has the question
+        deadline = time.monotonic() + 60
+        while not ollama.requests and time.monotonic() < deadline:  # the model has the question
             time.sleep(0.05)
+        assert ollama.requests
         shell.sendintr()
         shell.expect_exact(PROMPT)
         printed = shell.before
