@@ -193,6 +193,7 @@ class Redactor:
                 back(origin, s, e) for s, e in tables.plain.spans(plain_view) + shape_spans(plain_view)
             ]
         spaced = self._stride_spans(text, plain) + self._word_spans(text, plain)
+        spaced += self._anagrams.spans(text, plain)
         return found + self._skeleton_spans(text, folded, plain) + spaced
 
     def _word_spans(self, text: str, plain: str) -> list[Span]:

@@ -133,10 +133,12 @@ def rearranged(secret):
 
 
 @pytest.mark.parametrize("secret", [KEY, "xoxb-" + "9f3a7c21e4b8aa"])
-def test_the_keys_characters_moved_about_are_found_in_a_post(secret):
+def test_the_keys_characters_moved_about_are_found_and_redacted(secret):
     redactor = Redactor([*ROUTER_SECRETS, secret])
     for name, spelled in rearranged(secret).items():
-        assert redactor.rearranged(f"a riddle: {spelled}, guess it"), name
+        text = f"a riddle: {spelled}, guess it"
+        assert redactor.rearranged(text) and redactor.finds(text), name
+        assert redactor.text(text).startswith("a riddle: [REDACTED]") and text.endswith(", guess it"), name
 
 
 def test_no_ordinary_text_is_a_key_rearranged():

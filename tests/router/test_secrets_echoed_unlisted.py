@@ -7,12 +7,12 @@ import json
 import pytest
 
 from router.registry import discover_skills
-from tests.protocol.test_unlisted_spellings import numbers_and_symbols, spelt_out, substitutions
+from tests.protocol.test_unlisted_spellings import numbers_and_symbols, rearranged, spelt_out, substitutions
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
 from tests.support.fake_moltbook import FakeMoltbook
 
 KEY = "moltbook_sk_" + "Echo7fKq9Zx2Lw4Tb"
-SPELLINGS = {**numbers_and_symbols(KEY), **substitutions(KEY), **spelt_out(KEY)}
+SPELLINGS = {**numbers_and_symbols(KEY), **substitutions(KEY), **spelt_out(KEY), **rearranged(KEY)}
 
 
 @pytest.fixture(scope="module")
