@@ -242,9 +242,9 @@ class TelegramChannel(BaseChannel):
             await self._send_text(self.application.bot, chat_id, chunk)
 
     async def progress(self, conversation: str, text: str) -> None:
-        """Each search, fetch and verdict as a short plain message; the iteration counter is left
-        out so a chat is not flooded."""
-        if text.startswith("iteration "):
+        """Each search, read and verdict as a short plain message; the round counter is left out
+        so a chat is not flooded."""
+        if text.startswith("round "):
             return
         if self.application is None or not self.run.running:
             raise RuntimeError("the Telegram channel is not running")

@@ -99,7 +99,7 @@ def explain_post(
     say = progress or (lambda _line: None)
     url = post_address(address)
     run = Session(router, llm, say)
-    say(f"fetch: {url}")
+    say(f"reading the post: {url}")
     target = reader.fetch_post(router, url)
     post = target["post"]
     target_number = run.add_thread(target)
@@ -110,7 +110,7 @@ def explain_post(
     stopped = ""
     try:
         for iteration in range(1, max_iterations + 1):
-            say(f"iteration {iteration}/{max_iterations}")
+            say(f"round {iteration} of {max_iterations}")
             prompt = prompts.step_prompt(
                 block, run.book.fenced(), run.log, feedback, max_iterations - iteration + 1
             )
@@ -164,7 +164,7 @@ def _step(run: Session, prompt: str, best: _Attempt | None) -> dict[str, Any] | 
     try:
         return run.ask(prompt, prompts.STEP_SCHEMA)
     except BadAnswer as exc:
-        run.say(f"model: unusable answer ({exc})")
+        run.say(f"the model's answer was unusable ({exc})")
         return None
     except BudgetExhausted as exc:
         if best is None:
@@ -201,9 +201,9 @@ def _judge(
     ]
     if attempt.problems:
         attempt.reason = "; ".join(attempt.problems)
-        run.say(f"checks: fail ({attempt.reason})")
+        run.say(f"checking the answer: not yet ({attempt.reason})")
         return attempt
-    run.say("checks: pass")
+    run.say("checking the answer: it holds")
     try:
         verdict = run.ask(
             prompts.critique_prompt(block, run.book.fenced(), attempt.bullets), prompts.CRITIQUE_SCHEMA
@@ -218,7 +218,7 @@ def _judge(
         verdict = {"verdict": "fail", "reason": f"the critique call failed: {exc}"}
     attempt.critique_passed = verdict["verdict"] == "pass"
     attempt.reason = outside(verdict["reason"], 400)
-    run.say(f"critique: {verdict['verdict']} ({attempt.reason})")
+    run.say(f"second reading: {verdict['verdict']} ({attempt.reason})")
     return attempt
 
 

@@ -75,7 +75,7 @@ class Session:
             self.note("search: (empty query, nothing done)")
             return
         self.searches.append(query)
-        self.say(f"search: {query}")
+        self.say(f"searching Bluesky: {query}")
         try:
             found = reader.search_posts(self.router, query)
         except ExplainError as exc:
@@ -95,7 +95,7 @@ class Session:
             self.note(f"fetch: not done, {exc.message}")
             return
         self.fetches.append(address)
-        self.say(f"fetch: {address}")
+        self.say(f"reading the post: {address}")
         try:
             number = self.add_thread(reader.fetch_post(self.router, address))
         except ExplainError as exc:

@@ -52,9 +52,10 @@ def test_text_output_has_bullets_then_numbered_sources(stack, bsky, tmp_path):
         "Sources:" in done.stdout
         and "[3] @dictwatch.test: https://bsky.app/profile/dictwatch.test/post/" in done.stdout
     )
-    for line in ("iteration 1/10", "search: enshittification", "checks: pass", "critique: pass (good)"):
+    for line in ("round 1 of 10", "searching Bluesky: enshittification", "checking the answer: it holds",
+                 "second reading: pass (good)"):
         assert line in done.stderr.splitlines()
-    assert "iteration" not in done.stdout
+    assert "round 1" not in done.stdout
 
 
 def test_json_output_is_one_object(stack, bsky, tmp_path):

@@ -37,12 +37,12 @@ def test_telegram_shows_progress_then_the_explanation(router, bsky, tmp_path):
         texts = fake.sent_texts(OWNER)
     first = texts[: texts.index(next(t for t in texts if "Sources:" in t)) + 1]
     assert first[:4] == [
-        f"… fetch: {url}",
-        "… search: enshittification",
-        "… checks: pass",
-        "… critique: pass (good)",
+        f"… reading the post: {url}",
+        "… searching Bluesky: enshittification",
+        "… checking the answer: it holds",
+        "… second reading: pass (good)",
     ]
-    assert not any("iteration" in t for t in texts)
+    assert not any("round 1" in t for t in texts)
     answer = first[-1]
     assert (
         f"• {BULLETS[0]}" in answer
@@ -62,7 +62,7 @@ def test_the_console_prints_progress_to_stderr_and_the_answer_to_stdout(
     assert asyncio.run(service._run_channels(["console"])) == 0
     out, err = capsys.readouterr()
     assert out.startswith(f"Background for @user.test's post ({url}):") and "Sources:" in out
-    assert "… iteration 1/10" in err and "… search: enshittification" in err and "iteration" not in out
+    assert "… round 1 of 10" in err and "… searching Bluesky: enshittification" in err and "round 1" not in out
 
 
 def test_usage_and_bad_addresses_answer_plainly_without_the_model(router, bsky, tmp_path):

@@ -62,8 +62,9 @@ def test_a_post_is_explained_with_cited_bullets_and_checked_sources(router, bsky
     assert result.passed and result.bullets == BULLETS and result.iterations == 2
     assert [s["n"] for s in result.sources] == [2, 3]
     assert result.sources[1]["author"] == "dictwatch.test"
-    assert lines[0] == f"fetch: {url}" and "iteration 1/10" in lines and "search: enshittification" in lines
-    assert lines[-1] == "critique: pass (explains the background)"
+    assert lines[0] == f"reading the post: {url}" and "round 1 of 10" in lines
+    assert "searching Bluesky: enshittification" in lines
+    assert lines[-1] == "second reading: pass (explains the background)"
     assert llm.schemas == [STEP_SCHEMA, STEP_SCHEMA, CRITIQUE_SCHEMA]
     assert result.llm_calls == 3 and result.tokens > 0 and result.citation_validity == 1.0
     # everything read from outside reaches the model fenced as data; the alt text is there
