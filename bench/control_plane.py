@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench import dashboard_load  # noqa: E402
 from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
-from router.audit.log import DEFAULT_SYNC_SECONDS, AuditLog, verify_directory  # noqa: E402
+from router.audit.chain_check import verify_directory  # noqa: E402
+from router.audit.log import DEFAULT_SYNC_SECONDS, AuditLog  # noqa: E402
 from router.policy import kill_switch  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 

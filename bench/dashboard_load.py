@@ -23,7 +23,7 @@ import redis
 
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
-from router.audit.log import canonical
+from router.audit.lines import canonical
 from router.policy.approval_store import ApprovalStore
 from scripts.stack_dashboard import DashboardPlan, wait_until_serving
 from scripts.stack_redis import free_port

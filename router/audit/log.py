@@ -12,7 +12,8 @@ is covered once the next one is written (and by the copy in the Redis audit stre
 Durability is a group commit (`AuditLog.sync`), and the durable head is checkpointed under a key
 (`router.audit.checkpoint`); `router.audit.verify` checks the files, the checkpoints and the Redis
 copy: `python -m router.audit verify [DIR]`. A line that must be durable before an effect runs is
-appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had; durable lines
+appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had (and, once a
+flush has failed, until the router restarts: the kernel may have dropped what it had taken); durable lines
 appended together (lanes of different platforms) share one flush of the disk.
 
 A line is whole or absent: a short write is finished, and a write that fails midway (a full disk)
@@ -36,11 +37,8 @@ from typing import Any
 
 from router.audit import checkpoint as audit_checkpoint
 from router.audit import lines as line_format
-from router.audit.chain_check import Verdict, hash_at, verify_directory
-from router.audit.lines import GENESIS, canonical, chain_files, record_hash
-
-__all__ = ["GENESIS", "AuditLog", "AuditUnavailable", "Verdict", "canonical", "chain_files", "hash_at",
-           "record_hash", "verify_directory"]  # the format's and the checks' names, for older callers
+from router.audit.chain_check import hash_at
+from router.audit.lines import GENESIS, chain_files
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_SYNC_SECONDS = 0.1  # group commit: fsync (and checkpoint) at most this long after a write
@@ -86,6 +84,7 @@ class AuditLog:
         self._written = 0  # appends so far; `_synced` is how many of them are durable
         self._synced = 0
         self._checkpointed = -1
+        self._flush_failed: OSError | None = None
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.seq, self.last_hash = self._resume()
         if key is not None:
@@ -249,6 +248,9 @@ class AuditLog:
                 self._sync_locked(checkpoint=False)
 
     def _sync_locked(self, checkpoint: bool) -> None:
+        if self._flush_failed is not None:  # the kernel may have dropped the pages it had taken
+            raise AuditUnavailable(errno.EIO, f"audit log {self.path}: a flush failed earlier "
+                                   f"({self._flush_failed}); no line is durable until the router restarts")
         with self._lock:
             if self._fd is None:
                 return
@@ -256,6 +258,9 @@ class AuditLog:
         try:
             if written != self._synced:
                 _datasync(fd)  # outside the append lock: appends go on while the disk works
+        except OSError as exc:
+            self._flush_failed = exc  # a later flush that succeeds vouches for nothing before it
+            raise
         finally:
             os.close(fd)
         self._synced = written

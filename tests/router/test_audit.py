@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
-from router.audit.log import GENESIS, AuditLog, chain_files, verify_directory
+from router.audit.chain_check import verify_directory
+from router.audit.lines import GENESIS, chain_files
+from router.audit.log import AuditLog
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 
@@ -49,7 +51,7 @@ def test_one_edited_byte_anywhere_fails_at_that_line(tmp_path, line_index):
 
 
 def test_edit_with_recomputed_hash_is_caught_by_the_next_line(tmp_path):
-    from router.audit.log import canonical, record_hash
+    from router.audit.lines import canonical, record_hash
 
     write(tmp_path)
     path = tmp_path / "r1.jsonl"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from router.audit import checkpoint as audit_checkpoint
-from router.audit.log import AuditLog, canonical, chain_files, record_hash
+from router.audit.lines import canonical, chain_files, record_hash
+from router.audit.log import AuditLog
 from router.audit.verify import BROKEN, OK, UNCHECKED, verify
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from router.audit.log import AuditLog, AuditUnavailable, chain_files, verify_directory
+from router.audit.chain_check import verify_directory
+from router.audit.lines import chain_files
+from router.audit.log import AuditLog, AuditUnavailable
 from router.audit.verify import OK, verify
 from tests.router.router_helpers import WorkerThread, note_lines, push, reply_of, settings_for
 from tests.support.small_disk import small_disk

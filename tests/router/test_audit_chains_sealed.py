@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from router.audit.log import AuditLog, chain_files
+from router.audit.lines import chain_files
+from router.audit.log import AuditLog
 from router.audit.verify import BROKEN, OK, UNCHECKED, verify
 
 REPO = Path(__file__).resolve().parents[2]

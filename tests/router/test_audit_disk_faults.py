@@ -73,3 +73,35 @@ def test_a_disk_failing_at_every_byte_of_a_line_leaves_a_chain_that_verifies(
         raw = (folder / "r1.jsonl").read_bytes()
         assert [json.loads(line)["command_id"] for line in raw.splitlines()] == ["before", "after"], offset
         assert verify(folder, KEY, None).exit_code == OK, offset
+
+
+def test_after_a_failed_flush_no_line_is_called_durable_until_a_restart(tmp_path, monkeypatch):
+    """A failed fsync may have dropped pages the kernel had taken (and marked clean): a later fsync
+    that succeeds vouches for nothing written before it. So once one fails, every durable append
+    is refused (no write runs on it) until the router starts again, whatever the disk says then."""
+    log = AuditLog(tmp_path, "r1", key=KEY, sync_seconds=None)
+    log.append(BEFORE, durable=True)
+    real = audit_log._datasync
+    calls = []
+
+    def failing_once(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(fd)
+
+    monkeypatch.setattr(audit_log, "_datasync", failing_once)
+    with pytest.raises(AuditUnavailable):
+        log.append({"command_id": "first", "text": "lost?"}, durable=True)
+    for attempt in range(3):  # the disk works again; the log does not pretend it did all along
+        with pytest.raises(AuditUnavailable, match="restarts"):
+            log.append({"command_id": f"again-{attempt}", "text": "z"}, durable=True)
+    log.append({"command_id": "plain", "text": "no promise made"})  # a plain line is still written
+    assert len(calls) == 1
+    with pytest.raises(AuditUnavailable):
+        log.sync()  # no checkpoint vouches for the lines either
+    monkeypatch.setattr(audit_log, "_datasync", real)
+    restarted = AuditLog(tmp_path, "r1", key=KEY, sync_seconds=None)  # the next start
+    restarted.append({"command_id": "after-restart"}, durable=True)
+    restarted.close()
+    assert verify(tmp_path, KEY, None).exit_code == OK

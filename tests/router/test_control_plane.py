@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from protocol.commands import CommandEnvelope
-from router.audit.log import verify_directory
+from router.audit.chain_check import verify_directory
 from router.policy import approvals, kill_switch
 from tests.router.router_helpers import (
     WorkerThread,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from router.audit.log import verify_directory
+from router.audit.chain_check import verify_directory
 from tests.support.fake_mastodon import FakeMastodon
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

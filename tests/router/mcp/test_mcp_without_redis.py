@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from router.audit.log import verify_directory
+from router.audit.chain_check import verify_directory
 from tests.support.fake_mastodon import FakeMastodon
 from tests.support.mcp_client import REPO_ROOT, McpSession, text_of
 
