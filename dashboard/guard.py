@@ -148,11 +148,11 @@ class RequestGuard:
 
 def strong_token(token: str) -> bool:
     """A token no guesser finds, as a machine makes them (`secrets.token_urlsafe(24)`, `openssl rand
-    -hex 16` or longer): 32 characters or more, varied (16 different ones, 10 for hex), of lower
-    case, upper case and digits alike. Words and sequences typed by hand are not."""
+    -hex 16` or longer): 32 characters or more, varied (16 different ones, 10 for hex), mixing two
+    of lower case, upper case and digits. Short words and sequences typed by hand are not."""
     if len(token) < STRONG_TOKEN_CHARS:
         return False
     if all(c in string.hexdigits for c in token):
         return len(set(token.lower())) >= 10
     classes = (any(map(str.islower, token)), any(map(str.isupper, token)), any(map(str.isdigit, token)))
-    return all(classes) and len(set(token)) >= 16
+    return sum(classes) >= 2 and len(set(token)) >= 16
