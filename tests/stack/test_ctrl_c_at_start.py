@@ -158,7 +158,13 @@ def test_ctrl_c_at_a_question_or_at_a_waiting_server_ends_the_line_and_says_130(
     else:
         time.sleep(1.0)  # the server waits for its client (a Ctrl-C while it starts ends the same way)
     shell.sendintr()
-    shell.expect_exact(PROMPT)
+    if question and shell.expect_exact([PROMPT, pexpect.TIMEOUT], timeout=5) == 1:
+        # A busy machine can still land it in that instant: it is kept until the next key, and a
+        # person presses Ctrl-C again.
+        shell.sendintr()
+        shell.expect_exact(PROMPT)
+    elif not question:
+        shell.expect_exact(PROMPT)
     printed = shell.before
     shell.sendline("echo EXIT=$?")
     shell.expect(r"EXIT=(\d+)")
