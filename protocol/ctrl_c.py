@@ -52,11 +52,19 @@ def leaving() -> bool:
     return _leaving
 
 
+def _terminated(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 def leave_on_ctrl_c() -> None:
     """The entry point's first act: a Ctrl-C from now on (or one pending since Python started)
-    ends the program quietly with status 130."""
+    ends the program quietly with status 130, and a SIGTERM (a stack stopping while this program
+    starts) with 143 the same way: as an exception, so a write in hand removes its temp file
+    instead of dying with it on the disk."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _leave)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 

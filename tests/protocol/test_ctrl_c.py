@@ -98,3 +98,25 @@ def test_after_the_line_is_ended_another_ctrl_c_ends_the_process_by_the_signal()
         print("went on")
     """, preexec=None)
     assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "", "\n")
+
+
+def test_a_sigterm_while_a_program_starts_ends_it_without_a_torn_write(tmp_path):
+    """The stack stopping while one of its programs still starts (its own stop not in place yet):
+    the write in hand removes its temp file, where SIGTERM's default action left it on the disk."""
+    folder = tmp_path / "state"
+    folder.mkdir()
+    done = run_python(f"""
+        import os, signal
+        from pathlib import Path
+        from protocol import atomic_file
+        from protocol.ctrl_c import leave_on_ctrl_c
+        leave_on_ctrl_c()
+
+        def fsync_then_stopped(fd):
+            os.kill(os.getpid(), signal.SIGTERM)
+        atomic_file.os.fsync = fsync_then_stopped
+        atomic_file.write_atomically(Path({str(folder)!r}) / "state.json", b"{{}}")
+        print("went on")
+    """, preexec=None)
+    assert (done.returncode, done.stdout) == (143, ""), done.stderr
+    assert list(folder.iterdir()) == []
