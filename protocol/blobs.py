@@ -123,11 +123,7 @@ def blobs(text: str, depth: int = MAX_DEPTH) -> list[Blob]:
     found: list[tuple[int, Blob]] = []
     offset = 0
     for line in text.split("\n"):
-        line_found = _line_memo.get((line, depth))
-        if line_found is None:
-            line_found = _line_runs(line, depth)
-        if line_found:
-            found += [(kind, _shifted(blob, offset)) for kind, blob in line_found]
+        found += [(kind, _shifted(blob, offset)) for kind, blob in _line_runs(line, depth)]
         offset += len(line) + 1
     if len(found) >= MAX_BLOBS:
         return _scan(text, depth)  # where the bound cuts the whole text's scan, as it would
@@ -174,6 +170,7 @@ def _doubled_across(text: str) -> bool:
 
 def _shifted(blob: Blob, offset: int) -> Blob:
     return blob if not offset else Blob(blob.start + offset, blob.end + offset, blob.texts, blob.kinds)
+
 
 def _scan(text: str, depth: int) -> list[Blob]:
     found: list[Blob] = []  # at most MAX_BLOBS, and then no doubled runs
