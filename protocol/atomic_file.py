@@ -30,9 +30,14 @@ def write_atomically(
         Path(tmp).unlink(missing_ok=True)
         raise
     if sync_folder:
-        with contextlib.suppress(OSError):
-            folder = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+        sync_folder_of(path.parent)
+
+
+def sync_folder_of(folder: Path) -> None:
+    """Make a rename in `folder` durable, where the OS allows it (a folder's fsync)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

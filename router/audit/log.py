@@ -1,10 +1,9 @@
 """The router's audit log writer: one JSON line per command, each chained to the one before it.
 
-The line format and where a chain's files are: `router.audit.lines`; checking a chain from its
-files: `router.audit.chain_check`. Editing a byte, inserting, deleting or reordering a line breaks
-the chain where it happened, and `verify` names that line. Rotation keeps the chain: the active
-file `<name>.jsonl` is renamed `<name>.<last seq>.jsonl` and the new file goes on from the old
-one's last hash and seq.
+The line format and where a chain's files are: `router.audit.lines`; checking a chain from its files:
+`router.audit.chain_check`. Editing a byte, inserting, deleting or reordering a line breaks the chain
+where it happened, and `verify` names that line. Rotation keeps the chain: the active file `<name>.jsonl`
+is renamed `<name>.<last seq>.jsonl` and the new file goes on from the old one's last hash and seq.
 
 One writer per file: each router writes its own `<router id>.jsonl`. The last line of a file
 is covered once the next one is written (and by the copy in the Redis audit stream).
@@ -13,8 +12,8 @@ Durability is a group commit (`AuditLog.sync`), and the durable head is checkpoi
 (`router.audit.checkpoint`); `router.audit.verify` checks the files, the checkpoints and the Redis
 copy: `python -m router.audit verify [DIR]`. A line that must be durable before an effect runs is
 appended with `durable=True`, which raises `AuditUnavailable` when it cannot be had (and, once a
-flush has failed, until the router restarts: the kernel may have dropped what it had taken); durable lines
-appended together (lanes of different platforms) share one flush of the disk.
+flush has failed, until the router restarts: the kernel may have dropped what it had taken);
+durable lines appended together (lanes of different platforms) share one flush of the disk.
 
 A line is whole or absent: a short write is finished, and a write that fails midway (a full disk)
 is cut back to the end of the last whole line, so the next line never lands on a fragment and the
@@ -35,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from protocol.atomic_file import sync_folder_of
 from router.audit import checkpoint as audit_checkpoint
 from router.audit import lines as line_format
 from router.audit.chain_check import hash_at
@@ -297,9 +297,4 @@ class AuditLog:
             self._fd = None
         target = self.directory / f"{self.name}.{self.seq:012d}.jsonl"
         os.replace(self.path, target)
-        with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
-            fd = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        sync_folder_of(self.directory)
