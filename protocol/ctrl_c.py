@@ -70,9 +70,12 @@ def leave_on_ctrl_c() -> None:
 
 def python_takes_ctrl_c() -> None:
     """From now on a Ctrl-C raises KeyboardInterrupt, as in any Python program (asyncio's runner
-    then takes it too); a SIGINT ignored at the start stays ignored."""
+    then takes it too), and a SIGTERM does what it does to one; a SIGINT ignored at the start stays
+    ignored."""
     if signal.getsignal(signal.SIGINT) is _leave:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is _terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def hold_ctrl_c_across_exec() -> None:
