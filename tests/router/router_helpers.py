@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import redis
@@ -18,7 +20,7 @@ from protocol.origin import OWNER, Origin
 from router.app import build_worker
 from router.config.settings import RouterSettings
 from router.queue.worker import Worker
-from router.registry import Skill
+from router.registry import Skill, discover_skills
 from router.skills.note.skill import SKILL as NOTE
 from router.skills.ping.skill import SKILL as PING
 from tests.support.router_test_skills import TEST_SKILLS
@@ -59,6 +61,21 @@ class WorkerThread:
         self.worker.stop()
         self.thread.join(timeout=30)
         assert not self.thread.is_alive(), "worker did not stop"
+
+
+@contextlib.contextmanager
+def moltbook_router(redis_server, folder: Path, key: str, fake) -> Iterator[redis.Redis]:
+    """One real router (a Worker against the real redis-server) with every skill, holding the
+    Moltbook `key` and pointed at `fake`, on an emptied Redis: its admin client."""
+    admin = redis_server.admin_client()
+    admin.flushall()
+    settings = settings_for(redis_server.router_url, folder, MOLTBOOK_API_BASE=fake.base)
+    try:
+        with WorkerThread(settings, discover_skills(), {"MOLTBOOK_API_KEY": key}):
+            yield admin
+    finally:
+        admin.flushall()
+        admin.close()
 
 
 class RouterProcess:

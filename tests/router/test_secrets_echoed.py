@@ -6,13 +6,11 @@ from urllib.parse import quote
 
 import pytest
 
-from router.registry import discover_skills
 from tests.protocol.test_redaction import spellings
-from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+from tests.router.router_helpers import moltbook_router, push, reply_of
 from tests.support.fake_moltbook import FakeMoltbook
 
 KEY = "moltbook_sk_" + "Echo/7f+Kq9=Zx&2"
-SKILLS = discover_skills()
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +22,8 @@ def fake():
 
 @pytest.fixture(scope="module")
 def router(redis_server, fake, tmp_path_factory):
-    """One real router (a Worker against the real redis-server) for every echo in this module."""
-    admin = redis_server.admin_client()
-    admin.flushall()
-    settings = settings_for(redis_server.router_url, tmp_path_factory.mktemp("echo"), MOLTBOOK_API_BASE=fake.base)
-    try:
-        with WorkerThread(settings, dict(SKILLS), {"MOLTBOOK_API_KEY": KEY}):
-            yield admin
-    finally:
-        admin.flushall()
-        admin.close()
+    with moltbook_router(redis_server, tmp_path_factory.mktemp("echo"), KEY, fake) as admin:
+        yield admin
 
 
 def profile_reply(router, redis_server, fake, name, agent_id="agent-1", description="a careful agent"):

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from router.registry import discover_skills
 from tests.protocol.test_unlisted_spellings import numbers_and_symbols, rearranged, spelt_out, substitutions
-from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+from tests.router.router_helpers import moltbook_router, push, reply_of
 from tests.support.fake_moltbook import FakeMoltbook
 
 KEY = "moltbook_sk_" + "Echo7fKq9Zx2Lw4Tb"
@@ -24,15 +23,8 @@ def fake():
 
 @pytest.fixture(scope="module")
 def router(redis_server, fake, tmp_path_factory):
-    admin = redis_server.admin_client()
-    admin.flushall()
-    settings = settings_for(redis_server.router_url, tmp_path_factory.mktemp("echo"), MOLTBOOK_API_BASE=fake.base)
-    try:
-        with WorkerThread(settings, discover_skills(), {"MOLTBOOK_API_KEY": KEY}):
-            yield admin
-    finally:
-        admin.flushall()
-        admin.close()
+    with moltbook_router(redis_server, tmp_path_factory.mktemp("echo"), KEY, fake) as admin:
+        yield admin
 
 
 @pytest.mark.parametrize("form", sorted(SPELLINGS))
