@@ -8,6 +8,7 @@ ERROR_TYPES = frozenset(
         "auth_failed", "no_credentials", "unknown_command", "unknown_platform", "invalid_json",
         "empty_input", "rate_limited", "request_failed", "internal_error", "invalid_params",
         "not_supported", "not_found", "deleted", "login_required",
+        "kill_switch",  # the owner's switch, found on right before the write left (nothing was sent)
     }
 )
 

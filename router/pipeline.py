@@ -56,8 +56,12 @@ NOT_SENT_KINDS = frozenset(
         "empty_input",
         "rate_limited",
         "not_found",
+        "kill_switch",
     }
 )
+# The router's own "no", found while the command ran (`router.policy.last_moment`): answered as the
+# policy's refusal is, `denied`, nothing sent.
+REFUSED_KINDS = frozenset({"kill_switch"})
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,8 @@ class Pipeline:
     def _failure(self, planned: Planned, exc: SkillError) -> Reply:
         envelope = planned.envelope
         extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
+        if exc.kind in REFUSED_KINDS:
+            return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind, extra=extra)
         if planned.skill.side_effect and exc.kind not in NOT_SENT_KINDS:
             # Sent, answer lost or unreadable: it may have acted; "error" would invite a repeat.
             return Reply(

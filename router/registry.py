@@ -34,6 +34,9 @@ class SkillContext:
     approved: bool = False  # the owner approved this very command: its words go out whole or not at all
     max_text_chars: int = 2000  # truncation length for untrusted text
     timeout: float = 20.0  # seconds for one platform request
+    # Asked right before each write request leaves (`router.policy.last_moment`): raises
+    # SkillError("kill_switch") when the owner's switch is on by then. None: nothing live to read.
+    last_moment: Callable[[], None] | None = None
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("safeclaw.router.skill"))
 
 

@@ -4,17 +4,35 @@ Clients run inside the router only. They raise `SkillError` with the seed's erro
 (auth_failed, rate_limited, request_failed, ...) and never put a credential or a raw API
 body into a message. Text other people wrote is returned raw here; the skills pass it
 through `protocol.untrusted` before it leaves the router.
+
+Every request that may change something on the platform (`is_write`: any method but a read's, to any
+path but a login's) asks `before_write` first, at the client's own transport, after the SDK's
+login, token exchange or rate-limit wait: the command's last-moment check (`last_moment`, set per
+command by `router.skills.social_common.on_platform`) stops it there when the owner's kill switch is
+on by then. A write on a post (a delete) checks the post is the account's own before that.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.platform_names import PLATFORM_NAMES
 from router.errors import SkillError
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def is_write(method: str, path: str, login_paths: frozenset[str] = frozenset()) -> bool:
+    """Whether a request may change something on the platform: every method but a read's, except
+    to a login path (a session or a token changes nothing anyone sees)."""
+    return method.upper() not in READ_METHODS and not any(path.endswith(login) for login in login_paths)
+
+
+def no_check() -> None:
+    """The last-moment check of a client outside any command's run (nothing to read)."""
 
 
 @dataclass
@@ -82,6 +100,18 @@ class PlatformClient(ABC):
         self.credentials = credentials
         self.env = env
         self.timeout = timeout
+        self.last_moment: Callable[[], None] = no_check  # the running command's (`before_write`)
+
+    def before_write(self) -> None:
+        """Right before a write request leaves: the running command's last-moment check, which
+        raises SkillError (nothing sent) when the write must not go."""
+        self.last_moment()
+
+    def not_own(self, what: str) -> SkillError:
+        """The refusal of a write on someone else's post, which the platform may allow (an account
+        that moderates can delete others' posts). The author is not named: it is their words."""
+        return SkillError("invalid_params", f"{PLATFORM_NAMES.get(self.key, self.key)} can only {what} this "
+                          "account's own posts, and that post is someone else's; nothing was sent")
 
     def retime(self, timeout: float) -> None:
         """The next command's timeout, on a kept client (each client applies it to its session)."""

@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 from atproto import Client, models
@@ -18,7 +19,7 @@ from atproto_client.exceptions import BadRequestError
 from atproto_client.request import Request
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, is_write, refuse_cut
 from router.platforms.http_errors import error_from_exception
 from router.platforms.text_limits import BLUESKY_LIMIT, bluesky_length, truncate
 
@@ -36,7 +37,28 @@ _TID_SPAN_US = 2 * 365 * 86_400 * 1_000_000
 _NOTIFICATION_KINDS = {"like": "like", "repost": "repost", "follow": "follow", "mention": "mention",
                        "reply": "reply", "quote": "quote"}
 
+LOGIN_PROCEDURES = frozenset(
+    {"/xrpc/com.atproto.server.createSession", "/xrpc/com.atproto.server.refreshSession"}
+)
+
 T = TypeVar("T")
+
+
+class _WriteCheckedRequest(Request):
+    """The SDK's HTTP layer: each write (an XRPC procedure but the login's) asks `before_write`
+    right before it leaves, after the SDK's own login or session refresh."""
+
+    def __init__(self, before_write: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.before_write = before_write
+
+    def _new_instance(self) -> _WriteCheckedRequest:
+        return type(self)(self.before_write, **self._client_kwargs)
+
+    def _send_request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        if is_write(method, urlsplit(url).path, LOGIN_PROCEDURES):
+            self.before_write()
+        return super()._send_request(method, url, **kwargs)
 
 
 def record_key_for(idempotency_key: str) -> str:
@@ -124,7 +146,8 @@ class BlueskyClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self._client: Client | None = None
-        self._request = Request(timeout=timeout)  # the SDK's httpx client: its connections are kept
+        # The SDK's httpx client (its connections are kept); its writes ask `before_write` first.
+        self._request = _WriteCheckedRequest(self.before_write, timeout=timeout)
         self._did = ""
         self._handle = ""
 
@@ -199,7 +222,7 @@ class BlueskyClient(PlatformClient):
         except Exception as exc:
             error = error_from_exception(exc, "bsky", "post")
             existing = self._already_posted(client, rkey) if rkey and error.kind not in (
-                "auth_failed", "rate_limited") else None
+                "auth_failed", "rate_limited", "kill_switch") else None
             if existing is None:
                 raise error from None
             uri, extra["already_posted"] = existing, True

@@ -111,8 +111,9 @@ def _response_of(exc: BaseException) -> tuple[int, Mapping[str, Any] | None] | N
 
 def error_from_exception(exc: BaseException, platform: str, doing: str = "request") -> SkillError:
     """The SkillError for whatever a client library raised. Never includes `str(exc)`."""
-    if isinstance(exc, SkillError):
-        return exc
+    for link in _causes(exc):  # ours, raised inside an SDK's transport (`before_write`) and wrapped by it
+        if isinstance(link, SkillError):
+            return link
     platform = PLATFORM_NAMES.get(platform, platform)
     for link in _causes(exc):
         response = _response_of(link)

@@ -68,7 +68,8 @@ class MastodonClient(PlatformClient):
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
         super().__init__(credentials, env, timeout)
         self.instance = credentials["MASTODON_INSTANCE"].rstrip("/")
-        self.session = session_for(self.instance)  # kept with the client: its connection is reused
+        # Kept with the client (its connection is reused); its writes ask `before_write` first.
+        self.session = session_for(self.instance, self.before_write)
         self.api = Mastodon(
             api_base_url=self.instance,
             session=self.session,
@@ -78,6 +79,7 @@ class MastodonClient(PlatformClient):
             version_check_mode="none",
         )
         self._char_limit: int | None = None
+        self._account_id = ""
 
     def retime(self, timeout: float) -> None:
         super().retime(timeout)
@@ -133,7 +135,14 @@ class MastodonClient(PlatformClient):
 
     def auth_test(self) -> dict[str, Any]:
         account = self._guard("login", self.api.account_verify_credentials)
-        return {"platform": self.key, "handle": account["acct"], "id": str(account["id"])}
+        self._account_id = str(account["id"])
+        return {"platform": self.key, "handle": account["acct"], "id": self._account_id}
+
+    def own_account_id(self) -> str:
+        """The token's account id (asked once per kept client)."""
+        if not self._account_id:
+            self.auth_test()
+        return self._account_id
 
     def _fit_text(self, request: PostRequest) -> tuple[str, bool]:
         limit = self.char_limit()
@@ -156,6 +165,9 @@ class MastodonClient(PlatformClient):
 
     def delete(self, post_id: str) -> dict[str, Any]:
         status_id = self.status_id(post_id)
+        status = self._guard("post lookup", lambda: self.api.status(status_id))
+        if str((status.get("account") or {}).get("id", "")) != self.own_account_id():
+            raise self.not_own("delete")
         self._guard("delete", lambda: self.api.status_delete(status_id))
         return {"deleted": True, "id": status_id}
 

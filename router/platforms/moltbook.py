@@ -9,7 +9,8 @@ The API as documented by Moltbook's skill file and observed by its users (there 
 spec; these are the assumptions):
 - `GET /agents/me` → `{"success": true, "agent": {name, id, karma, description, ...}}`
 - `POST /posts` `{submolt, title, content}` or `{submolt, title, url}` → `{"post": {...}}`
-- `GET /posts/<id>` → `{"post": {upvotes, downvotes, comment_count, ...}}`; `DELETE /posts/<id>`
+- `GET /posts/<id>` → `{"post": {upvotes, downvotes, comment_count, author, ...}}`; `DELETE /posts/<id>`
+  (only of the agent's own posts: the author's name is the one `GET /agents/me` gives)
 - `POST /posts/<id>/upvote`; `POST /posts/<id>/comments` `{content, parent_id?}` → `{"comment"}`
 - `GET /posts?sort=&limit=` and `GET /submolts/<name>/feed?sort=&limit=` → posts, under `posts`,
   `data.posts` or `data` (list shapes vary between endpoints, so all three are accepted)
@@ -32,7 +33,7 @@ import certifi
 import httpx
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, is_write, refuse_cut
 from router.platforms.http_errors import error_for_status
 from router.platforms.titles import DEFAULT_SUBMOLT, TITLE_LIMIT, first_line
 
@@ -100,6 +101,7 @@ class MoltbookClient(PlatformClient):
         super().__init__(credentials, env, timeout)
         self.base = (env.get("MOLTBOOK_API_BASE") or DEFAULT_BASE).rstrip("/")
         self._http = httpx.Client(timeout=timeout, follow_redirects=False, verify=tls_context())
+        self._own_name = ""
 
     def retime(self, timeout: float) -> None:
         super().retime(timeout)
@@ -112,6 +114,8 @@ class MoltbookClient(PlatformClient):
                  params: dict[str, Any] | None = None, doing: str = "request") -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.credentials['MOLTBOOK_API_KEY']}",
                    "Accept": "application/json", "User-Agent": "safeclaw-router/0.1"}
+        if is_write(method, path):
+            self.before_write()
         try:
             response = self._http.request(method, self.base + path, json=json, params=params, headers=headers)
         except httpx.TimeoutException:
@@ -145,7 +149,14 @@ class MoltbookClient(PlatformClient):
 
     def auth_test(self) -> dict[str, Any]:
         agent = self._object(self._request("GET", "/agents/me", doing="auth test"), "agent")
+        self._own_name = str(agent.get("name") or "")
         return {"handle": agent.get("name", ""), "id": str(agent.get("id", ""))}
+
+    def own_name(self) -> str:
+        """The key's agent name (asked once per kept client): a post's author is named by it."""
+        if not self._own_name:
+            self.auth_test()
+        return self._own_name
 
     def profile(self) -> dict[str, Any]:
         agent = self._object(self._request("GET", "/agents/me", doing="profile"), "agent")
@@ -198,6 +209,10 @@ class MoltbookClient(PlatformClient):
 
     def delete(self, post_id: str) -> dict[str, Any]:
         ident = post_id_of(post_id)
+        post = self._object(self._request("GET", f"/posts/{ident}", doing="post lookup"), "post")
+        author = _name(post.get("author"))
+        if not author or author != self.own_name():
+            raise self.not_own("delete")
         self._request("DELETE", f"/posts/{ident}", doing="delete")
         return {"deleted": True, "id": ident}
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
 
 import praw
 import prawcore
@@ -27,7 +28,7 @@ from praw.exceptions import ClientException, RedditAPIException
 from prawcore.sessions import RetryStrategy
 
 from router.errors import SkillError
-from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
+from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, is_write, refuse_cut
 from router.platforms.http_errors import error_for_status
 from router.platforms.titles import TITLE_LIMIT, reddit_title
 
@@ -37,6 +38,7 @@ COMMENT_LIMIT = 10_000
 _FULLNAME = re.compile(r"^t([13])_([a-z0-9]{1,13})$", re.IGNORECASE)
 _COMMENTS_URL = re.compile(r"/comments/([a-z0-9]{1,13})(?:/[^/?#]*/([a-z0-9]{1,13}))?", re.IGNORECASE)
 _T = TypeVar("_T")
+TOKEN_PATHS = frozenset({"/api/v1/access_token", "/api/v1/revoke_token"})  # the login's own
 
 
 @dataclass(frozen=True)
@@ -55,13 +57,19 @@ class _SingleAttempt(RetryStrategy):
 
 class _Requestor(prawcore.Requestor):
     """Applies the router's timeout to every call (prawcore passes its own default otherwise): the
-    client's current one, which a kept client's next command may change."""
+    client's current one, which a kept client's next command may change. Each write asks the
+    client's `before_write` here, the last step before it leaves: after praw's token exchange and
+    its rate-limit wait."""
 
     def __init__(self, *, client: RedditClient, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.client = client
 
     def request(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        method = str(kwargs.get("method", args[0] if args else ""))
+        url = str(kwargs.get("url", args[1] if len(args) > 1 else ""))
+        if is_write(method, urlsplit(url).path, TOKEN_PATHS):
+            self.client.before_write()
         return super().request(*args, timeout=self.client.timeout, **kwargs)
 
 
@@ -210,7 +218,14 @@ class RedditClient(PlatformClient):
         return ref
 
     def delete(self, post_id: str) -> dict[str, Any]:
-        self._call(lambda r: self._target(r, post_id).delete())
+        def delete_own(reddit: praw.Reddit) -> None:
+            thing = self._thing(reddit, post_id)
+            author = getattr(thing, "author", None)
+            if author is None or str(author.name).lower() != self.credentials["REDDIT_USERNAME"].lower():
+                raise self.not_own("delete")
+            thing.delete()
+
+        self._call(delete_own)
         return {"deleted": True, "id": post_id}
 
     def like(self, post_id: str) -> dict[str, Any]:
@@ -242,15 +257,15 @@ class RedditClient(PlatformClient):
             created_at=_iso(getattr(item, "created_utc", None)),
         )
 
-    def metrics(self, post_id: str) -> dict[str, Any]:
-        def fetch(reddit: praw.Reddit) -> Any:
-            fullname = self._target(reddit, post_id).fullname
-            found = list(reddit.info(fullnames=[fullname]))
-            if not found:
-                raise SkillError("not_found", "reddit has no such post or comment")
-            return found[0]
+    def _thing(self, reddit: praw.Reddit, ref: str) -> Any:
+        """The post or comment as reddit has it now (its author, its score)."""
+        found = list(reddit.info(fullnames=[self._target(reddit, ref).fullname]))
+        if not found:
+            raise SkillError("not_found", "reddit has no such post or comment")
+        return found[0]
 
-        thing = self._call(fetch)
+    def metrics(self, post_id: str) -> dict[str, Any]:
+        thing = self._call(lambda r: self._thing(r, post_id))
         result: dict[str, Any] = {"likes": thing.score, "score": thing.score}
         if hasattr(thing, "num_comments"):
             result["replies"] = thing.num_comments

@@ -27,6 +27,7 @@ import tweepy
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, refuse_cut
 from router.platforms.http_errors import error_for_status
+from router.platforms.http_session import WriteCheckedSession
 from router.platforms.text_limits import URL_WEIGHT, X_LIMIT, truncate, x_weighted_length
 
 for _noisy in ("tweepy.client", "oauthlib", "requests_oauthlib"):
@@ -37,11 +38,12 @@ _STATUS_URL = re.compile(r"(?:x|twitter)\.com/[^/]+/status(?:es)?/(\d{1,25})", r
 _T = TypeVar("_T")
 
 
-class _XSession(requests.Session):
-    """Sends tweepy's requests to `base` instead of api.twitter.com, with a timeout."""
+class _XSession(WriteCheckedSession):
+    """Sends tweepy's requests to `base` instead of api.twitter.com, with a timeout; its writes ask
+    `before_write` first (tweepy sends every request through here)."""
 
-    def __init__(self, base: str, timeout: float) -> None:
-        super().__init__()
+    def __init__(self, base: str, timeout: float, before_write: Callable[[], None]) -> None:
+        super().__init__(before_write)
         self.base = base.rstrip("/").removesuffix("/2")
         self.timeout = timeout
 
@@ -113,7 +115,8 @@ class XClient(PlatformClient):
                 access_token=self.credentials["X_ACCESS_TOKEN"],
                 access_token_secret=self.credentials["X_ACCESS_SECRET"],
             )
-            client.session = _XSession(self.env.get("X_API_BASE") or TWITTER_HOST, self.timeout)
+            base = self.env.get("X_API_BASE") or TWITTER_HOST
+            client.session = _XSession(base, self.timeout, self.before_write)
             self._client = client
         return self._client
 
@@ -171,6 +174,11 @@ class XClient(PlatformClient):
 
     def delete(self, post_id: str) -> dict[str, Any]:
         ident = tweet_id(post_id)
+        found = self._call(lambda c: c.get_tweet(ident, tweet_fields=["author_id"], user_auth=True))
+        if found.data is None:
+            raise SkillError("not_found", "X has no such post")
+        if str(found.data.author_id) != str(self._whoami().id):
+            raise self.not_own("delete")
         response = self._call(lambda c: c.delete_tweet(ident, user_auth=True))
         return {"deleted": bool(response.data.get("deleted")), "id": ident}
 

@@ -1,6 +1,7 @@
 """Running a skill within its command's deadline.
 
-One total deadline per command, from its expiry: no platform call outlives it. A command still
+One total deadline per command, from its expiry: no platform call outlives it. Its writes ask the
+live kill switch again right before they leave (`router.policy.last_moment`). A command still
 running at its deadline is answered then (`unknown` for a side effect: it may yet happen) and
 the run's own answer is dropped when it comes; `Once` makes sure only one of the two answers.
 """
@@ -22,6 +23,7 @@ from router.pipeline import Outcome, Pipeline, Planned
 from router.policy.approval_flow import ApprovalFlow
 from router.policy.checks import Policy
 from router.policy.effects import LOCAL_PLATFORM, Effect
+from router.policy.last_moment import kill_switch_check
 from router.queue import hangup
 from router.queue.lanes import Once
 from router.queue.results import ResultWriter
@@ -67,6 +69,7 @@ class DeadlineRunner:
         envelope = planned.envelope
         left = seconds_left(envelope, approved, taken_at)
         ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
+        ctx.last_moment = kill_switch_check(self.conn, self.settings.keys, envelope, planned.effect)
         if is_own_read(planned.effect):
             return self.pipeline.run(planned, ctx)
         once = Once()

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from protocol.untrusted import sanitise_item
 from router.errors import SkillError
 from router.platforms import PLATFORM_CLASSES, REBUILD_AFTER, client_for, forget, platform_class
-from router.platforms.base import PlatformClient
+from router.platforms.base import PlatformClient, no_check
 from router.platforms.http_errors import error_from_exception
 from router.policy.effects import Effect, Scope, scopes
 from router.registry import SkillContext
@@ -52,10 +52,12 @@ def platform_call(platform: str, doing: str, call: Callable[[], T]) -> T:
 
 
 def on_platform(platform: str, ctx: SkillContext, doing: str, action: Callable[[PlatformClient], T]) -> T:
-    """Run `action` with this lane's kept client of `platform` (built now if none is kept); a
+    """Run `action` with this lane's kept client of `platform` (built now if none is kept), its
+    writes asking the command's last-moment check (`ctx.last_moment`) right before they leave; a
     failure that may have broken the client (its connection, its session) drops it, so the next
     command builds a fresh one."""
     client = platform_call(platform, "setup", lambda: client_for(platform, ctx))
+    client.last_moment = ctx.last_moment or no_check  # this command's, asked before each write leaves
     try:
         return platform_call(platform, doing, lambda: action(client))
     except SkillError as error:
@@ -65,6 +67,8 @@ def on_platform(platform: str, ctx: SkillContext, doing: str, action: Callable[[
     except BaseException:
         forget(platform, client)
         raise
+    finally:
+        client.last_moment = no_check  # a kept client carries no command's check into the next
 
 
 def missing_credentials(platform: str, ctx: SkillContext) -> list[str]:

@@ -3,11 +3,12 @@ to: the one-shot tool (`python -m router.social`) and the MCP server without Red
 
 Each command goes through the same steps as in a router: plan (validate, state the effect),
 every policy check (kill switch, origin, secret_in_text, approvals, rate limits, then the hard bounds),
-the run, the bounds' record, and the audit log (`router.social.audit_trail`): a write's line is
-durable before it runs. With REDIS_URL the counters are the routers' own in Redis; without, they
-are in the embedded store in the router's data folder (`router.bounds.embedded`). Each command
-gets its own connection, store and policy (a policy holds what a passing command took from the
-bounds until its record), so any number of processes and threads can run commands at once.
+the run (with REDIS_URL its writes read the live kill switch again right before they leave,
+`router.policy.last_moment`), the bounds' record, and the audit log (`router.social.audit_trail`):
+a write's line is durable before it runs. With REDIS_URL the counters are the routers' own in
+Redis; without, they are in the embedded store in the router's data folder (`router.bounds.embedded`).
+Each command gets its own connection, store and policy (a policy holds what a passing command took
+from the bounds until its record), so any number of processes and threads can run commands at once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.platforms import close_kept
 from router.policy.checks import Policy
+from router.policy.last_moment import kill_switch_check
 from router.queue.deadline import public_environment
 from router.queue.redis_io import connect
 from router.redaction import Redactor
@@ -81,7 +83,10 @@ class OneShotRouter:
                               error="internal_error")
                 pipeline.policy.record(effect, envelope, reply, conn)  # gives the bounds back
                 return reply
-        outcome = pipeline.run(planned, self.context(envelope))
+        ctx = self.context(envelope)
+        if conn is not None:  # the routers' live switch; without Redis, only the environment's (checked)
+            ctx.last_moment = kill_switch_check(conn, self.settings.keys, envelope, effect)
+        outcome = pipeline.run(planned, ctx)
         if outcome.dead_letter is not None:
             log.warning("%s: %s", envelope.action, outcome.dead_letter)
         pipeline.policy.record(effect, envelope, outcome.reply, conn)

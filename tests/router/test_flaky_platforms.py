@@ -96,8 +96,7 @@ def x() -> Platform:
         "X_ACCESS_SECRET": "as-flaky-4",
     }
     fake = FakeX(**{k.lower().removeprefix("x_"): v for k, v in creds.items()}).start()
-    own = fake.add_mention("me", "my post")["id"]
-    fake.tweets[own] = {"id": own, "text": "my post"}
+    own = fake.add_tweet("my post")["id"]
 
     def kind_of(request: Recorded) -> str | None:
         if request.method == "DELETE" and request.path.startswith("/2/tweets/"):

@@ -42,6 +42,17 @@ class FakeX(RecordingServer):
         self.mentions.append(tweet)
         return tweet
 
+    def add_tweet(self, text: str, author_id: str = ME_ID) -> dict[str, Any]:
+        """A tweet in the timeline (the account's own unless another author is given)."""
+        if author_id not in self.users:
+            self.users[author_id] = f"user{author_id}"
+        ident = next(self._ids)
+        tweet = {"id": ident, "text": text, "author_id": author_id, "edit_history_tweet_ids": [ident],
+                 "public_metrics": {"retweet_count": 0, "reply_count": 0, "like_count": 0, "quote_count": 0,
+                                    "bookmark_count": 0, "impression_count": 0}}
+        self.tweets[ident] = tweet
+        return tweet
+
     def failure(self, request: Recorded) -> Response | None:
         if self.fail_mode == "rate":
             body = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
@@ -90,7 +101,7 @@ class FakeX(RecordingServer):
             deleted = self.tweets.pop(parts[1], None) is not None
             return json_response(200, {"data": {"deleted": deleted}})
         if method == "GET" and len(parts) == 2 and parts[0] == "tweets":
-            return self._tweet(parts[1])
+            return self._tweet(parts[1], request.query.get("tweet.fields", [""])[0].split(","))
         if method == "POST" and len(parts) == 3 and parts[0] == "users" and parts[2] == "likes":
             if parts[1] != ME_ID:
                 return json_response(403, {"title": "Forbidden", "status": 403})
@@ -104,7 +115,7 @@ class FakeX(RecordingServer):
         if not isinstance(body.get("text"), str):
             return json_response(400, {"title": "Invalid Request", "status": 400})
         ident = next(self._ids)
-        tweet = {"id": ident, "text": body["text"], "edit_history_tweet_ids": [ident],
+        tweet = {"id": ident, "text": body["text"], "author_id": ME_ID, "edit_history_tweet_ids": [ident],
                  "reply": body.get("reply"), "quote_tweet_id": body.get("quote_tweet_id"),
                  "public_metrics": {"retweet_count": 2, "reply_count": 1, "like_count": 9, "quote_count": 0,
                                     "bookmark_count": 1, "impression_count": 120}}
@@ -112,14 +123,15 @@ class FakeX(RecordingServer):
         return json_response(201, {"data": {"id": ident, "text": body["text"],
                                             "edit_history_tweet_ids": [ident]}})
 
-    def _tweet(self, ident: str) -> Response:
+    def _tweet(self, ident: str, fields: list[str]) -> Response:
         tweet = self.tweets.get(ident)
         if tweet is None:
             return json_response(200, {"errors": [{"resource_id": ident, "title": "Not Found Error",
                                                    "detail": f"Could not find tweet with id: [{ident}].",
                                                    "type": "https://api.twitter.com/2/problems/resource-not-found"}]})
-        return json_response(200, {"data": {k: tweet[k] for k in ("id", "text", "edit_history_tweet_ids",
-                                                                    "public_metrics")}})
+        # As X: the default fields, and of the others only those asked for.
+        shown = {"id", "text", "edit_history_tweet_ids"} | {f for f in fields if f in tweet}
+        return json_response(200, {"data": {k: tweet[k] for k in sorted(shown)}})
 
     def _mentions(self, request: Recorded) -> Response:
         limit = int(request.query.get("max_results", ["10"])[0])

@@ -7,6 +7,10 @@ past the client's timeout; `stop()` ends the wait), "garbled" (does what a write
 answers 200 with an unreadable body; only for paths in `garble_paths` when that is set). Fakes
 override `failure()` to answer in their platform's own shapes.
 
+`stall(path)` (a login, a token exchange or a lookup that takes as long as the test needs): each
+request to that path waits until the test calls `release()`; `reached` is set when one arrives, so
+the test acts while the platform is still busy with it, without sleeping for a guessed time.
+
 `break_writes` (a flaky platform that acted): every write (not a GET, not a login) is done, then
 its answer is lost: "garbled" (200, unreadable), "error" (502), "reset" (the connection is
 dropped without an answer) or "timeout" (the answer comes `delay` seconds late).
@@ -18,13 +22,25 @@ import json
 import socket
 import struct
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 Response = tuple[int, dict[str, str], bytes]
 RESET = -1  # a status that makes the handler drop the connection without answering
+
+
+@dataclass
+class Stall:
+    """Requests to one path held until `release()`: `reached` tells the test one is being held."""
+
+    method: str | None = None  # None: any method
+    reached: threading.Event = field(default_factory=threading.Event)
+    go: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self.go.set()
 
 
 @dataclass
@@ -59,6 +75,7 @@ class RecordingServer:
         self.garble_paths: set[str] | None = None
         self.break_writes: str | None = None
         self.login_paths: frozenset[str] = frozenset()  # writes that only log in: never broken
+        self.stalls: dict[str, Stall] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._release = threading.Event()  # ends a "slow" wait early at stop()
@@ -74,6 +91,17 @@ class RecordingServer:
 
     def route(self, request: Recorded) -> Response:
         raise NotImplementedError
+
+    def stall(self, path: str, method: str | None = None) -> Stall:
+        """Hold every request to `path` (of `method`, if given) until the returned stall is released."""
+        stall = self.stalls[path] = Stall(method)
+        return stall
+
+    def wait_if_stalled(self, request: Recorded) -> None:
+        stall = self.stalls.get(request.path)
+        if stall is not None and stall.method in (None, request.method):
+            stall.reached.set()
+            stall.go.wait()
 
     def respond(self, request: Recorded) -> Response:
         if self.break_writes and request.method != "GET" and request.path not in self.login_paths:
@@ -135,6 +163,7 @@ class RecordingServer:
                     body=self.rfile.read(length) if length else b"",
                     raw_query=parts.query,
                 )
+                server.wait_if_stalled(recorded)
                 server.requests.append(recorded)
                 status, headers, body = server.respond(recorded)
                 if status == RESET:  # RST, not FIN: the client sees its request vanish
@@ -179,6 +208,8 @@ class RecordingServer:
 
     def stop(self) -> None:
         self._release.set()
+        for stall in self.stalls.values():
+            stall.release()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

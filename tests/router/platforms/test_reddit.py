@@ -94,7 +94,7 @@ def test_reply_to_a_comment_threads_under_it(fake):
 
 
 def test_delete_like_and_metrics(fake):
-    post = fake.add_submission()
+    post = fake.add_submission(author=fake.username)  # a delete is of the account's own posts only
     reddit = client(fake)
     assert reddit.metrics(post.fullname) == {"likes": 12, "score": 12, "replies": 4, "upvote_ratio": 0.93}
     assert reddit.like(post.fullname)["liked"] is True

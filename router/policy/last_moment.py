@@ -1,0 +1,56 @@
+"""The last moment decides: the live kill switch, read again right before a write leaves.
+
+The policy reads the switch before the run (`Policy.kill_switch`); the run may then take seconds
+(a login, a token exchange, the instance's facts, the lookup of a parent post or of a post's
+author) before its write is sent. So each command's run carries a `LastMoment` (on `SkillContext`),
+which its platform client asks right before each write request leaves, after every such step
+(`PlatformClient.before_write`). It reads the switch from where the owner sets it: the live key the
+dashboard and `./safeclaw stop-posting` write (the control login; the agent's and the MCP server's
+logins can only read it), through the caller's own connection. When the switch is on, or cannot
+be read, the write is not sent: `SkillError("kill_switch")`, answered `denied` (nothing was sent),
+with its audit line as any answer.
+
+Nothing else a person can flip changes under a running command: an approval is decided once (the
+first decision wins, `router.policy.approvals.decide`) and quotas and rate limits are settings read
+at start.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import redis
+
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
+from protocol.platform_names import PLATFORM_NAMES
+from router.errors import SkillError
+from router.policy import kill_switch
+from router.policy.effects import Effect
+
+log = logging.getLogger("safeclaw.router.policy")
+# Asked right before a write request leaves; raises SkillError("kill_switch") to stop it.
+LastMoment = Callable[[], None]
+
+
+def kill_switch_check(conn: redis.Redis, keys: Keys, envelope: CommandEnvelope, effect: Effect) -> LastMoment:
+    """The command's last-moment check: the live switch read fresh at each call."""
+
+    def last_moment() -> None:
+        try:
+            state = kill_switch.parse(conn.get(keys.kill_switch))
+            why = f"turned on by {state.by or 'the owner'}"
+        except redis.RedisError as exc:  # fail closed: a switch nobody can read may be on
+            log.warning("command %s: the kill switch could not be read before its write (%s)",
+                        envelope.id, type(exc).__name__)
+            state, why = kill_switch.UNREADABLE, "Redis did not answer its read; fail closed"
+        if state.on:
+            platform = PLATFORM_NAMES.get(effect.platform, effect.platform)
+            raise SkillError(
+                "kill_switch",
+                f"{envelope.action} ({effect.scope}) denied: the kill switch is on ({why}); it was found "
+                f"on right before the write left, so nothing was sent to {platform}",
+            )
+
+    return last_moment
