@@ -1,0 +1,127 @@
+"""The last moment decides: the owner turns the kill switch on while a write's slow step is under
+way (a login, a token exchange, the instance's facts, the lookup of the post it acts on); the write
+never reaches the platform and the reply says the kill switch stopped it. A real router (the
+worker against the real redis-server, its ACL users), the official SDKs against the fakes, the
+switch flipped by the control login as the dashboard does it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import redis
+
+from router.policy import kill_switch
+from router.registry import discover_skills
+from tests.router.platform_cases import ACCOUNTS, Account
+from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+
+
+@dataclass(frozen=True)
+class Case:
+    platform: str
+    action: str
+    params: Callable[[Account], dict[str, Any]]
+    slow: Callable[[Account], tuple[str, str]]  # (method, path) of the step before the write
+
+    @property
+    def id(self) -> str:
+        return f"{self.platform}-{self.action.lower()}"
+
+
+def post(account: Account) -> dict[str, Any]:
+    extra = {"subreddit": "test"} if account.platform == "reddit" else {}
+    return {"platform": account.platform, "text": "posted after the switch went on?", **extra}
+
+
+def delete_own(account: Account) -> dict[str, Any]:
+    return {"platform": account.platform, "post_id": account.own}
+
+
+CASES = [
+    Case("bsky", "CREATE_POST", post, lambda a: ("POST", "/xrpc/com.atproto.server.createSession")),
+    Case("bsky", "LIKE_POST", lambda a: {"platform": "bsky", "post_id": a.other},
+         lambda a: ("GET", "/xrpc/com.atproto.repo.getRecord")),
+    Case("mastodon", "CREATE_POST", post, lambda a: ("GET", "/api/v2/instance/")),
+    Case("mastodon", "DELETE_POST", delete_own, lambda a: ("GET", f"/api/v1/statuses/{a.own}")),
+    Case("reddit", "CREATE_POST", post, lambda a: ("POST", "/api/v1/access_token")),
+    Case("reddit", "DELETE_POST", delete_own, lambda a: ("GET", "/api/info/")),
+    Case("x", "CREATE_POST", post, lambda a: ("GET", "/2/users/me")),
+    Case("x", "DELETE_POST", delete_own, lambda a: ("GET", f"/2/tweets/{a.own}")),
+    Case("moltbook", "DELETE_POST", delete_own, lambda a: ("GET", f"/api/v1/posts/{a.own}")),
+]
+
+
+@pytest.fixture(params=CASES, ids=[case.id for case in CASES])
+def case(request) -> Iterator[tuple[Case, Account]]:
+    account = ACCOUNTS[request.param.platform]()
+    yield request.param, account
+    account.fake.stop()
+
+
+@contextlib.contextmanager
+def router_for(redis_server, tmp_path, account: Account) -> Iterator[redis.Redis]:
+    """One real router holding this account, on an emptied Redis: its admin client."""
+    admin = redis_server.admin_client()
+    admin.flushall()
+    settings = settings_for(redis_server.router_url, tmp_path, **account.env)
+    try:
+        with WorkerThread(settings, discover_skills(), account.credentials):
+            yield admin
+    finally:
+        admin.flushall()
+        admin.close()
+
+
+def turn_on_the_kill_switch(redis_server) -> None:
+    """As the dashboard does: the control login sets the live key."""
+    control = redis.Redis.from_url(redis_server.control_url, socket_timeout=10)
+    try:
+        kill_switch.flip(control, redis_server.keys, True, "dashboard")
+    finally:
+        control.close()
+
+
+def run_with_slow_step(redis_server, tmp_path, case: Case, account: Account, switch_on: bool) -> dict:
+    """Send the case's command; while its slow step is held at the fake, turn the switch on (or
+    not); then let the step finish. The command's reply."""
+    method, path = case.slow(account)
+    slow = account.fake.stall(path, method)
+    with router_for(redis_server, tmp_path, account) as admin:
+        keys = redis_server.keys
+        command_id = push(admin, keys, case.action, case.params(account))
+        assert slow.reached.wait(30), f"the router never reached {method} {path}"
+        if switch_on:
+            turn_on_the_kill_switch(redis_server)
+        slow.release()
+        reply = reply_of(admin, keys, command_id)
+        lines = [json.loads(fields["line"]) for _, fields in admin.xrange(keys.audit_stream)]
+    reply["audit"] = [line for line in lines if line.get("command_id") == command_id]
+    return reply
+
+
+def test_a_write_whose_slow_step_outlasts_the_switch_is_never_sent(redis_server, tmp_path, case):
+    case_, account = case
+    writes_before = len(account.writes())
+    reply = run_with_slow_step(redis_server, tmp_path, case_, account, switch_on=True)
+    assert (reply["status"], reply["error"]) == ("denied", "kill_switch"), reply
+    assert "kill switch is on" in reply["message"] and "nothing was sent" in reply["message"]
+    assert account.writes()[writes_before:] == [], "the write reached the platform after the switch went on"
+    if case_.action == "DELETE_POST":
+        assert account.exists(account.own)
+    outcomes = [(line.get("status"), line.get("error")) for line in reply["audit"]]
+    assert ("denied", "kill_switch") in outcomes, reply["audit"]
+
+
+def test_with_the_switch_off_the_same_write_goes_out(redis_server, tmp_path, case):
+    case_, account = case
+    writes_before = len(account.writes())
+    reply = run_with_slow_step(redis_server, tmp_path, case_, account, switch_on=False)
+    assert reply["status"] == "ok", reply
+    assert len(account.writes()[writes_before:]) == 1
+    if case_.action == "DELETE_POST":
+        assert not account.exists(account.own)
