@@ -240,7 +240,7 @@ class BlueskyClient(PlatformClient):
         uri = _resolve_uri(client, post_id)
         repo, rkey = uri.split("/")[2], uri.rsplit("/", 1)[-1]
         if repo != self._did:
-            raise SkillError("invalid_params", "bsky can only delete this account's own posts")
+            raise self.not_own("delete")
         _guard("delete", lambda: client.app.bsky.feed.post.delete(repo, rkey))
         return {"deleted": True, "id": uri}
 
