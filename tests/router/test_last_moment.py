@@ -2,12 +2,14 @@
 way (a login, a token exchange, the instance's facts, the lookup of the post it acts on); the write
 never reaches the platform and the reply says the kill switch stopped it. A real router (the
 worker against the real redis-server, its ACL users), the official SDKs against the fakes, the
-switch flipped by the control login as the dashboard does it."""
+switch flipped by the control login as the dashboard does it; the one-shot tool, with REDIS_URL,
+reads the same key at the same moment."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,7 @@ import redis
 
 from router.policy import kill_switch
 from router.registry import discover_skills
+from router.social.cli import run_command
 from tests.router.platform_cases import ACCOUNTS, Account
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
 
@@ -125,3 +128,32 @@ def test_with_the_switch_off_the_same_write_goes_out(redis_server, tmp_path, cas
     assert len(account.writes()[writes_before:]) == 1
     if case_.action == "DELETE_POST":
         assert not account.exists(account.own)
+
+
+FIRST_CASE = {case.platform: case for case in reversed(CASES)}  # one per platform
+
+
+@pytest.mark.parametrize("platform", sorted(FIRST_CASE))
+def test_the_one_shot_tool_reads_the_live_switch_at_the_last_moment_too(redis_server, tmp_path, platform):
+    case_, account = FIRST_CASE[platform], ACCOUNTS[platform]()
+    try:
+        method, path = case_.slow(account)
+        slow = account.fake.stall(path, method)
+        env = {"REDIS_URL": redis_server.router_url, "ROUTER_DATA_DIR": str(tmp_path),
+               **account.credentials, **account.env}
+        request = json.dumps({"action": case_.action, "params": case_.params(account)})
+        answers: list[dict] = []
+        tool = threading.Thread(target=lambda: answers.append(run_command(request, env)), daemon=True)
+        tool.start()
+        assert slow.reached.wait(30), f"the one-shot tool never reached {method} {path}"
+        turn_on_the_kill_switch(redis_server)
+        slow.release()
+        tool.join(timeout=60)
+        assert answers and answers[0]["success"] is False, answers
+        assert answers[0]["reason"] == "kill_switch" and "nothing was sent" in answers[0]["message"]
+        assert account.writes() == []
+    finally:
+        account.fake.stop()
+        admin = redis_server.admin_client()
+        admin.flushall()
+        admin.close()
