@@ -1,7 +1,8 @@
 """The live kill switch: a Redis key the owner flips (dashboard, `./safeclaw stop-posting`).
 
-Every router reads it before each side effect, so a change holds for the very next command
-(well within a second) without a restart. `ROUTER_KILL_SWITCH=true` in a router's environment
+Every router reads it before each side effect, and again right before each write request leaves
+(`router.policy.last_moment`), so a change holds for the very next write, even of a command already
+running, without a restart. `ROUTER_KILL_SWITCH=true` in a router's environment
 is a floor: the key can switch that router off, never on. A value that cannot be read as
 `{"on": bool}` counts as on (fail closed).
 """

@@ -17,11 +17,16 @@ from typing import Any
 import pytest
 import redis
 
+from protocol.commands import CommandEnvelope
+from router.errors import SkillError
 from router.policy import kill_switch
+from router.policy.effects import Effect
+from router.policy.last_moment import kill_switch_check
 from router.registry import discover_skills
 from router.social.cli import run_command
 from tests.router.platform_cases import ACCOUNTS, Account
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
+from tests.support.redis_server import free_port
 
 
 @dataclass(frozen=True)
@@ -157,3 +162,36 @@ def test_the_one_shot_tool_reads_the_live_switch_at_the_last_moment_too(redis_se
         admin = redis_server.admin_client()
         admin.flushall()
         admin.close()
+
+
+def last_moment_of(conn: redis.Redis, keys):
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": "hi"}, "t", ttl_seconds=60)
+    return kill_switch_check(conn, keys, envelope, Effect("bsky", "post", "hi"))
+
+
+def test_a_switch_nobody_can_read_stops_the_write(redis_server):
+    unreachable = redis.Redis(port=free_port(), socket_connect_timeout=2)  # nothing listens there
+    with pytest.raises(SkillError) as caught:
+        last_moment_of(unreachable, redis_server.keys)()
+    assert caught.value.kind == "kill_switch" and "nothing was sent" in caught.value.message
+
+
+@pytest.mark.parametrize("value", ['{"on": "yes"}', "not json", None])
+def test_the_live_key_decides_at_the_last_moment(redis_server, value):
+    admin = redis_server.admin_client()
+    router = redis.Redis.from_url(redis_server.router_url, socket_timeout=10)
+    try:
+        admin.delete(redis_server.keys.kill_switch)
+        if value is not None:
+            admin.set(redis_server.keys.kill_switch, value)
+        check = last_moment_of(router, redis_server.keys)
+        if value is None:
+            check()  # off: the write goes
+        else:
+            with pytest.raises(SkillError) as caught:  # what cannot be read as {"on": bool} is on
+                check()
+            assert caught.value.kind == "kill_switch"
+    finally:
+        admin.delete(redis_server.keys.kill_switch)
+        admin.close()
+        router.close()
