@@ -36,10 +36,13 @@ def published(mastodon: FakeMastodon, text: str) -> int:
     return sum(r.form().get("status") == text for r in mastodon.posts())
 
 
-def test_copies_of_a_command_across_routers_publish_it_exactly_once(redis_urls, tmp_path, mastodon):
+# With a rate limit on the scope the claim is taken in the policy's own round trip, with the
+# rate limit's counter and the bounds; without, in the reads' round trip with the bounds.
+@pytest.mark.parametrize("rate_limits", ["", "mastodon:post=1000/60"])
+def test_copies_of_a_command_across_routers_publish_it_exactly_once(redis_urls, tmp_path, mastodon, rate_limits):
     keys, admin, rng = redis_urls.keys, redis_urls.admin_client(), random.Random(uuid.uuid4().int)
     env = {"MASTODON_TOKEN": mastodon.token, "MASTODON_INSTANCE": mastodon.url,
-           "ROUTER_QUOTAS": "mastodon:post=1000"}
+           "ROUTER_QUOTAS": "mastodon:post=1000", "ROUTER_RATE_LIMITS": rate_limits}
     names = [f"r{i}" for i in range(ROUTERS)]
     routers = [RouterProcess(router_env(redis_urls.router_url, tmp_path, name, **env)) for name in names]
     try:
