@@ -161,7 +161,7 @@ class Decider:
             if repeat is not None:
                 return repeat, True, False
         if claim is not None:
-            claim.take()  # no check took it (no bounds, no rate limit)
+            claim.take()  # taken by the policy's counted checks already, unless none ran
         if claim is not None and not claim.won:
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)

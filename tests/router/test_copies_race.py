@@ -38,6 +38,7 @@ def published(mastodon: FakeMastodon, text: str) -> int:
 
 # With a rate limit on the scope the claim is taken in the policy's own round trip, with the
 # rate limit's counter and the bounds; without, in the reads' round trip with the bounds.
+@pytest.mark.slow
 @pytest.mark.parametrize("rate_limits", ["", "mastodon:post=1000/60"])
 def test_copies_of_a_command_across_routers_publish_it_exactly_once(redis_urls, tmp_path, mastodon, rate_limits):
     keys, admin, rng = redis_urls.keys, redis_urls.admin_client(), random.Random(uuid.uuid4().int)
