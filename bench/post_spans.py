@@ -16,7 +16,7 @@ import redis
 # guard, the skill Mastodon.py's call). (label, module, class or "", function)
 SPANS: tuple[tuple[str, str, str, str], ...] = (
     ("lane: triage, policy, audit, run, records (all below)", "router.queue.triage", "Decider", "decide"),
-    ("  read ahead, one round trip: stored reply, intent, kill switch, the four bounds, the claim",
+    ("  read ahead, one round trip: stored reply, intent, kill switch, the claim's script with the bounds",
      "router.queue.triage", "Decider", "_read_ahead"),
     ("    hard bounds queued (answers settled in the read ahead)", "router.bounds.guard", "HardBounds",
      "stage_check"),

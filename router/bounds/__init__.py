@@ -5,11 +5,13 @@
 - `duplicates`: no text at least 90% similar to one sent on that platform in the last 7 days;
 - `circuit`: after N failed writes in a row on a platform, its writes stop for a while.
 
-They decide on an effect's platform and kind (and text), never on an action name. Each uses only
-single Redis commands (no MULTI, no Lua: see `router.queue.worker` on AOF replay), takes `now` from the
-caller so tests run on an injected clock, and answers a refusal as a `Denial`. Their counters live
-in Redis, or, for a router without one (the one-shot tool), in `embedded.EmbeddedStore`: a SQLite
-file answering the same commands, shared by every process on the machine.
+They decide on an effect's platform and kind (and text), never on an action name. Each stages
+single Redis commands (no MULTI: see `router.queue.worker` on AOF replay) on a pipeline, or on the
+worker's claim of the command (`router.queue.claim_step`: the claim and the bounds, one script),
+takes `now` from the caller so tests run on an injected clock, and answers a refusal as a
+`Denial`. Their counters live in Redis, or, for a router without one (the one-shot tool), in
+`embedded.EmbeddedStore`: a SQLite file answering the same commands, shared by every process on
+the machine.
 """
 
 from __future__ import annotations

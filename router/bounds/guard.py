@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from router.bounds import Counters, Denial, EffectLike, Staged
 from router.bounds.circuit import CircuitBreaker, Clean
@@ -39,14 +39,6 @@ class Held:
     circuit: Clean | None = None  # the circuit was clean: a success has nothing to reset
 
 
-class Rider(Protocol):
-    """A caller's commands sent in the bounds' round trip, after theirs (`taken` once sent)."""
-
-    taken: bool
-
-    def stage(self, pipe: Any) -> Staged[None]: ...
-
-
 class HardBounds:
     def __init__(self, settings: BoundsSettings, router_prefix: str, notices_key: str) -> None:
         self.settings = settings
@@ -57,25 +49,18 @@ class HardBounds:
         self._held: OrderedDict[str, Held] = OrderedDict()
         self._lock = threading.Lock()  # a router runs commands in several lanes (threads) at once
 
-    def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float,
-              riders: tuple[Rider, ...] = ()) -> Denial | None:
+    def check(self, conn: Counters, effect: EffectLike, command_id: str, now: float) -> Denial | None:
         """None when the effect is within every bound (and its share is taken); else the refusal.
 
         The four bounds' commands go in one round trip; each then settles its answers in the order
-        above, and the first refusal wins: every share the others took is given back. `riders`:
-        the caller's own commands, queued after the bounds' in the same round trip and settled
-        whatever the bounds answer (the caller reads their outcome)."""
+        above, and the first refusal wins: every share the others took is given back. A caller
+        with a claim stages them into the claim's own step instead (`stage_check`, then `settle`)."""
         pipe = conn.pipeline(transaction=False)  # no MULTI: see router.queue.worker
         staged = self.stage_check(pipe, effect, now)
-        riding = [rider.stage(pipe) for rider in riders]
-        answers = pipe.execute() if riding or staged.count else []
-        if riding:
-            at = staged.count
-            for rider, ride in zip(riders, riding, strict=True):
-                ride.settle(conn, answers[at : at + ride.count])
-                rider.taken = True
-                at += ride.count
-        taken = staged.settle(conn, answers[: staged.count])
+        return self.settle(command_id, staged.take(conn, pipe) if staged.count else None)
+
+    def settle(self, command_id: str, taken: Held | Denial | None) -> Denial | None:
+        """What `stage_check`'s answers took: kept for the command until its `record`, or the refusal."""
         if isinstance(taken, Denial):
             return taken
         if taken is not None:

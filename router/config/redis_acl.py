@@ -1,7 +1,7 @@
 """Generate the Redis 7 ACL file for SafeClaw from `protocol.keys.Keys`.
 
 Four users, each allowed only what its side needs (ACL selectors tie each command to the keys
-it may touch), and the `default` user switched off:
+it may touch), and the `default` user switched off (see `default_user` for what it may replay):
 
 - `agent`: LPUSH/LLEN the command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
   heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive).
@@ -83,8 +83,10 @@ def router_user(keys: Keys, password: str) -> str:
         "router",
         password,
         # No MULTI/EXEC: Redis before the fix of redis/redis#14541 drops transactions replayed
-        # from the AOF when the default user is off. The router's steps are ordered instead.
-        [*CONNECTION_COMMANDS, "+scan"],
+        # from the AOF when the default user is off. The router's steps are ordered instead; its
+        # one script (a command's claim and its bounds, router.queue.claim_step) is kept on replay
+        # by `default_user`.
+        [*CONNECTION_COMMANDS, "+scan", "+script|load"],
         [
             # Take a command (BLMOVE queue -> own processing list) or hand one back (LMOVE back).
             [f"~{keys.command_queue}", f"~{keys.processing('*')}", "+blmove", "+lmove", "+llen"],
@@ -95,6 +97,7 @@ def router_user(keys: Keys, password: str) -> str:
                 # hard bounds (router.bounds): quota counters, pacing and sent-text histories
                 "+decr", "+decrby", "+getdel", "+zadd", "+zrange", "+zrangebyscore", "+zcard", "+zrem",
                 "+zremrangebyscore",
+                "+evalsha",  # the claim's script: every key it touches is one of its KEYS
             ],
             [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
             [f"%R~{keys.kill_switch}", "+get"],
@@ -149,12 +152,25 @@ def admin_user(password: str) -> str:
     return f"user admin on {password_hash(password)} ~* &* +@all"
 
 
+# What the claim's script writes, as Redis writes it to the AOF (SET EX as SET PXAT, EXPIRE as
+# PEXPIREAT, a key found expired as DEL or UNLINK), wrapped in MULTI/EXEC.
+SCRIPT_WRITES = ("+set", "+incrby", "+pexpireat", "+zadd", "+zremrangebyscore", "+del", "+unlink")
+
+
+def default_user(keys: Keys) -> str:
+    """Off: no client can log in as it. Redis before the fix of redis/redis#14541 replays an AOF's
+    MULTI/EXEC as this user and drops what it may not run: it may run the claim's script's writes
+    on the router's keys, so a claim and its bounds survive a restart (and nothing else is given)."""
+    rules = ["off", "resetkeys", "resetchannels", "-@all", f"~{keys.router_prefix}*", *SCRIPT_WRITES]
+    return " ".join(["user", "default", *rules])
+
+
 def render_acl(
     keys: Keys, agent_password: str, router_password: str, admin_password: str | None = None,
     control_password: str | None = None, mcp_password: str | None = None,
 ) -> str:
     lines = [
-        "user default off resetkeys resetchannels -@all",
+        default_user(keys),
         agent_user(keys, agent_password),
         router_user(keys, router_password),
     ]

@@ -15,11 +15,11 @@ refuses the command. Each check is `check(effect, envelope, conn, now) -> Decisi
 
 A caller with its own round trips can save the policy two (`Ahead`, in `router.policy.decisions`):
 the kill switch read with its records (`queue_kill_switch`, still read fresh for each command), and
-its own commands (`Rider`: the worker's claim of the command id) queued on the bounds' round trip,
-after them. When no check between could hold the command (no approval, no rate limit on its
-scope), the bounds themselves can ride the caller's round trip too (`stage_bounds`): the checks
-still decide in the order above, and the caller gives back what the bounds took when an earlier
-check refuses. The rate limits are counted in `router.policy.rate_limits`.
+its claim of the command id (`Gate`), taken with the rate limits and the bounds as one atomic step
+(`router.policy.counted`): a copy that loses the claim takes no share. When no check between could
+hold the command (no approval, no rate limit on its scope), the bounds and the claim can ride the
+caller's reads (`stage_bounds`): the checks still decide in the order above, and the caller gives
+back what the bounds took when an earlier check refuses. Rate limits: `router.policy.rate_limits`.
 
 After a command ran (or was refused), `record` gives the outcome to the bounds. Settings that name
 actions or effects are resolved once, at start, against the registry: anything unknown is a
@@ -43,11 +43,12 @@ from protocol.replies import Reply, Status
 from protocol.suspicion import fields_suspicion
 from router.bounds import Counters, Denial, Staged
 from router.bounds.embedded import EmbeddedStore
-from router.bounds.guard import HardBounds, Held, Rider
+from router.bounds.guard import HardBounds, Held
 from router.config.settings import RouterSettings
 from router.policy import kill_switch as live_kill_switch
+from router.policy.counted import CountedChecks, bounded
 from router.policy.decisions import Ahead, Check, Decision, Hold, RateRule
-from router.policy.effects import LOCAL_PLATFORM, Effect, EffectCatalogue, HasEffects
+from router.policy.effects import Effect, EffectCatalogue, HasEffects
 from router.policy.rate_limits import rate_limit_decision
 from router.policy.secret_pieces import PublishedPieces
 from router.policy.whose_words import WhoseWords, unsaid_fields
@@ -56,8 +57,7 @@ from router.redaction import Redactor
 log = logging.getLogger("safeclaw.router.policy")
 
 
-DRY_RUN_COUNTERS = "dry-run:"
-  # under the router prefix: the dry run's own quotas, pacing, duplicates
+DRY_RUN_COUNTERS = "dry-run:"  # under the router prefix: the dry run's own quotas, pacing, duplicates
 
 
 class Policy:
@@ -93,6 +93,7 @@ class Policy:
         # quotas, pacing, duplicates) but never spends or blocks the real ones.
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
         self.bounds = HardBounds(settings.bounds, self.counter_prefix, self.keys.owner_notices)
+        self.counted = CountedChecks(self.bounds, self.rate_rules, self.counter_prefix, settings.dry_run)
         self.pieces = PublishedPieces(redactor, self.counter_prefix)
         # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
         self.embedded: EmbeddedStore | None = None
@@ -112,16 +113,19 @@ class Policy:
     def decide(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, ahead: Ahead | None = None
     ) -> Decision | None:
-        """None when the command may run; otherwise why not. `ahead`: see the module's doc; a
-        rider the bounds did not carry (no bounds apply) is not sent here: the caller sends it."""
+        """None when the command may run; otherwise why not. `ahead`: see the module's doc; its
+        claim (`gate`) is taken here, with the rate limits and the bounds, once the checks before
+        them passed (`router.policy.counted`)."""
         now = self.clock()
         for check in self.checks:
             if ahead is not None and check == self.kill_switch and ahead.switch_read:
                 decision = self.switch_decision(effect, envelope, ahead.kill_switch, conn)
             elif ahead is not None and check == self.approval and ahead.bounds_taken:
                 decision = None  # `stage_bounds` took the bounds only after finding no hold reason
+            elif check == self.rate_limit and ahead is not None and ahead.gate is not None and conn:
+                decision = None  # counted with the bounds, in the claim's step (`hard_bounds`)
             elif ahead is not None and check == self.hard_bounds:
-                decision = self.hard_bounds(effect, envelope, conn, now, ahead.riders, ahead)
+                decision = self.hard_bounds(effect, envelope, conn, now, ahead)
             else:
                 decision = check(effect, envelope, conn, now)
             if decision is not None:
@@ -135,7 +139,7 @@ class Policy:
         nothing between could need them untaken: no hold (`hold_reason`), no rate limit on the
         scope. None when the checks must take them in their own order (`decide` does). What they
         took is given back by the caller if an earlier check refuses (`bounds.give_back`)."""
-        if conn is None or not effect.writes or effect.platform == LOCAL_PLATFORM:
+        if conn is None or not bounded(effect):
             return None
         if self.hold_reason(effect, envelope) is not None:
             return None
@@ -165,9 +169,11 @@ class Policy:
     # -- the hard bounds (router.bounds) ----------------------------------------------------
     def hard_bounds(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float,
-        riders: tuple[Rider, ...] = (), ahead: Ahead | None = None,
+        ahead: Ahead | None = None,
     ) -> Decision | None:
-        if not effect.writes or effect.platform == LOCAL_PLATFORM:
+        if ahead is not None and ahead.gate is not None and conn is not None:
+            return self.counted.with_claim(effect, envelope, conn, now, ahead.gate)
+        if not bounded(effect):
             return None  # the router's own notebook; every platform is bounded, listed or not
         counters = self.counters(conn)
         if counters is None:
@@ -185,19 +191,14 @@ class Policy:
                 return None
             denial: Denial | None = taken
         else:
-            denial = self.bounds.check(counters, effect, envelope.id, now, riders if conn is not None else ())
-        if denial is None:
-            return None
-        rehearsal = " (the dry run's own bounds: a real post is not held back by them)"
-        rehearsal = rehearsal if self.settings.dry_run else ""
-        message = f"{envelope.action}: {denial.message}{rehearsal}"
-        return Decision(Status.DENIED, denial.reason, message, denial.retry_after)
+            denial = self.bounds.check(counters, effect, envelope.id, now)
+        return self.counted.refusal(envelope, denial)
 
     def record_bounds(
         self, effect: Effect, envelope: CommandEnvelope, reply: Reply, conn: redis.Redis | None, now: float
     ) -> None:
         counters = self.counters(conn)
-        if counters is not None and effect.writes and effect.platform != LOCAL_PLATFORM:
+        if counters is not None and bounded(effect):
             self.bounds.record(
                 counters, effect, envelope.id, str(reply.status), reply.error, now, envelope.conversation
             )

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 
 from protocol.commands import CommandEnvelope
 from protocol.replies import Status
-from router.bounds import Denial
-from router.bounds.guard import Held, Rider
+from router.bounds import Denial, Staged
+from router.bounds.guard import Held
 from router.policy.effects import Effect, Scope
 
 
@@ -36,14 +36,27 @@ Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decisi
 Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
 
 
+class Gate(Protocol):
+    """A caller's claim of the command, deciding whether the counted checks take anything
+    (`router.queue.claim_step`): the rate limits' and bounds' commands are staged into
+    `commands()` and run in the claim's own atomic step, only when it is won; settled, their
+    answers, or None when another copy holds the claim and nothing was taken."""
+
+    taken: bool
+
+    def commands(self) -> Any: ...
+
+    def stage(self, pipe: Any, gated: Any = None) -> Staged[list[Any] | None]: ...
+
+
 @dataclass(frozen=True)
 class Ahead:
     """What the caller read for this command in its own round trip: the live kill switch's raw
-    value (`queue_kill_switch`), and riders for the bounds' round trip."""
+    value (`queue_kill_switch`), and its claim, to take with the counted checks as one step."""
 
     kill_switch: bytes | str | None = None
     switch_read: bool = False  # False: the policy reads the switch itself
-    riders: tuple[Rider, ...] = ()
+    gate: Gate | None = None
     bounds: Held | Denial | None = None  # the bounds' answer in the caller's round trip (`stage_bounds`)
     bounds_taken: bool = False
 

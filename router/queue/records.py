@@ -26,6 +26,7 @@ from protocol.commands import CommandEnvelope, command_fingerprint
 from protocol.replies import Reply, Status
 from router.bounds import Staged
 from router.config.settings import RouterSettings
+from router.queue.claim_step import ClaimScript, GatedCommands, ScriptStaged
 from router.queue.redis_io import as_bytes
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -43,6 +44,7 @@ class CommandRecords:
         self.router_id = settings.router_id
         self.ttl = settings.idempotency_ttl
         self.max_attempts = settings.max_attempts
+        self.script = ClaimScript(conn)
 
     def stored_reply(self, envelope: CommandEnvelope) -> Reply | None:
         """The answer from this command's own record, when it has one; `id_reused` (never to be
@@ -72,6 +74,15 @@ class CommandRecords:
             )
         return self.answer_from_record(envelope, as_bytes(stored).decode("utf-8", "replace"))
 
+    @staticmethod
+    def in_flight(stored: Any) -> bool:
+        """The record (the answer of `queue_stored`'s GET) says started, not done."""
+        try:
+            record = json.loads(stored) if stored is not None else None
+        except ValueError:
+            return False
+        return isinstance(record, dict) and record.get("state") == "started"
+
     def claim(self, envelope: CommandEnvelope) -> bool:
         """Mark the command started; False when another copy of it already is."""
         claim = self.claim_of(envelope)
@@ -79,12 +90,12 @@ class CommandRecords:
         return claim.won
 
     def claim_of(self, envelope: CommandEnvelope) -> Claim:
-        """The claim as a rider of the bounds' round trip (`router.policy.decisions.Ahead`)."""
+        """The claim, to take with the bounds as one step (`router.policy.decisions.Ahead`)."""
         return Claim(self, envelope)
 
     def unclaim(self, claim: Claim) -> None:
         """Give back a claim won for a command that will not run (refused by the bounds in the
-        claim's own round trip): a copy sent again is checked again, as if never claimed."""
+        claim's own step): a copy sent again is checked again, as if never claimed."""
         keys = [self.keys.idempotency(claim.envelope.id)] if claim.won else []
         keys += [self.keys.fingerprint(claim.envelope.id)] if claim.bound else []
         if keys:
@@ -169,7 +180,9 @@ class CommandRecords:
 
 class Claim:
     """A side-effecting command's claim: its `started` record and its fingerprint, each SET NX.
-    `won`: the record is ours (no other copy runs); `bound`: the fingerprint is ours too."""
+    `won`: the record is ours (no other copy runs); `bound`: the fingerprint is ours too. With
+    commands gated on it (the bounds' and rate limits' shares), it is one atomic step with them
+    (`router.queue.claim_step`): a copy that loses the claim takes no share."""
 
     def __init__(self, records: CommandRecords, envelope: CommandEnvelope) -> None:
         self.records = records
@@ -179,15 +192,25 @@ class Claim:
         self.bound = False
         self._record = self._fingerprint = ""
 
-    def stage(self, pipe: Any) -> Staged[None]:
+    def commands(self) -> GatedCommands:
+        """Where the bounds stage the commands that run only if this claim is won."""
+        return GatedCommands()
+
+    def stage(self, pipe: Any, gated: GatedCommands | None = None) -> Staged[list[Any] | None]:
+        """The claim (and the gated commands) on the caller's pipeline; settled: the gated
+        commands' answers, or None when another copy holds the claim (nothing was taken)."""
         records, envelope = self.records, self.envelope
         self._record = json.dumps({"state": "started", "router_id": records.router_id, "ts": time.time()})
         self._fingerprint = fingerprint(envelope)
-        pipe.set(records.keys.idempotency(envelope.id), self._record, nx=True, ex=records.ttl)
-        pipe.set(records.keys.fingerprint(envelope.id), self._fingerprint, nx=True, ex=records.ttl)
-        return Staged(2, self._settle)
+        keys = (records.keys.idempotency(envelope.id), records.keys.fingerprint(envelope.id))
+        if gated is None or not len(gated):  # nothing rides on it: two plain SET NX
+            pipe.set(keys[0], self._record, nx=True, ex=records.ttl)
+            pipe.set(keys[1], self._fingerprint, nx=True, ex=records.ttl)
+            return Staged(2, self._settle)
+        sent = records.script.queue(pipe, keys, (self._record, self._fingerprint, records.ttl), gated)
+        return ScriptStaged(1, lambda conn, answers: self._settle_script(conn, answers[0], gated, *sent))
 
-    def _settle(self, conn: Any, answers: list[Any]) -> None:
+    def _settle(self, conn: Any, answers: list[Any]) -> list[Any] | None:
         """Won only on Redis's plain OK; any other answer (nil, or a reply of another type from a
         garbled connection) is checked against what the key holds (this claim's record, unique by
         router and time): a claim Redis took but whose answer was lost is still ours, and dropping
@@ -197,6 +220,23 @@ class Claim:
         self.won = answers[0] is True or _holds(conn, keys.idempotency(command_id), self._record)
         self.bound = answers[1] is True or (
             answers[1] is not None and _holds(conn, keys.fingerprint(command_id), self._fingerprint))
+        return [] if self.won else None
+
+    def _settle_script(self, conn: Any, answer: Any, gated: GatedCommands, keys: list[str],
+                       args: list[Any]) -> list[Any] | None:
+        """The script's answer: lost ({0, 0}), or won with the gated commands' answers. One that
+        is not the script's shape (a garbled connection) is read back: lost unless the record is
+        ours; ours, the shares it took are unknown, so the command is not run (raised: its item
+        is set aside and answered `unknown`, and the shares stay counted, the safe side)."""
+        answer = self.records.script.answer(conn, answer, keys, args)
+        if isinstance(answer, list) and len(answer) >= 2 and answer[0] in (0, 1):
+            self.won, self.bound = answer[0] == 1, answer[1] == 1
+            return gated.parse(answer[2:]) if self.won else None
+        self.won = _holds(conn, keys[0], self._record)
+        if not self.won:
+            return None
+        self.bound = _holds(conn, keys[1], self._fingerprint)
+        raise redis.ResponseError("the claim's script answered garbled: the shares it took are unknown")
 
     def take(self) -> None:
         """Send the claim alone, unless a bounds' round trip carried it already."""

@@ -7,9 +7,18 @@ expired one is never run; a repeat of an intent is answered before policy (the b
 refuse it as a copy of itself); a side effect runs only after its `started` record is claimed
 (SET NX), so two copies of one command never both run.
 
-Round trips: the record, the intent and the kill switch are read together before the policy; the
-claim rides the bounds' round trip (`router.policy.decisions.Ahead`) and is given back (DEL) when the
-bounds refuse, so a refused command is checked again when it is sent again, as before.
+Copies: the claim and the bounds' shares are one atomic step (`router.queue.claim_step`), so only
+the copy that wins the claim takes a share; a copy that loses it, or finds the command started and
+not done (in flight elsewhere), takes nothing and is dropped: the copy holding the claim answers the
+id (a copy after it is done gets the stored reply). Only a recovery, or an approved command run
+again, answers a started record itself (`unknown`): its run may have been cut short.
+
+Round trips (issue 28: fused where `bench/router_post.py` and `tests/router/test_post_round_trips.py`
+show it matters, a post being the router's hot write): the record, the intent and the kill switch
+are read in one pipeline with the claim's script, which also takes the bounds when no check between
+could hold the command (`_read_ahead`); otherwise the script goes with the rate limits and bounds in
+the policy's own round trip. A claim the bounds refuse is given back (DEL), so a refused command is
+checked again when it is sent again, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
 from router.policy.decisions import Ahead
+from router.queue.claim_step import execute
 from router.queue.deadline import DeadlineRunner
 from router.queue.records import ID_REUSED, Claim, CommandRecords
 from router.queue.results import ResultWriter
@@ -47,6 +57,7 @@ class ReadAhead:
     bounds: Held | Denial | None = None  # taken ahead (`Policy.stage_bounds`), with the claim
     bounds_taken: bool = False
     claim: Claim | None = None
+    in_flight: bool = False  # the command's record says started, not done
 
 
 class Decider:
@@ -103,6 +114,10 @@ class Decider:
         """The reply, whether it completes a record, and whether the policy checked the command."""
         side_effect = isinstance(planned, Planned) and planned.skill.side_effect
         read = self._read_ahead(envelope, planned, side_effect, approved)
+        if self._a_copy(envelope, read, recovering or approved):
+            self._give_back(envelope, read)
+            self.results.drop(raw)
+            return None, False, False
         if read.stored is not None:  # an id_reused refusal must not overwrite the other's record
             self._give_back(envelope, read)
             return read.stored, read.stored.error != ID_REUSED, False
@@ -121,11 +136,11 @@ class Decider:
             if earlier is not None:  # before policy: the bounds would refuse it as a copy of itself
                 self._give_back(envelope, read)
                 return earlier, True, False
-        # The claim rides the bounds' round trip (the reads' own, or the policy's): a refusal
-        # gives it back.
+        # The claim is taken with the counted checks (the reads' round trip, or the policy's): a
+        # refusal gives it back.
         claim = read.claim or (self.records.claim_of(envelope) if side_effect else None)
-        riders = (claim,) if claim is not None and not claim.taken else ()
-        ahead = Ahead(read.kill_switch, read.switch_read, riders, read.bounds, read.bounds_taken)
+        gate = claim if claim is not None and not claim.taken else None
+        ahead = Ahead(read.kill_switch, read.switch_read, gate, read.bounds, read.bounds_taken)
         refused = self.pipeline.check(planned, self.conn, ahead)
         if refused is not None:
             self._give_back(envelope, read, claim)
@@ -146,11 +161,13 @@ class Decider:
             if repeat is not None:
                 return repeat, True, False
         if claim is not None:
-            claim.take()  # no bounds carried it (a write of the router's own, or no write)
+            claim.take()  # taken by the policy's counted checks already, unless none ran
         if claim is not None and not claim.won:
             log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
             self.results.drop(raw)
             return None, False, False
+        # Here the claim is won (or none is needed) and nothing has acted yet: the one place for a
+        # wait that makes the claim durable before the effect (replicas, WAIT).
         if planned.effect.writes:
             refused = self._audit_before(planned)
             if refused is not None:  # no line, no write: answered and recorded, never run
@@ -168,7 +185,8 @@ class Decider:
     ) -> ReadAhead:
         """One round trip for what comes before the run: the command's own record (a side
         effect's), the earlier command of its intent, the live kill switch (a write's), and,
-        when the policy can take them ahead (`Policy.stage_bounds`), the bounds and the claim."""
+        when the policy can take them ahead (`Policy.stage_bounds`), the claim's script with the
+        bounds in it (the claim and the bounds, one atomic step)."""
         pipe = self.conn.pipeline(transaction=False)
         if side_effect:
             self.records.queue_stored(pipe, envelope)
@@ -178,22 +196,34 @@ class Decider:
         reads = len(pipe)
         bounds = claim = ride = None
         if side_effect and isinstance(planned, Planned) and (approved or not envelope.is_expired()):
-            bounds = self.pipeline.policy.stage_bounds(pipe, planned.effect, envelope, self.conn)
-            if bounds is not None:
-                claim = self.records.claim_of(envelope)
-                ride = claim.stage(pipe)
-        answers = pipe.execute() if len(pipe) else []
+            claim = self.records.claim_of(envelope)
+            gated = claim.commands()
+            bounds = self.pipeline.policy.stage_bounds(gated, planned.effect, envelope, self.conn)
+            ride = claim.stage(pipe, gated) if bounds is not None else None
+        answers = execute(pipe) if len(pipe) else []
         read = ReadAhead(kill_switch=answers[reads - 1] if switch else None, switch_read=switch)
         if side_effect:
             read.stored = self.records.stored_from(envelope, answers[0], answers[1])
+            read.in_flight = self.records.in_flight(answers[0])
             read.intent_first = answers[2] if envelope.intent else None
         if bounds is not None and claim is not None and ride is not None:
-            read.bounds = bounds.settle(self.conn, answers[reads : reads + bounds.count])
-            read.bounds_taken = True
-            ride.settle(self.conn, answers[reads + bounds.count :])
-            claim.taken = True
-            read.claim = claim
+            taken = ride.settle(self.conn, answers[reads:])
+            claim.taken, read.claim, read.bounds_taken = True, claim, True
+            if isinstance(taken, list):  # won: the bounds' answers; lost: nothing was taken
+                read.bounds = bounds.settle(self.conn, taken)
         return read
+
+    def _a_copy(self, envelope: CommandEnvelope, read: ReadAhead, answers_a_start: bool) -> bool:
+        """Another copy holds the command: it lost the claim just now, or the command's record says
+        started and not done (in flight elsewhere). That copy answers the id; this one takes
+        nothing. `answers_a_start`: a recovery or an approved run answers a started record itself."""
+        if read.stored is not None and (read.stored.error == ID_REUSED or not read.in_flight):
+            return False  # another command's id (refused as such), or done (its stored reply again)
+        lost = read.stored is None and read.claim is not None and not read.claim.won
+        if lost or (read.in_flight and not answers_a_start):
+            log.warning("command %s is already being run elsewhere; dropping this copy", envelope.id)
+            return True
+        return False
 
     def _give_back(self, envelope: CommandEnvelope, read: ReadAhead, claim: Claim | None = None) -> None:
         """What the reads' round trip (or the policy's) took for a command that will not run: the

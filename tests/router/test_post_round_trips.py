@@ -1,5 +1,5 @@
 """A post's round trips to a real redis-server: the reads before the policy (the command's record,
-its intent, the kill switch) in one, the claim in the bounds' one; and what must not change with
+its intent, the kill switch) and the claim's script taking the bounds, in one; and what must not change with
 them: a stored reply answers a repeat unrun, the claim excludes a second runner, a refusal by the
 bounds gives the claim back, the kill switch is read for each command."""
 
@@ -52,9 +52,9 @@ def round_trips(conn) -> list[list[str]]:
         pipe = real_pipeline(*args, **kwargs)
         execute = pipe.execute
 
-        def counted():
+        def counted(**options):
             sent.append([str(command[0][0]) for command in pipe.command_stack])
-            return execute()
+            return execute(**options)
 
         pipe.execute = counted
         return pipe
@@ -102,15 +102,16 @@ def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
     assert first.status == "ok", first  # warm-up: the guard's history, the login
     sent = round_trips(worker.conn)
     for intent in ("", "turn-1:create-post"):
-        sent.clear()
         envelope = post(fresh(), intent)
+        reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
+        before = used(worker)
+        sent.clear()
         reply = worker.decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
         assert reply is not None and reply.status == "ok"
-        reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
-        assert sent[0][: len(reads)] == reads, sent
-        assert "INCRBY" in sent[0] and "ZADD" in sent[0], sent  # the bounds: quota, duplicate guard
-        assert sent[0][-2:] == ["SET", "SET"], sent  # the claim, last
+        # The claim and the bounds (quota, duplicate guard) in one script, after the reads.
+        assert sent[0] == [*reads, "EVALSHA"], sent
         assert sent[1:] == ([["SET"]] if intent else []), sent  # the intent's own SET NX; nothing else
+        assert used(worker) == before + 1
     assert posts(bsky) == 3
 
 
