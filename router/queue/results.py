@@ -194,8 +194,9 @@ class ResultWriter:
             try:
                 batch = Batch()
                 write(batch)
+                sent_at = time.monotonic()
                 answers = batch.send(self.conn)
-                self.health.ok()
+                self.health.ok(sent_at)
                 return answers
             except REDIS_DOWN as exc:
                 self.health.lost(exc)

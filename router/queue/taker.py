@@ -86,9 +86,10 @@ class QueueTaker:
             if self.primary:
                 worker.housekeeping()
             if not batch:
+                sent_at = time.monotonic()
                 raw = self.conn.blmove(self.sender.queue, self.processing, self.settings.block_seconds,
                                        "RIGHT", "LEFT")
-                worker.health.ok()
+                worker.health.ok(sent_at)
                 batch = [] if raw is None else [as_bytes(raw)]
             if batch:
                 self.handle_batch(batch)
