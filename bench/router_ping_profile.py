@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.router_workers import REPO_ROOT
 from protocol.commands import CommandEnvelope
+from protocol.keys import AGENT_LOGIN
 from tests.support.redis_server import RedisServer
 
 
@@ -21,7 +22,7 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
     """cProfile of the router's own handling of PINGs (decode to reply written), in process."""
     from router.app import build_worker
     from router.config.settings import RouterSettings
-    from router.queue.worker import as_bytes
+    from router.queue.redis_io import as_bytes
     from router.registry import discover_skills
 
     settings = RouterSettings.from_env(
@@ -33,15 +34,16 @@ def profile_ping(server: RedisServer, data_dir: Path, pings: int) -> dict[str, A
         }
     )
     worker = build_worker(settings, discover_skills(), {})
+    agent_queue = worker.taker(AGENT_LOGIN)
     admin = server.admin_client()
     envelopes = [CommandEnvelope.new("PING", {}, "bench", ttl_seconds=60).to_json() for _ in range(pings)]
     profiler = cProfile.Profile()
     started = time.perf_counter()
     for text in envelopes:
         admin.lpush(server.keys.command_queue, text)
-        raw = worker.conn.blmove(server.keys.command_queue, worker.processing, 1, "RIGHT", "LEFT")
+        raw = worker.conn.blmove(server.keys.command_queue, agent_queue.processing, 1, "RIGHT", "LEFT")
         profiler.enable()
-        worker._handle(as_bytes(raw or b""))
+        agent_queue.handle(as_bytes(raw or b""))
         profiler.disable()
     elapsed = time.perf_counter() - started
     for text in envelopes:

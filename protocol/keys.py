@@ -6,6 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+AGENT_LOGIN = "agent"
+MCP_LOGIN = "mcp"
+# The Redis logins that may queue commands, each on its own queue with its own replies: the router
+# takes whose words a command carries from the queue it came from, never from the envelope alone.
+SENDING_LOGINS = (AGENT_LOGIN, MCP_LOGIN)
+
 
 @dataclass(frozen=True)
 class Keys:
@@ -24,7 +30,33 @@ class Keys:
         )
 
     def response(self, command_id: str) -> str:
+        """The agent's reply key for a command (see `response_of` for another login's)."""
         return f"{self.response_prefix}{command_id}"
+
+    # -- one queue and one set of replies per sending login ---------------------------------
+    # The agent's keep their first names (COMMAND_QUEUE, RESPONSE_PREFIX). Another login's queue
+    # and the routers' processing lists of it share a hash tag (BLMOVE/LMOVE touch both); its
+    # replies carry none, so in a cluster they spread over the slots.
+    def command_queue_of(self, login: str) -> str:
+        """The queue only `login` may push to (the router's ACL may take from it)."""
+        if login == AGENT_LOGIN:
+            return self.command_queue
+        return f"{self.prefix}login:{{{login}}}:command_queue"
+
+    def response_prefix_of(self, login: str) -> str:
+        """The prefix of the replies to `login`'s commands: readable by that login only."""
+        if login == AGENT_LOGIN:
+            return self.response_prefix
+        return f"{self.prefix}login:{login}:response:"
+
+    def response_of(self, login: str, command_id: str) -> str:
+        return f"{self.response_prefix_of(login)}{command_id}"
+
+    def processing_of(self, login: str, router_id: str) -> str:
+        """A router's processing list of `login`'s queue (router_id `*`: every router's)."""
+        if login == AGENT_LOGIN:
+            return self.processing(router_id)
+        return f"{self.router_prefix}{{{login}}}:processing:{router_id}"
 
     @property
     def router_prefix(self) -> str:
@@ -32,6 +64,7 @@ class Keys:
         return f"{self.prefix}router:"
 
     def processing(self, router_id: str) -> str:
+        """A router's processing list of the agent's queue (`processing_of` for any login's)."""
         return f"{self.router_prefix}processing:{router_id}"
 
     def idempotency(self, command_id: str) -> str:

@@ -20,6 +20,8 @@ that together with the command's effect (`router.policy.whose_words`).
   (`channels.autonomy.approve_public_writes`).
 
 An envelope without an origin counts as an owner turn that read something unknown: tainted.
+What an envelope states is checked against the login that queued it (`router.queue.senders`): the
+MCP server's login may send only its own origin, the agent's any but another login's path.
 """
 
 from __future__ import annotations

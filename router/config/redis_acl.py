@@ -3,19 +3,24 @@
 Four users, each allowed only what its side needs (ACL selectors tie each command to the keys
 it may touch), and the `default` user switched off (see `default_user` for what it may replay):
 
-- `agent`: LPUSH/LLEN the command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
+- `agent`: LPUSH/LLEN its command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
   heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive).
-- `router`: BLMOVE/LMOVE from the command queue into its processing lists (and back, to return
-  a command it holds); everything list/string it needs under the router prefix; LPUSH/EXPIRE
-  on reply keys; its side of the control plane (read the kill switch and decisions, store
-  approvals, append the audit stream, push owner notices). It cannot put a new command on the queue.
+- `router`: BLMOVE/LMOVE from each sending login's queue into its processing list of that queue
+  (and back, to return a command it holds); everything list/string it needs under the router
+  prefix; LPUSH/EXPIRE on every login's reply keys; its side of the control plane (read the kill
+  switch and decisions, store approvals, append the audit stream, push owner notices). It cannot
+  put a new command on any queue.
 - `control` (the dashboard and `./safeclaw approvals|approve|deny|stop-posting`): reads heartbeats,
   the queue depth, the audit stream, pending approvals and the agent's cost; writes only approval
   decisions (first one wins), the live kill switch and rule injections. It can push no command and
   read no idempotency record, reply or dead letter.
-- `mcp` (the MCP server, `python -m router.mcp`): LPUSH the command queue, as the agent does, and
-  BLPOP/LPOP/DEL only the replies to its own commands (ids starting `mcp-`: never the agent's);
+- `mcp` (the MCP server, `python -m router.mcp`): LPUSH its own command queue (not the agent's),
+  and BLPOP/LPOP/DEL only its own replies (the agent cannot read these, nor it the agent's);
   GET/SCAN the routers' heartbeats. It holds no platform credential and reads nothing else.
+
+Each login that sends commands (`protocol.keys.SENDING_LOGINS`) has its own queue and replies,
+so the queue a command came from says which login sent it: the router takes whose words it
+carries from there (`router.queue.senders`), never from the envelope alone.
 
 The agent can neither decide an approval nor touch the kill switch: an owner's decision typed in
 a chat reaches the router as an `APPROVAL_DECISION` command that must carry the one-time code the
@@ -36,7 +41,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make `protocol` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from protocol.keys import Keys
+from protocol.keys import AGENT_LOGIN, MCP_LOGIN, SENDING_LOGINS, Keys
 
 # What redis-py needs to open a connection (AUTH or HELLO+AUTH, CLIENT SETNAME) and stay healthy.
 CONNECTION_COMMANDS = ("+ping", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
@@ -58,13 +63,13 @@ def _user(name: str, password: str, rules: list[str], selectors: list[list[str]]
 
 def agent_user(keys: Keys, password: str) -> str:
     return _user(
-        "agent",
+        AGENT_LOGIN,
         password,
         list(CONNECTION_COMMANDS),
         [
-            [f"%W~{keys.command_queue}", "+lpush"],
-            [f"%R~{keys.command_queue}", "+llen"],
-            [f"~{keys.response_prefix}*", "+blpop", "+lpop", "+del", "+llen"],
+            [f"%W~{keys.command_queue_of(AGENT_LOGIN)}", "+lpush"],
+            [f"%R~{keys.command_queue_of(AGENT_LOGIN)}", "+llen"],
+            [f"~{keys.response_prefix_of(AGENT_LOGIN)}*", "+blpop", "+lpop", "+del", "+llen"],
             [f"~{keys.agent_prefix}*", "+set", "+get", "+expire", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
             # Which approvals wait (ids and expiry only): /approvals and `./safeclaw approvals` agree.
@@ -88,8 +93,9 @@ def router_user(keys: Keys, password: str) -> str:
         # by `default_user`.
         [*CONNECTION_COMMANDS, "+scan", "+script|load"],
         [
-            # Take a command (BLMOVE queue -> own processing list) or hand one back (LMOVE back).
-            [f"~{keys.command_queue}", f"~{keys.processing('*')}", "+blmove", "+lmove", "+llen"],
+            # Take a command (BLMOVE a login's queue -> own processing list of it) or hand one back.
+            *([f"~{keys.command_queue_of(login)}", f"~{keys.processing_of(login, '*')}", "+blmove", "+lmove",
+               "+llen"] for login in SENDING_LOGINS),
             [
                 f"~{keys.router_prefix}*",
                 "+get", "+set", "+del", "+exists", "+expire", "+ttl", "+incr", "+incrby",
@@ -99,7 +105,7 @@ def router_user(keys: Keys, password: str) -> str:
                 "+zremrangebyscore",
                 "+evalsha",  # the claim's script: every key it touches is one of its KEYS
             ],
-            [f"%W~{keys.response_prefix}*", "+lpush", "+expire"],
+            [*(f"%W~{keys.response_prefix_of(login)}*" for login in SENDING_LOGINS), "+lpush", "+expire"],
             [f"%R~{keys.kill_switch}", "+get"],
             [f"~{keys.approval_prefix}*", "+get", "+set", "+del", "+expire", "+exists", "+zadd", "+zrem",
              "+zrangebyscore", "+zremrangebyscore", "+zcard", "+zscore", "+lpush"],
@@ -131,17 +137,14 @@ def control_user(keys: Keys, password: str) -> str:
     )
 
 
-MCP_COMMAND_PREFIX = "mcp-"  # the MCP server's command ids; its login reads only their replies
-
-
 def mcp_user(keys: Keys, password: str) -> str:
     return _user(
-        "mcp",
+        MCP_LOGIN,
         password,
         list(CONNECTION_COMMANDS),
         [
-            [f"%W~{keys.command_queue}", "+lpush"],
-            [f"~{keys.response(MCP_COMMAND_PREFIX)}*", "+blpop", "+lpop", "+del"],
+            [f"%W~{keys.command_queue_of(MCP_LOGIN)}", "+lpush"],
+            [f"~{keys.response_prefix_of(MCP_LOGIN)}*", "+blpop", "+lpop", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
         ],
     )

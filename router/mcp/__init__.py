@@ -4,7 +4,8 @@ The MCP server is a second mind's hands, shaped like the agent's: it holds no pl
 credential and decides nothing. Its tools are the router's skills (`tools`: names, descriptions
 and JSON schemas from the registry, with read-only / destructive / idempotent hints); a call is
 a command sent to the router (`links`):
-- with REDIS_URL (the `mcp` ACL user), through the queue, so every call passes the router's own
+- with REDIS_URL (the `mcp` ACL user), through its own queue (the router runs what comes from it
+  under the MCP origin only, whatever it claims), so every call passes the router's own
   policy: kill switch, approvals, rate limits, quotas, pacing, duplicate guard, circuit breaker,
   secret_in_text, and lands in its audit log under the origin `mcp`;
 - without, through the one-shot tool (`python -m router.social`) in a child process that loads

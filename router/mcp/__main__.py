@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 
 from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
-from protocol.keys import Keys
+from protocol.keys import MCP_LOGIN, Keys
 from router.mcp.http import MIN_TOKEN_CHARS, serve_http
 from router.mcp.links import Link, OneShotLink, QueueLink
 from router.mcp.server import RouterTools, serve_stdio
@@ -48,7 +48,8 @@ def held_credentials(env: Mapping[str, str]) -> list[str]:
 def make_link(env: Mapping[str, str], timeout: float) -> Link:
     if env.get("REDIS_URL", "").strip():
         keys = Keys.from_env(env)
-        return QueueLink(env["REDIS_URL"].strip(), keys.response_prefix, keys.command_queue, timeout)
+        return QueueLink(env["REDIS_URL"].strip(), keys.response_prefix_of(MCP_LOGIN),
+                         keys.command_queue_of(MCP_LOGIN), timeout)
     return OneShotLink(env, timeout)
 
 

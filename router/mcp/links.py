@@ -4,8 +4,10 @@ Both answer a call with the router's `Reply` and never raise for the router's or
 trouble: a command that was sent and not answered is `unknown` (it may still happen), one that
 could not be sent is `error`.
 
-`QueueLink` sends each call as a command on the queue, as the agent does, with an `mcp-` id (its
-Redis login reads only those replies), the conversation and origin `mcp`. A write's id is bound to
+`QueueLink` sends each call as a command on the `mcp` login's own queue (the only one its Redis
+login may push to) and waits on its own replies (which no other login may read), with an `mcp-` id,
+the conversation and origin `mcp`: the router takes that origin from the queue, and dead-letters a
+command on it that claims any other. A write's id is bound to
 this server's session and the call's arguments: a call repeated with the same arguments (a client
 retrying after a timeout) is the same command to the router, so it is answered from the first
 one's record, or held under the same approval, never run twice.
@@ -37,13 +39,13 @@ from redis.retry import Retry
 from protocol.commands import CommandEnvelope, intent_key
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
-from router.config.redis_acl import MCP_COMMAND_PREFIX
 from router.mcp.origin import MCP_ORIGIN, MCP_VIA
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONVERSATION = MCP_VIA
 MAX_IDLE_CONNECTIONS = 16
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+MCP_COMMAND_PREFIX = "mcp-"  # the MCP server's command ids, so its commands read as its own in a log
 
 
 class Link(Protocol):

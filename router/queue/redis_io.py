@@ -163,10 +163,14 @@ class RedisHealth:
             log.warning("Redis unavailable (%s); retrying with backoff up to %.0fs", cause_of(exc),
                         MAX_BACKOFF_SECONDS)
 
-    def ok(self) -> None:
+    def ok(self, sent_at: float | None = None) -> None:
+        """Redis answered. `sent_at` (monotonic): when the answered call was sent; one sent before
+        the outage began (a blocking wait of another queue's loop) says nothing of now."""
         if self.down_since is None and not self.failures:
             return  # the usual case, once per command: no lock
         with self._lock:
+            if sent_at is not None and self.down_since is not None and sent_at < self.down_since:
+                return
             since, self.down_since, self.failures = self.down_since, None, 0
         if since is not None:
             log.info("Redis reachable again after %.1fs", time.monotonic() - since)

@@ -1,5 +1,8 @@
 """Writing a command's results: its record, its reply, its dead-letter entry.
 
+One writer per sending login's queue (`router.queue.senders`): its replies go to that login's reply
+keys, its commands come from (and leave) this router's processing list of that queue.
+
 Done means: store the idempotency record, push the (redacted) reply with a TTL, then remove the
 command from the processing list, in that order, in one round trip, so a crash between any two
 steps is recovered by re-sending the stored reply. (No MULTI/EXEC: see `router.worker`.) A write
@@ -26,6 +29,7 @@ from router.pipeline import decode, readable_id
 from router.queue.dead_letter import DeadLetters
 from router.queue.redaction_memo import REPLY_JSON, RedactionMemo
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
+from router.queue.senders import Sender
 from router.redaction import Redactor
 from router.registry import Skill
 
@@ -55,11 +59,13 @@ class ResultWriter:
         dead_letters: DeadLetters,
         health: RedisHealth,
         stop: threading.Event,
+        sender: Sender,
     ) -> None:
         self.conn = conn
         self.settings = settings
         self.keys = settings.keys
-        self.processing = self.keys.processing(settings.router_id)
+        self.sender = sender
+        self.processing = self.keys.processing_of(sender.login, settings.router_id)
         self.redactor = redactor
         self.redact = redact
         self.audit = audit
@@ -91,19 +97,19 @@ class ResultWriter:
                 reply_id = answer.reply.id
                 if record is not None:
                     pipe.set(self.keys.idempotency(reply_id), record, ex=self.settings.idempotency_ttl)
-                response_key = self.keys.response(reply_id)
+                response_key = self.sender.reply_key(reply_id)
                 pipe.lpush(response_key, text)
                 pipe.expire(response_key, self.settings.reply_ttl)
                 if answer.recovered:
                     pipe.delete(self.keys.attempts(reply_id))
                 pipe.lrem(self.processing, 1, answer.raw)
             if take == 1 and wait is not None:
-                pipe.blmove(self.keys.command_queue, self.processing, wait, "RIGHT", "LEFT")
+                pipe.blmove(self.sender.queue, self.processing, wait, "RIGHT", "LEFT")
             else:
                 for _ in range(take):
-                    pipe.lmove(self.keys.command_queue, self.processing, "RIGHT", "LEFT")
+                    pipe.lmove(self.sender.queue, self.processing, "RIGHT", "LEFT")
             if take:
-                pipe.llen(self.keys.command_queue)  # how many to take next time
+                pipe.llen(self.sender.queue)  # how many to take next time
 
         results = self.write(write)
         if not take or len(results) < take + 1:
@@ -136,6 +142,7 @@ class ResultWriter:
                 {
                     "reason": reason,
                     "action": action,
+                    "login": self.sender.login,  # whose queue it came from
                     "router_id": self.settings.router_id,
                     "ts": time.time(),
                     "command": self.redactor.text(raw[:20_000].decode("utf-8", "replace"))[:10_000],
@@ -187,8 +194,9 @@ class ResultWriter:
             try:
                 batch = Batch()
                 write(batch)
+                sent_at = time.monotonic()
                 answers = batch.send(self.conn)
-                self.health.ok()
+                self.health.ok(sent_at)
                 return answers
             except REDIS_DOWN as exc:
                 self.health.lost(exc)

@@ -1,25 +1,31 @@
 """The router loop: take a command reliably, check it, run its skill at most once, reply.
 
-Take: BLMOVE from the command queue into this router's processing list, so a command is never
-only in memory. Done: store the idempotency record, push the (redacted) reply with a TTL, then
-remove the command from the processing list, in that order, so a crash between any two steps
+Each Redis login that sends commands has its own queue (`router.queue.senders`); the worker runs one
+loop per queue (`router.queue.taker`): the agent's in the calling thread (it also does the
+housekeeping: decided approvals, the audit stream, dead letters' age), every other login's in a
+thread of its own. Each takes with BLMOVE into this router's processing list of its queue, so a
+command is never only in memory, and each command runs under the origin its queue's login may
+send, never the one its envelope states alone.
+
+Done: store the idempotency record, push the (redacted) reply to the sender's reply key with a TTL,
+then remove the command from the processing list, in that order, so a crash between any two steps
 is recovered by re-sending the stored reply. (No MULTI/EXEC: Redis before the fix of
 redis/redis#14541 silently drops transactions replayed from the AOF when the default user is
-off, which SafeClaw requires.) Recovery (at start, after Redis comes
-back, and every heartbeat period) re-handles what is left in this router's list and moves over
-the lists of routers whose heartbeat is gone. Side-effecting commands keep a record per id:
-never started -> run; done -> re-send the stored reply; started, not done -> `unknown`.
-A skill that raises is retried up to `max_attempts` only when it has no side effect; a
-side-effecting one is answered `unknown` at once. Either way the command ends in the
-dead-letter list with the reason. A side-effecting skill's `request_failed` (timeout, 5xx) is
-answered `unknown` too: the request may have acted before its answer was lost.
+off, which SafeClaw requires.) Recovery (at start, after Redis comes back, and every heartbeat
+period) re-handles what is left in this router's lists and moves over the lists of routers whose
+heartbeat is gone, queue by queue. Side-effecting commands keep a record per id: never started ->
+run; done -> re-send the stored reply; started, not done -> `unknown`. A skill that raises is
+retried up to `max_attempts` only when it has no side effect; a side-effecting one is answered
+`unknown` at once. Either way the command ends in the dead-letter list with the reason. A
+side-effecting skill's `request_failed` (timeout, 5xx) is answered `unknown` too: the request may
+have acted before its answer was lost.
 
-Around the loop (this package): `triage` decides each command's answer and writes its audit line,
-`deadline` runs a skill within its command's deadline, `results` writes results (and sets an item
-aside), `records` keeps the idempotency and intent records, `heartbeat` beats, `handoff` hands a
-command to its platform's lane (`lanes`) and `redis_io` connects and tracks whether Redis answers.
-The worker builds the policy (`router.policy.checks`) with the approval flow's hold and the audit
-recorder (`router.audit`).
+Around the loop (this package): `taker` takes one queue, `triage` decides each command's answer and
+writes its audit line, `deadline` runs a skill within its command's deadline, `results` writes
+results (and sets an item aside), `records` keeps the idempotency and intent records, `heartbeat`
+beats, `handoff` hands a command to its platform's lane (`lanes`) and `redis_io` connects and tracks
+whether Redis answers. The worker builds the policy (`router.policy.checks`) with the approval
+flow's hold and the audit recorder (`router.audit`).
 """
 
 from __future__ import annotations
@@ -28,38 +34,32 @@ import contextlib
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Mapping
 
 import redis
 
 from protocol.commands import CommandEnvelope
-from protocol.replies import Reply
-from protocol.wire import ProtocolError
+from protocol.keys import AGENT_LOGIN
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
-from router.errors import ConfigError, describe
-from router.pipeline import Pipeline, Planned, decode, readable_id
+from router.errors import ConfigError
+from router.pipeline import Pipeline
 from router.platforms import close_kept
-from router.policy.approval_flow import ApprovalFlow
+from router.policy.approval_flow import ApprovalFlow, Settle
 from router.policy.checks import Policy
-from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
-from router.queue.deadline import DeadlineRunner, is_own_read
-from router.queue.handoff import Handoff
 from router.queue.heartbeat import Heartbeat
-from router.queue.lanes import InFlight, Lanes
+from router.queue.lanes import Lanes
 from router.queue.records import CommandRecords
-from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes
-from router.queue.results import Answer, ResultWriter
+from router.queue.redis_io import REDIS_DOWN, RedisHealth
+from router.queue.senders import sender_of, senders_of
+from router.queue.taker import QueueTaker
 from router.queue.timers import Timers
-from router.queue.triage import Decider
 from router.redaction import Redactor
 from router.registry import Skill
 
 log = logging.getLogger("safeclaw.router.worker")
 APPROVAL_POLL_SECONDS = 0.25  # how often decided approvals are looked for between commands
-MAX_BATCH = 8  # commands taken from a busy queue in one round trip
 SHUTDOWN_GRACE_SECONDS = 5.0  # how long a stopping router waits for commands at their platform
 
 
@@ -79,57 +79,54 @@ class Worker:
         self.approvals = ApprovalFlow(settings, self.redactor, self.audit, conn)
         self.policy = Policy(settings, self.skills, self.redactor, hold=self.approvals.hold)
         self.pipeline = Pipeline(self.skills, self.policy, self.redactor, settings.max_attempts)
-        self.processing = self.keys.processing(settings.router_id)
         self.dead_letters = DeadLetters(
             self.keys.dead_letter, settings.dead_letter_max, settings.dead_letter_ttl
         )
         self.records = CommandRecords(self.conn, settings)
-        self._stop = threading.Event()
+        self.stop_event = threading.Event()
         self.health = RedisHealth(on_back=self._recover_soon)
-        self.results = ResultWriter(self.conn, settings, self.redactor, self.pipeline.redact, self.audit,
-                                    self.dead_letters, self.health, self._stop)
         self.timers = Timers()  # one thread for every command's deadlines
-        self.runner = DeadlineRunner(settings, self.credentials, self.pipeline, self.policy, self.approvals,
-                                     self.audit, self.results, self.conn, self.timers)
         self.heartbeat = Heartbeat(settings, sorted(self.skills), self.credentials, self.policy, self.audit,
-                                   self.dead_letters, self._stop)
-        self.decider = Decider(settings, self.records, self.approvals, self.audit, self.pipeline, self.runner,
-                               self.results, self.conn)
-        self._next_recovery = 0.0
-        self._next_poll = 0.0
-        # Commands moved into our processing list by the last replies' round trip: while the queue
-        # is busy, one round trip answers a batch and takes the next (not a BLMOVE per command).
-        self._taken: list[bytes] = []
-        self._take = 1
+                                   self.dead_letters, self.stop_event)
         self.lanes = Lanes(settings.platform_concurrency, settings.platform_backlog)
-        self.in_flight = InFlight()
-        self.handoff = Handoff(
-            self.lanes, self.in_flight, self.pipeline, self.decider, self.results, self.audit, self.health,
-            lambda raw, envelope, planned, recovering, started, taken_at: self._complete(
-                raw, envelope, planned, recovering, started, taken_at=taken_at),
-            self._set_aside, self.timers)
+        self._next_poll = 0.0
+        self.senders = senders_of(self.keys)
+        # One loop per sending login's queue; the agent's (the first) also does the housekeeping.
+        self.takers = {sender.login: QueueTaker(self, sender, primary=sender.login == AGENT_LOGIN)
+                       for sender in self.senders}
+        self._failure: ConfigError | None = None
+
+    def taker(self, login: str) -> QueueTaker:
+        return self.takers[login]
 
     # -- lifecycle -------------------------------------------------------------------------
     def stop(self) -> None:
-        """Ask the loop to exit after the commands in hand (safe from a signal handler)."""
-        self._stop.set()
+        """Ask the loops to exit after the commands in hand (safe from a signal handler)."""
+        self.stop_event.set()
 
     def run(self) -> None:
         beat = threading.Thread(target=self.heartbeat.loop, args=(self.conn,), name="router-heartbeat",
                                 daemon=True)
         beat.start()
         log.info("router %s started; skills: %s", self.settings.router_id, ", ".join(sorted(self.skills)))
+        primary, *others = self.takers.values()
+        loops = [threading.Thread(target=self._loop, args=(taker,), name=f"queue-{taker.sender.login}",
+                                  daemon=True) for taker in others]
         try:
-            while not self._stop.is_set() or self._taken:
-                self._step()
+            for thread in loops:
+                thread.start()
+            primary.loop()
         finally:
-            self._stop.set()
+            self.stop_event.set()
+            for thread in loops:  # each ends its wait for a command and answers what it took
+                thread.join(timeout=self.settings.block_seconds + 30)
             # Bounded: the running commands get their grace (each is answered by its deadline
-            # anyway), the waiting ones stay in our list for the next start's recovery.
+            # anyway), the waiting ones stay in our lists for the next start's recovery.
             left = self.lanes.shutdown(SHUTDOWN_GRACE_SECONDS)
             if left:
                 log.warning("stopping with %d command(s) still at their platform; the next start "
-                            "recovers them from %s", left, self.processing)
+                            "recovers them from %s", left,
+                            ", ".join(t.processing for t in self.takers.values()))
             close_kept()  # the lanes' platform clients and their connections
             beat.join(timeout=5)
             self._clear_heartbeat()
@@ -137,35 +134,39 @@ class Worker:
             self.conn.close()
             self.audit.close()
             log.info("router %s stopped", self.settings.router_id)
+        if self._failure is not None:
+            raise self._failure
 
-    def _step(self) -> None:
+    def _loop(self, taker: QueueTaker) -> None:
+        """Another login's queue, in its own thread: a refused login stops the whole router."""
         try:
-            batch, self._taken = self._taken, []  # taken with the last replies: handled first
-            if not batch and time.monotonic() >= self._next_recovery:
-                self._recover()
-                self._next_recovery = time.monotonic() + self.settings.heartbeat_ttl
-            if time.monotonic() >= self._next_poll and not self._stop.is_set():  # rare: not per command
-                self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
-                self.approvals.poll(self.handoff.run_approved)
-                self.audit.flush(self.conn)
-            if not batch:
-                raw = self.conn.blmove(self.keys.command_queue, self.processing, self.settings.block_seconds,
-                                       "RIGHT", "LEFT")
-                self.health.ok()
-                batch = [] if raw is None else [as_bytes(raw)]
-            if batch:
-                self._handle_batch(batch)
-        except redis.AuthenticationError as exc:
-            raise ConfigError(f"Redis refused the router's login ({exc}); check REDIS_URL") from None
-        except redis.RedisError as exc:  # any answer but a login refused: Redis does not serve us now
-            self.health.lost(exc)
-            self._stop.wait(self.health.backoff_seconds())
-        except BaseException as exc:  # no item's failure, whatever its type, ends the loop
-            log.error("router loop error (%s); going on", describe(exc), exc_info=True)
-            self._stop.wait(1.0)
+            taker.loop()
+        except ConfigError as exc:
+            self._failure = exc
+            self.stop_event.set()
+
+    def housekeeping(self) -> None:
+        """Between commands, a few times a second (the agent's loop): decided approvals run, the
+        audit stream gets its new lines."""
+        if time.monotonic() >= self._next_poll and not self.stop_event.is_set():
+            self._next_poll = time.monotonic() + APPROVAL_POLL_SECONDS
+            self.approvals.poll(self.run_approved)
+            self.audit.flush(self.conn)
+
+    def recover_approvals(self) -> None:
+        """At recovery: dead letters aged out, and the approvals this router held when it stopped."""
+        self.dead_letters.age_out(self.conn)
+        self.approvals.poll(self.run_approved, recovering=True)
+
+    def run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
+        """An approved command runs in the loop of the login that sent it: its reply goes to that
+        login's replies (its stored origin, attached by that loop, says which)."""
+        sender = sender_of(envelope.origin, self.senders)
+        return self.takers[sender.login].handoff.run_approved(envelope, settle)
 
     def _recover_soon(self) -> None:
-        self._next_recovery = 0.0  # Redis is back: re-handle anything left in our processing list
+        for taker in self.takers.values():  # Redis is back: re-handle anything left in our lists
+            taker.next_recovery = 0.0
         # Idle pooled connections still point at the Redis that went away: a lane taking one
         # would fail once more and report a second outage.
         self.conn.connection_pool.disconnect(inuse_connections=False)
@@ -177,109 +178,3 @@ class Worker:
     def _clear_heartbeat(self) -> None:
         with contextlib.suppress(*REDIS_DOWN):  # else it expires on its own
             self.conn.delete(self.keys.router_heartbeat(self.settings.router_id))
-
-    # -- recovery --------------------------------------------------------------------------
-    def _recover(self) -> None:
-        """Re-handle what is left in our list, then take over the lists of dead routers. Each step
-        is contained: one item that cannot be handled is dead-lettered, never a stop."""
-        # Our heartbeat is up before we take anything (at start, and after Redis comes back), so
-        # no other router mistakes the commands in our list for a dead router's.
-        self.heartbeat.beat(self.conn)
-        self.dead_letters.age_out(self.conn)
-        self.approvals.poll(self.handoff.run_approved, recovering=True)
-        skipped: Counter[bytes] = Counter()
-        for item in reversed(self.conn.lrange(self.processing, 0, -1)):  # oldest first
-            raw = as_bytes(item)
-            if skipped[raw] < self.in_flight.count(raw):  # being handled right now, in a lane
-                skipped[raw] += 1
-                continue
-            log.info("recovering a command left in %s", self.processing)
-            self._handle(raw, recovering=True)
-        prefix = self.keys.processing("").encode()
-        for key in self.conn.scan_iter(match=self.keys.processing("*").encode(), count=100):
-            other = as_bytes(key)[len(prefix) :].decode("utf-8", "replace")
-            if other == self.settings.router_id or self.conn.exists(self.keys.router_heartbeat(other)):
-                continue
-            while not self._stop.is_set():
-                moved = self.conn.lmove(key, self.processing, "RIGHT", "LEFT")
-                if moved is None:
-                    break
-                log.info("recovering a command of router %s (its heartbeat is gone)", other)
-                self._handle(as_bytes(moved), recovering=True)
-
-    # -- one command -----------------------------------------------------------------------
-    def _handle_batch(self, batch: list[bytes]) -> None:
-        """Handle commands taken together; those answered here (not in a lane) are answered in one
-        round trip that also takes the next ones, unless a recovery is due (it must find none
-        taken and unhandled) or the router is stopping."""
-        answers: list[Answer] = []
-        handled = False
-        try:
-            for raw in batch:
-                self._handle(raw, answers=answers)
-            handled = True
-        finally:  # Redis went away mid-batch: answer those decided; the rest stay in our list
-            more = handled and not self._stop.is_set() and time.monotonic() < self._next_recovery
-            take = self._take if more else 0
-            if answers:
-                try:
-                    self._taken = self.results.finish_all(answers, take, self.settings.block_seconds)
-                except REDIS_DOWN:
-                    raise
-                except Exception as exc:
-                    reason = describe(exc)
-                    log.error("router error answering %d command(s): %s", len(answers), reason, exc_info=True)
-                    for answer in answers:
-                        self._set_aside(answer.raw, reason)
-                # Next time, as many as were left waiting (non-blocking moves), else one move
-                # that waits for the next command (an idle router).
-                self._take = min(MAX_BATCH, self.results.queued) or 1
-
-    def _handle(self, raw: bytes, recovering: bool = False, answers: list[Answer] | None = None) -> None:
-        """Answer one queue item. Whatever goes wrong short of Redis being unavailable, the item
-        ends dead-lettered with its reason and the loop goes on."""
-        started = time.monotonic()
-        contain(lambda: self._handle_item(raw, recovering, answers, started),
-                lambda reason: self._set_aside(raw, reason), "a command")
-
-    def _handle_item(self, raw: bytes, recovering: bool, answers: list[Answer] | None,
-                     started: float) -> None:
-        try:
-            envelope = decode(raw)
-        except ProtocolError as exc:
-            reason = f"malformed command: {exc}"
-            command_id = readable_id(raw)
-            self.results.dead_letter(raw, None, reason, command_id)
-            self.audit.malformed(command_id, str(exc))
-            return
-        planned = self.pipeline.plan(envelope)
-        if isinstance(planned, Planned) and not is_own_read(planned.effect):
-            self.handoff.to_lane(raw, planned, recovering, started)
-        else:
-            self._complete(raw, envelope, planned, recovering, started, answers)
-
-    def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
-                  started: float, answers: list[Answer] | None = None, taken_at: float | None = None) -> None:
-        """Decide and answer one command, or add its answer to `answers` (written by the caller)."""
-        contain(lambda: self._decide_and_answer(raw, envelope, planned, recovering, started, answers,
-                                                taken_at), lambda reason: self._set_aside(raw, reason),
-                f"command {envelope.id}")
-
-    def _decide_and_answer(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
-                           recovering: bool, started: float, answers: list[Answer] | None,
-                           taken_at: float | None = None) -> None:
-        reply, record = self.decider.decide(envelope, planned, raw, recovering, taken_at=taken_at)
-        if reply is None:
-            return
-        if answers is None:
-            self.results.finish(raw, reply, record, recovering)
-        else:
-            answers.append(Answer(raw, reply, record, recovering))
-        # A PING answered ok is not worth a log line (it was a third of its own cost).
-        quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
-        level = logging.DEBUG if quiet else logging.INFO
-        log.log(level, "command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
-                (time.monotonic() - started) * 1000)
-
-    def _set_aside(self, raw: bytes, reason: str) -> None:
-        self.results.set_aside(raw, reason, self.skills)

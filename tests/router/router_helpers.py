@@ -143,6 +143,26 @@ def reply_of(admin: redis.Redis, keys, command_id: str, timeout: float = 60) -> 
         assert time.monotonic() < deadline, f"no reply for {command_id}"
 
 
+def login(url: str) -> redis.Redis:
+    """A client as one of SafeClaw's Redis logins (its URL)."""
+    return redis.Redis.from_url(url, decode_responses=True, socket_timeout=10)
+
+
+def send(conn: redis.Redis, keys, sender: str, envelope: CommandEnvelope) -> None:
+    """Queue a command on the `sender` login's own queue."""
+    conn.lpush(keys.command_queue_of(sender), envelope.to_json())
+
+
+def reply_on(conn: redis.Redis, keys, sender: str, command_id: str, timeout: float = 60) -> dict:
+    """The reply to a command of the `sender` login, from that login's own replies."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        popped = conn.blpop([keys.response_of(sender, command_id)], timeout=2)
+        if popped is not None:
+            return json.loads(popped[1])
+    raise AssertionError(f"no reply for {command_id} on the {sender} login's replies")
+
+
 def note_lines(data_dir: Path) -> list[dict]:
     path = data_dir / "notes.jsonl"
     if not path.exists():

@@ -8,13 +8,16 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from protocol.keys import Keys
+from protocol.keys import MCP_LOGIN, Keys
 from router.config.redis_acl import password_hash, render_acl
 
 KEYS = Keys()
 QUEUE = KEYS.command_queue
 RESP = KEYS.response("c1")
 PROC = KEYS.processing("r1")
+MCP_QUEUE = KEYS.command_queue_of(MCP_LOGIN)
+MCP_PROC = KEYS.processing_of(MCP_LOGIN, "r1")
+MCP_RESP = KEYS.response_of(MCP_LOGIN, "mcp-c1")
 HB = KEYS.router_heartbeat("r1")
 QUOTA = f"{KEYS.router_prefix}quota:moltbook:post:20261122"
 PACE = f"{KEYS.router_prefix}pace:moltbook:reply"
@@ -56,6 +59,11 @@ AGENT_REFUSED = [
     ("rpop queue", lambda c: c.rpop(QUEUE)),
     ("del queue", lambda c: c.delete(QUEUE)),
     ("lpush response (forge a reply)", lambda c: c.lpush(RESP, "forged")),
+    ("lpush the mcp queue (speak as the MCP client)", lambda c: c.lpush(MCP_QUEUE, "cmd")),
+    ("llen the mcp queue", lambda c: c.llen(MCP_QUEUE)),
+    ("blpop an mcp reply", lambda c: c.blpop([MCP_RESP], timeout=0.01)),
+    ("lpop an mcp reply", lambda c: c.lpop(MCP_RESP)),
+    ("del an mcp reply", lambda c: c.delete(MCP_RESP)),
     ("get idempotency", lambda c: c.get(KEYS.idempotency("c1"))),
     ("lrange dead letter", lambda c: c.lrange(KEYS.dead_letter, 0, -1)),
     ("lrange processing", lambda c: c.lrange(PROC, 0, -1)),
@@ -88,6 +96,12 @@ ROUTER_ALLOWED = [
     ("scan", lambda c: c.scan(0, match=KEYS.processing("*"))),
     ("lpush response", lambda c: c.lpush(RESP, "reply")),
     ("expire response", lambda c: c.expire(RESP, 60)),
+    ("blmove the mcp queue->its processing", lambda c: c.blmove(MCP_QUEUE, MCP_PROC, 0.01, "RIGHT", "LEFT")),
+    ("lmove mcp processing->the mcp queue", lambda c: c.lmove(MCP_PROC, MCP_QUEUE, "LEFT", "LEFT")),
+    ("llen the mcp queue", lambda c: c.llen(MCP_QUEUE)),
+    ("lrange + lrem mcp processing", lambda c: (c.lrange(MCP_PROC, 0, -1), c.lrem(MCP_PROC, 1, "x"))),
+    ("scan mcp processing lists", lambda c: c.scan(0, match=KEYS.processing_of(MCP_LOGIN, "*"))),
+    ("lpush + expire an mcp reply", lambda c: (c.lpush(MCP_RESP, "reply"), c.expire(MCP_RESP, 60))),
     ("pipeline without multi",
      lambda c: c.pipeline(transaction=False).lpush(RESP, "r").expire(RESP, 5).execute()),
     ("incr/decr a quota counter", lambda c: c.pipeline(transaction=False).incr(QUOTA).decr(QUOTA).execute()),
@@ -105,6 +119,9 @@ ROUTER_REFUSED = [
     ("del queue", lambda c: c.delete(QUEUE)),
     ("lrange queue", lambda c: c.lrange(QUEUE, 0, -1)),
     ("blpop response (steal a reply)", lambda c: c.blpop([RESP], timeout=0.01)),
+    ("lpush the mcp queue (inject a command)", lambda c: c.lpush(MCP_QUEUE, "cmd")),
+    ("lrange the mcp queue", lambda c: c.lrange(MCP_QUEUE, 0, -1)),
+    ("blpop an mcp reply", lambda c: c.blpop([MCP_RESP], timeout=0.01)),
     ("get response", lambda c: c.lrange(RESP, 0, -1)),
     ("get agent heartbeat", lambda c: c.get(KEYS.agent_heartbeat)),
     ("set arbitrary key", lambda c: c.set("other", "1")),

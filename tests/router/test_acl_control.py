@@ -8,7 +8,7 @@ gets exactly its side of approvals, audit and notices.
 import pytest
 import redis
 
-from protocol.keys import Keys
+from protocol.keys import MCP_LOGIN, Keys
 
 KEYS = Keys()
 QUEUE = KEYS.command_queue
@@ -66,6 +66,8 @@ CONTROL_REFUSED = [
     ("lrange processing", lambda c: c.lrange(KEYS.processing("r1"), 0, -1)),
     ("blpop a reply", lambda c: c.blpop([KEYS.response("c1")], timeout=0.01)),
     ("lpush a reply", lambda c: c.lpush(KEYS.response("c1"), "forged")),
+    ("lpush the mcp queue", lambda c: c.lpush(KEYS.command_queue_of(MCP_LOGIN), "cmd")),
+    ("blpop an mcp reply", lambda c: c.blpop([KEYS.response_of(MCP_LOGIN, "mcp-c1")], timeout=0.01)),
     ("set approval record (forge a command)", lambda c: c.set(APPROVAL, "{}")),
     ("del approval record", lambda c: c.delete(APPROVAL)),
     ("zadd pending", lambda c: c.zadd(KEYS.approvals_pending, {"a1": 1})),

@@ -1,18 +1,19 @@
-"""The `mcp` user (the MCP server) against a real redis-server: it may queue commands and read the
-replies to its own (`mcp-` ids), never the agent's, and nothing of the router's or the owner's."""
+"""The `mcp` user (the MCP server) against a real redis-server: it may push to its own queue only
+and read only its own replies, never the agent's queue or replies, nothing of the router's or
+the owner's."""
 
 import pytest
 import redis
 
-from protocol.keys import Keys
-from router.config.redis_acl import MCP_COMMAND_PREFIX
+from protocol.keys import AGENT_LOGIN, MCP_LOGIN, Keys
 
 KEYS = Keys()
-OWN_REPLY = KEYS.response(f"{MCP_COMMAND_PREFIX}0f3a")
-AGENT_REPLY = KEYS.response("0f3a9b")
+OWN_QUEUE = KEYS.command_queue_of(MCP_LOGIN)
+OWN_REPLY = KEYS.response_of(MCP_LOGIN, "mcp-0f3a")
+AGENT_REPLY = KEYS.response_of(AGENT_LOGIN, "0f3a9b")
 
 ALLOWED = [
-    ("lpush queue", lambda c: c.lpush(KEYS.command_queue, "cmd")),
+    ("lpush its own queue", lambda c: c.lpush(OWN_QUEUE, "cmd")),
     ("blpop its own reply", lambda c: c.blpop([OWN_REPLY], timeout=0.01)),
     ("lpop its own reply", lambda c: c.lpop(OWN_REPLY)),
     ("del its own reply", lambda c: c.delete(OWN_REPLY)),
@@ -21,11 +22,16 @@ ALLOWED = [
     ("ping", lambda c: c.ping()),
 ]
 REFUSED = [
+    ("lpush the agent's queue (speak as the agent)", lambda c: c.lpush(KEYS.command_queue, "cmd")),
     ("blpop the agent's reply", lambda c: c.blpop([AGENT_REPLY], timeout=0.01)),
     ("lpop the agent's reply", lambda c: c.lpop(AGENT_REPLY)),
+    ("lpop an mcp- id under the agent's replies", lambda c: c.lpop(KEYS.response("mcp-0f3a"))),
     ("forge its own reply", lambda c: c.lpush(OWN_REPLY, "forged")),
-    ("read the queue", lambda c: c.lrange(KEYS.command_queue, 0, -1)),
-    ("take from the queue", lambda c: c.rpop(KEYS.command_queue)),
+    ("read its queue", lambda c: c.lrange(OWN_QUEUE, 0, -1)),
+    ("take from its queue", lambda c: c.rpop(OWN_QUEUE)),
+    ("read the agent's queue", lambda c: c.lrange(KEYS.command_queue, 0, -1)),
+    ("take from the agent's queue", lambda c: c.rpop(KEYS.command_queue)),
+    ("read a router's list of its queue", lambda c: c.lrange(KEYS.processing_of(MCP_LOGIN, "r1"), 0, -1)),
     ("turn off the kill switch", lambda c: c.delete(KEYS.kill_switch)),
     ("read the kill switch", lambda c: c.get(KEYS.kill_switch)),
     ("decide an approval", lambda c: c.set(KEYS.approval_decision("a1"), "{}")),

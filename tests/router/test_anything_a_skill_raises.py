@@ -46,7 +46,7 @@ def test_a_command_whose_skill_raises_anything_is_answered_and_the_router_goes_o
         answered(admin, keys, action, name, where)  # the same lane serves the next one
         assert reply_of(admin, keys, push(admin, keys, "SLOW_NOTE", {"text": "still here"}))["status"] == "ok"
         assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     assert [line["text"] for line in note_lines(tmp_path)] == ["still here"]
     assert admin.llen(keys.processing("r1")) == 0
 
@@ -126,5 +126,5 @@ def test_raising_commands_left_in_processing_lists_do_not_stop_the_restart(redis
         for command_id in left:
             assert reply_of(admin, keys, command_id, timeout=30)["status"] in ("error", "denied", "unknown")
         assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     assert admin.llen(keys.processing("r1")) == 0 and admin.llen(keys.processing("gone")) == 0

@@ -25,7 +25,9 @@ def test_no_round_trip_that_answers_commands_blocks(redis_urls, admin, tmp_path,
     real_blmove = thread.worker.conn.blmove
 
     def blmove(*args: Any) -> Any:
-        blocking_with_commands_in_hand.append(len(thread.worker._taken))
+        # Each queue's loop blocks only with nothing of its own queue in hand.
+        taker = next(t for t in thread.worker.takers.values() if t.sender.queue == args[0])
+        blocking_with_commands_in_hand.append(len(taker.taken))
         return real_blmove(*args)
 
     thread.worker.conn.blmove = blmove  # type: ignore[method-assign]

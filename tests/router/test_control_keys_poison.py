@@ -59,7 +59,7 @@ def test_a_kill_switch_no_parser_can_read_is_on(redis_urls, admin, control, tmp_
         assert (reply["status"], reply["error"]) == ("denied", "kill_switch"), reply
         wait_until(lambda: "kill_switch" in heartbeat(admin, keys), "the heartbeat to show the switch", 15)
         assert heartbeat(admin, keys)["kill_switch"]["on"] is True
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     assert note_lines(tmp_path) == [] and admin.llen(keys.dead_letter) == 0
 
 
@@ -89,7 +89,7 @@ def test_an_approval_whose_decision_time_is_unreadable_never_runs(redis_urls, ad
                    "the approval settled", 20)
         assert json.loads(admin.get(keys.approval(approval_id)))["state"] == "failed"
         assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     assert note_lines(tmp_path) == []
     assert any(approval_id in entry for entry in admin.lrange(keys.dead_letter, 0, -1))
 

@@ -98,7 +98,7 @@ def test_an_item_with_a_huge_integer_is_set_aside_and_the_router_goes_on(redis_u
         admin.lpush(keys.command_queue, item)
         ping_answered(admin, keys)
         assert admin.llen(keys.processing("r1")) == 0
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     [entry] = dead_letters(admin, keys)
     assert "malformed" in entry["reason"] or "router error" in entry["reason"], entry
 
@@ -121,7 +121,7 @@ def test_a_skill_that_fails_to_state_its_effect_is_contained(redis_urls, admin, 
         reply = reply_of(admin, keys, push(admin, keys, action, {}), timeout=20)
         assert reply["status"] in ("error", "denied", "unknown"), reply
         ping_answered(admin, keys)
-        assert not worker._stop.is_set()
+        assert not worker.stop_event.is_set()
     assert admin.llen(keys.processing("r1")) == 0
     assert json.dumps(reply).count("7" * 400) == 0  # a reason is bounded, never the whole value
 
@@ -149,7 +149,7 @@ def test_an_owner_decision_with_a_bad_time_is_set_aside_on_settle_and_sweep(
             wait_until(lambda: any(approval_id in json.dumps(e) for e in dead_letters(admin, keys)),
                        "the approval set aside", 20)
             ping_answered(admin, keys)
-            assert not worker._stop.is_set()
+            assert not worker.stop_event.is_set()
         with WorkerThread(settings, SKILLS):  # a restart does not die on it either
             ping_answered(admin, keys)
         assert not (tmp_path / "notes.jsonl").exists()  # a decision it cannot read runs nothing

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from protocol.keys import AGENT_LOGIN
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
 from tests.router.test_flaky_platforms import PLATFORMS, Platform
@@ -95,9 +96,9 @@ def test_new_credentials_make_a_new_client(redis_urls, admin, tmp_path):
     try:
         with WorkerThread(settings(p, redis_urls, tmp_path), SKILLS, p.credentials) as worker:
             assert post(admin, keys, p, "with the first key, all good")["status"] == "ok"
-            worker.runner.credentials["MOLTBOOK_API_KEY"] = "moltbook_sk_" + "anotherKey12"  # type: ignore[index]
+            worker.taker(AGENT_LOGIN).runner.credentials["MOLTBOOK_API_KEY"] = "moltbook_sk_" + "anotherKey12"  # type: ignore[index]
             refused = post(admin, keys, p, "with the second key, refused")
-            worker.runner.credentials.update(p.credentials)  # type: ignore[attr-defined]
+            worker.taker(AGENT_LOGIN).runner.credentials.update(p.credentials)  # type: ignore[attr-defined]
             again = post(admin, keys, p, "with the first key once more")
         sent = [r.headers["authorization"] for r in p.fake.requests if r.method == "POST"]
     finally:

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from protocol.commands import CommandEnvelope
+from protocol.keys import AGENT_LOGIN
 from router.pipeline import Planned
 from router.policy import kill_switch
 from router.queue.worker import Worker
@@ -76,9 +77,10 @@ def decide(worker: Worker, envelope: CommandEnvelope):
     planned = worker.pipeline.plan(envelope)
     assert isinstance(planned, Planned)
     raw = envelope.to_json().encode()
-    reply, record = worker.decider.decide(envelope, planned, raw, recovering=False)
+    agent_queue = worker.taker(AGENT_LOGIN)
+    reply, record = agent_queue.decider.decide(envelope, planned, raw, recovering=False)
     if reply is not None:
-        worker.results.finish(raw, reply, record)
+        agent_queue.results.finish(raw, reply, record)
     return reply
 
 
@@ -106,7 +108,7 @@ def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
         reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
         before = used(worker)
         sent.clear()
-        reply = worker.decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
+        reply = worker.taker(AGENT_LOGIN).decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
         assert reply is not None and reply.status == "ok"
         # The claim and the bounds (quota, duplicate guard) in one script, after the reads.
         assert sent[0] == [*reads, "EVALSHA"], sent

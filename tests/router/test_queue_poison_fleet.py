@@ -135,7 +135,7 @@ def test_an_item_past_the_command_size_is_set_aside_undecoded_and_redis_refuses_
             agent.lpush(keys.command_queue, big)
             reply = reply_of(admin, keys, "poison-0", timeout=30)
             assert reply_of(admin, keys, push(admin, keys, "PING", {}))["status"] == "ok"
-            assert not worker._stop.is_set()
+            assert not worker.stop_event.is_set()
     finally:
         agent.close()
     assert reply["status"] == "error" and f"more than a command's {MAX_COMMAND_BYTES}" in reply["message"], reply

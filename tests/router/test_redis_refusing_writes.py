@@ -112,7 +112,7 @@ def test_redis_refusing_writes_is_unavailable_never_an_exit(server, tmp_path, ca
             apply(admin, server.dir)
             wait_until(lambda: "Redis unavailable" in caplog.text, "the router to notice", 20)
             time.sleep(2)  # several tries of the loop, the lanes and the heartbeat against the refusal
-            assert not worker._stop.is_set() and loop.is_alive()
+            assert not worker.stop_event.is_set() and loop.is_alive()
             undo_all(admin, server.dir)
             reply = reply_of(admin, keys, push(admin, keys, "PING", {}), timeout=20)
             assert reply["status"] == "ok"

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from protocol.commands import CommandEnvelope
+from protocol.keys import AGENT_LOGIN
 from protocol.replies import Reply, Status
 from router.app import build_worker
 from router.errors import SkillError
@@ -312,17 +313,18 @@ def test_a_batch_takes_nothing_more_when_a_recovery_is_due_or_the_router_stops(r
     try:
         for _ in range(6):
             push(admin, keys, "PING", {})
-        first = worker.conn.lmove(keys.command_queue, worker.processing, "RIGHT", "LEFT")
-        worker._next_recovery = time.monotonic() + 60
-        worker._handle_batch([first])
-        assert len(worker._taken) == 1  # the queue is busy: the reply's round trip took the next
-        worker._next_recovery = 0.0  # recovery due: it must find no command taken and unhandled
-        worker._handle_batch(worker._taken)
-        assert worker._taken == []
-        worker._next_recovery = time.monotonic() + 60
+        agent_queue = worker.taker(AGENT_LOGIN)
+        first = worker.conn.lmove(keys.command_queue, agent_queue.processing, "RIGHT", "LEFT")
+        agent_queue.next_recovery = time.monotonic() + 60
+        agent_queue.handle_batch([first])
+        assert len(agent_queue.taken) == 1  # the queue is busy: the reply's round trip took the next
+        agent_queue.next_recovery = 0.0  # recovery due: it must find no command taken and unhandled
+        agent_queue.handle_batch(agent_queue.taken)
+        assert agent_queue.taken == []
+        agent_queue.next_recovery = time.monotonic() + 60
         worker.stop()
-        worker._handle_batch([worker.conn.lmove(keys.command_queue, worker.processing, "RIGHT", "LEFT")])
-        assert worker._taken == []
+        agent_queue.handle_batch([worker.conn.lmove(keys.command_queue, agent_queue.processing, "RIGHT", "LEFT")])
+        assert agent_queue.taken == []
         assert admin.llen(keys.command_queue) == 3 and admin.llen(keys.processing("r1")) == 0
     finally:
         worker.audit.close()
@@ -343,13 +345,14 @@ def test_the_heartbeat_is_up_before_the_first_command_is_taken(redis_urls, admin
     seen_at_first_take: list[bool] = []
     worker = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
     monkeypatch.setattr(worker.worker.heartbeat, "loop", lambda conn: None)  # a beat thread that never runs
-    taking = worker.worker._handle
+    agent_queue = worker.worker.taker(AGENT_LOGIN)
+    taking = agent_queue.handle
 
     def handle(raw, *args, **kwargs):
         seen_at_first_take.append(bool(admin.exists(keys.router_heartbeat("r1"))))
         return taking(raw, *args, **kwargs)
 
-    monkeypatch.setattr(worker.worker, "_handle", handle)
+    monkeypatch.setattr(agent_queue, "handle", handle)
     cid = push(admin, keys, "PING", {})
     with worker:
         assert reply_of(admin, keys, cid)["status"] == "ok"
@@ -362,7 +365,14 @@ def test_an_idle_router_answers_each_command_then_blocks_with_nothing_in_hand(re
     thread = WorkerThread(settings_for(redis_urls.router_url, tmp_path))
     in_hand = []
     blmove = thread.worker.conn.blmove
-    thread.worker.conn.blmove = lambda *args: in_hand.append(len(thread.worker._taken)) or blmove(*args)
+    agent_queue = thread.worker.taker(AGENT_LOGIN)
+
+    def agents_blmove(*args):  # the agent's queue's loop (the mcp queue's blocks in its own thread)
+        if args[0] == keys.command_queue:
+            in_hand.append(len(agent_queue.taken))
+        return blmove(*args)
+
+    thread.worker.conn.blmove = agents_blmove
     with thread:
         replies = [reply_of(admin, keys, push(admin, keys, "PING", {})) for _ in range(12)]
         wait_until(lambda: admin.llen(keys.processing("r1")) == 0, "the processing list to empty")
