@@ -39,8 +39,9 @@ if __package__ in (None, ""):  # run as a file: make `protocol` importable
 from protocol.keys import Keys
 
 # What redis-py needs to open a connection (AUTH or HELLO+AUTH, CLIENT SETNAME) and stay healthy.
+# INFO memory|replication: every connection reads the eviction policy and the role (protocol.redis_safety).
 CONNECTION_COMMANDS = ("+ping", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
-                       "+reset", "+quit")
+                       "+reset", "+quit", "+info|memory", "+info|replication")
 
 
 def password_hash(password: str) -> str:
@@ -84,7 +85,8 @@ def router_user(keys: Keys, password: str) -> str:
         password,
         # No MULTI/EXEC: Redis before the fix of redis/redis#14541 drops transactions replayed
         # from the AOF when the default user is off. The router's steps are ordered instead.
-        [*CONNECTION_COMMANDS, "+scan"],
+        # WAIT: a claim reaches the replicas before its effect (router.queue.replica_wait).
+        [*CONNECTION_COMMANDS, "+scan", "+wait"],
         [
             # Take a command (BLMOVE queue -> own processing list) or hand one back (LMOVE back).
             [f"~{keys.command_queue}", f"~{keys.processing('*')}", "+blmove", "+lmove", "+llen"],

@@ -48,7 +48,8 @@ def held_credentials(env: Mapping[str, str]) -> list[str]:
 def make_link(env: Mapping[str, str], timeout: float) -> Link:
     if env.get("REDIS_URL", "").strip():
         keys = Keys.from_env(env)
-        return QueueLink(env["REDIS_URL"].strip(), keys.response_prefix, keys.command_queue, timeout)
+        return QueueLink(env["REDIS_URL"].strip(), keys.response_prefix, keys.command_queue, timeout,
+                         env.get("REDIS_ACCEPT_EVICTION", "").strip())
     return OneShotLink(env, timeout)
 
 

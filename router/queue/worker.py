@@ -139,6 +139,10 @@ class Worker:
             log.info("router %s stopped", self.settings.router_id)
 
     def _step(self) -> None:
+        if self.heartbeat.guard.refused:  # Redis may drop keys or is not the primary (redis_guard)
+            self._taken, self._next_recovery = [], 0.0  # left in our list, recovered once it is fit
+            self._stop.wait(1.0)
+            return
         try:
             batch, self._taken = self._taken, []  # taken with the last replies: handled first
             if not batch and time.monotonic() >= self._next_recovery:
