@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,7 +45,7 @@ def evicting(admin):
 
 
 def router_log(process, env):
-    return process.log_path.read_text() + open(env["ROUTER_LOG_FILE"]).read()
+    return process.log_path.read_text() + Path(env["ROUTER_LOG_FILE"]).read_text()
 
 
 def test_router_refuses_an_evicting_redis_at_start_saying_why_and_how(server, admin, tmp_path):
@@ -129,11 +130,11 @@ def test_policy_changed_under_a_running_router_stops_it_taking_and_loses_nothing
         assert "maxmemory-policy is allkeys-lru" in value["redis_refused"]
         assert admin.llen(keys.command_queue) == 5  # not taken: still queued, nothing evicted by us
         assert process.process.poll() is None
-        assert "router stops taking commands" in open(env["ROUTER_LOG_FILE"]).read()
+        assert "router stops taking commands" in Path(env["ROUTER_LOG_FILE"]).read_text()
         admin.config_set("maxmemory-policy", "noeviction")
         assert [reply_of(admin, keys, command_id)["status"] for command_id in queued] == ["ok"] * 5
     finally:
         process.stop()
     texts = [json.loads(line)["text"] for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
     assert sorted(texts) == ["before", *[f"while evicting {n}" for n in range(5)]]  # each once
-    assert "takes commands again" in open(env["ROUTER_LOG_FILE"]).read()
+    assert "takes commands again" in Path(env["ROUTER_LOG_FILE"]).read_text()
