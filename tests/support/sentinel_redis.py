@@ -8,6 +8,7 @@ passwords, so a login works on whichever one is the primary.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -15,19 +16,23 @@ from pathlib import Path
 
 import redis
 
+from router.config.replication_acl import REPLICA_USER, SENTINEL_USER, replication_lines
 from tests.support.redis_server import REDIS_SERVER_BINARY, RedisServer, free_port
 
 SERVICE = "safeclaw"
-PASSWORDS = ("agent_password", "router_password", "admin_password", "control_password", "mcp_password")
+PASSWORDS = ("agent_password", "router_password", "admin_password", "control_password", "mcp_password",
+             "replica_password", "sentinel_password")
 
 
 class MemberServer(RedisServer):
-    """One server of the set: the first one's passwords, replication as the admin user, and
-    whatever `extra` lines (e.g. `replicaof`)."""
+    """One server of the set: the first one's passwords, the shipped replica and Sentinel users
+    (`router.config.replication_acl`, replication as `replica`), and `extra` lines (`replicaof`)."""
 
     def __init__(self, like: RedisServer | None = None, extra: tuple[str, ...] = ()) -> None:
         self.extra = list(extra)
         self.like = like
+        self.replica_password = secrets.token_urlsafe(18)
+        self.sentinel_password = secrets.token_urlsafe(18)
         super().__init__(like.keys if like else None, persistent=True)
         if like is not None:
             for name in PASSWORDS:
@@ -36,7 +41,9 @@ class MemberServer(RedisServer):
 
     def _write_config(self) -> None:
         super()._write_config()
-        lines = ["masteruser admin", f"masterauth {self.admin_password}", *self.extra]
+        with open(self.dir / "users.acl", "a", encoding="utf-8") as acl:
+            acl.write(replication_lines(self.replica_password, self.sentinel_password))
+        lines = [f"masteruser {REPLICA_USER}", f"masterauth {self.replica_password}", *self.extra]
         with open(self.dir / "redis.conf", "a", encoding="utf-8") as conf:
             conf.write("\n".join(lines) + "\n")
 
@@ -44,13 +51,14 @@ class MemberServer(RedisServer):
 class SentinelProcess:
     """`redis-server sentinel.conf --sentinel` watching `primary` under the name `SERVICE`."""
 
-    def __init__(self, primary: RedisServer, down_after_ms: int = 1000) -> None:
+    def __init__(self, primary: MemberServer, down_after_ms: int = 1000) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="safeclaw-sentinel-"))
         self.port = free_port()
         lines = [
             f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "logfile sentinel.log", "daemonize no",
             f"sentinel monitor {SERVICE} 127.0.0.1 {primary.port} 1",
-            f"sentinel auth-user {SERVICE} admin", f"sentinel auth-pass {SERVICE} {primary.admin_password}",
+            f"sentinel auth-user {SERVICE} {SENTINEL_USER}",
+            f"sentinel auth-pass {SERVICE} {primary.sentinel_password}",
             f"sentinel down-after-milliseconds {SERVICE} {down_after_ms}",
             f"sentinel failover-timeout {SERVICE} 5000",
         ]
