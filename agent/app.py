@@ -24,7 +24,7 @@ from agent.errors import ConfigError
 from agent.governance.files import Governance
 from agent.governance.injections import apply_injections
 from agent.link.pending_commands import PendingCommands
-from agent.link.redis_pool import build_redis
+from agent.link.redis_pool import build_redis, refuse_unsafe
 from agent.link.router_client import NoRouter, RouterClient
 from agent.llm import create_llm
 from agent.llm.base import BaseLLM
@@ -141,6 +141,7 @@ def build_service(settings: AgentSettings) -> AgentService:
     autonomy channel's cycle is built on the same loop and pool when that channel starts."""
     notifier = build_notifier(settings)
     conn = build_redis(settings)
+    refuse_unsafe(conn)
     loop = build_loop(settings, notifier=notifier, conn=conn)
 
     def make_cycle() -> AutonomyCycle:
@@ -153,6 +154,7 @@ def run_autonomy_once(settings: AgentSettings) -> int:
     """Exactly one cycle; prints its outcome on one line."""
     notifier = build_notifier(settings)
     conn = build_redis(settings)
+    refuse_unsafe(conn)
     cycle = build_cycle(settings, build_loop(settings, notifier=notifier, conn=conn), conn, notify=notifier)
     report = cycle.run_once()
     extra = f" — {report.detail}" if report.detail and report.outcome != "acted" else ""

@@ -35,6 +35,7 @@ from dashboard.live import LiveHub, event
 from dashboard.owner_actions import OwnerActions
 from dashboard.panel_reads import PanelReads
 from dashboard.settings import DASHBOARD_DIR, DashboardSettings
+from protocol.redis_link import RedisUnsafe, sync_client
 
 log = logging.getLogger("safeclaw.dashboard")
 STATIC = DASHBOARD_DIR / "static"
@@ -50,9 +51,9 @@ class Dashboard(OwnerActions, PanelReads):
         self.keys = settings.keys
         # The agent's login writes its own keys with any bytes: a value that is not UTF-8 reads as
         # U+FFFD (then fails its shape check), never as an exception that empties the page.
-        self.conn = conn or redis.Redis.from_url(
+        self.conn = conn or sync_client(
             settings.redis_url, decode_responses=True, encoding_errors="replace",
-            socket_connect_timeout=3, socket_timeout=5,
+            socket_connect_timeout=3, socket_timeout=5, accepted_eviction=settings.redis_accept_eviction,
         )
         self.requests = RequestGuard(settings)
         self.router_keys = state.RouterKeys(self.keys)
@@ -80,7 +81,7 @@ class Dashboard(OwnerActions, PanelReads):
                 return self.json({"error": "bad_request", "message": exc.message}, exc.status)
             except redis.RedisError as exc:
                 log.warning("Redis error on %s: %s", request.url.path, type(exc).__name__)
-                message = f"Redis: {type(exc).__name__}"
+                message = exc.reason if isinstance(exc, RedisUnsafe) else f"Redis: {type(exc).__name__}"
                 return self.json({"error": "redis_unavailable", "message": message}, 503)
 
         return guarded

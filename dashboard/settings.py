@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from protocol.env_files import SettingError, check_names, parse_bool, read_env_file
 from protocol.keys import Keys
+from protocol.redis_address import AddressError, parse_address
 
 DASHBOARD_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DASHBOARD_DIR.parent
@@ -24,6 +25,7 @@ OWN_SETTINGS = (
 READ_SETTINGS = (
     *OWN_SETTINGS, "REDIS_URL", "REDIS_USER", "REDIS_PASSWORD_FILE", "SAFECLAW_WORKSPACE", "SAFECLAW_LOG_DIR",
     "SAFECLAW_CONFIG", "ROUTER_AUDIT_DIR", "ROUTER_DATA_DIR", "COMMAND_QUEUE", "RESPONSE_PREFIX",
+    "REDIS_ACCEPT_EVICTION",
 )  # fmt: skip
 
 
@@ -45,6 +47,7 @@ class DashboardSettings:
     audit_dir: Path | None = None  # the routers' audit files, for paging past the Redis copy
     agent_config: Path | None = None  # the agent's config.json (autonomy on or off, its interval)
     log_file: Path = REPO_ROOT / "logs" / "dashboard.log"
+    redis_accept_eviction: str = ""  # the one evicting policy accepted (protocol.redis_safety)
     env: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -70,7 +73,11 @@ class DashboardSettings:
                 "REDIS_URL is not set: the dashboard needs the control user's login, "
                 "REDIS_URL=redis://control:PASSWORD@127.0.0.1:6379/0 (./safeclaw sets it)"
             )
-        if urlsplit(redis_url).username in ("agent", "router"):
+        try:
+            address = parse_address(redis_url)
+        except AddressError as exc:
+            raise ConfigError(str(exc)) from None
+        if address.username in ("agent", "router"):
             raise ConfigError(
                 "REDIS_URL names the agent's or the router's Redis user; the dashboard must "
                 "log in as the control user"
@@ -99,6 +106,7 @@ class DashboardSettings:
             redis_url=redis_url,
             token=token,
             keys=Keys.from_env(env),
+            redis_accept_eviction=env.get("REDIS_ACCEPT_EVICTION", "").strip(),
             host=env.get("DASHBOARD_HOST", "").strip() or "127.0.0.1",
             port=_port(env.get("DASHBOARD_PORT", "")),
             public_read=_bool(env.get("DASHBOARD_PUBLIC_READ", ""), "DASHBOARD_PUBLIC_READ"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
+from router.queue.redis_guard import refuse_at_start
 from router.queue.redis_io import connect
 from router.queue.worker import Worker
 from router.redaction import Redactor
@@ -22,4 +23,6 @@ def build_worker(
 ) -> Worker:
     """The worker on the process's one Redis pool (closed when the worker stops)."""
     redactor = redactor or Redactor(secret_values(settings.env, credentials))
-    return Worker(settings, skills, credentials, redactor, connect(settings))
+    conn = connect(settings)
+    refuse_at_start(conn, settings)  # a Redis that may drop keys, or a replica: why, and how to fix it
+    return Worker(settings, skills, credentials, redactor, conn)

@@ -3,6 +3,7 @@
 
 Writes (git-ignored, never printed, never part of an image):
   .run/compose/{agent,router,control}.password                each mounted only into its service
+  .run/compose/{replica,sentinel}.password                     the replicated profile's own logins
   .run/compose/dashboard.token                                 the dashboard's token (read it to log in)
   .run/compose/users.acl                                       the redis service's ACL (hashes only)
   agent/.env, router/.env (only when missing)                  compose's env files
@@ -27,6 +28,7 @@ if __name__ == "__main__":
 from protocol.atomic_file import write_atomically  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
 from router.config.redis_acl import render_acl  # noqa: E402
+from router.config.replication_acl import replication_lines  # noqa: E402
 
 # Created when missing, since compose refuses to start without its env files. The router
 # starts in dry run: posts go to its outbox until you add credentials and switch this off.
@@ -57,12 +59,18 @@ def init(root: Path = REPO_ROOT) -> list[Path]:
     agent, router = password(directory / "agent.password"), password(directory / "router.password")
     control = password(directory / "control.password")
     password(directory / "dashboard.token")  # the dashboard's DASHBOARD_TOKEN_FILE
-    write_private(directory / "users.acl", render_acl(Keys(), agent, router, control_password=control))
+    # The replica's and Sentinel's users (docker compose --profile sentinel): each server replicates
+    # as `replica`, Sentinel watches as `sentinel`; neither reaches a key.
+    replication = replication_lines(password(directory / "replica.password"),
+                                    password(directory / "sentinel.password"))
+    write_private(directory / "users.acl",
+                  render_acl(Keys(), agent, router, control_password=control) + replication)
     for name, text in ENV_FILES.items():
         path = root / name
         if not path.exists():
             write_atomically(path, text.encode("utf-8"), durable=False, mode=0o600)
-    names = ("agent.password", "router.password", "control.password", "dashboard.token", "users.acl")
+    names = ("agent.password", "router.password", "control.password", "dashboard.token", "replica.password",
+             "sentinel.password", "users.acl")
     return [directory / name for name in names]
 
 

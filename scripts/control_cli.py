@@ -27,6 +27,7 @@ import redis
 from agent.channels.display import escaped
 from dashboard.approvals_view import in_words
 from protocol.keys import Keys
+from protocol.redis_link import sync_client
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
 from router.policy import approvals, kill_switch
@@ -65,7 +66,8 @@ def not_running(command: str, url: str) -> str:
 
 
 def _connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5)
+    return sync_client(url, decode_responses=True, socket_connect_timeout=3, socket_timeout=5,
+                       accepted_eviction=os.environ.get("REDIS_ACCEPT_EVICTION", "").strip())
 
 
 def _when(ts: object) -> str:

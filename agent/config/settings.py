@@ -26,6 +26,7 @@ from agent.errors import ConfigError
 from agent.workspace.folder import Workspace, read_json, write_json_atomic
 from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from protocol.keys import Keys
+from protocol.redis_address import AddressError, parse_address
 
 AGENT_DIR = Path(__file__).resolve().parents[1]
 CONFIG_TEMPLATE = AGENT_DIR / "config" / "initial.json"
@@ -47,14 +48,26 @@ class AgentSettings:
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     redis_url: str | None = field(default=None, repr=False)  # holds the agent's Redis password
     keys: Keys = field(default_factory=Keys)
+    redis_accept_eviction: str = ""  # REDIS_ACCEPT_EVICTION: the evicting policy accepted (redis_safety)
     # Names of platform credential variables found in the environment (refused at start; doctor shows them).
     platform_credentials: tuple[str, ...] = ()
 
     def secrets(self) -> list[str]:
         """Every secret value the agent holds, for the log redactor."""
         values = [*self.llm.secrets(), self.channels.telegram.bot_token]
-        password = urlsplit(self.redis_url).password if self.redis_url else None
-        return [v for v in [*values, password or ""] if v]
+        return [v for v in [*values, *redis_passwords(self.redis_url)] if v]
+
+
+def redis_passwords(url: str | None) -> list[str]:
+    """The Redis password as written in the URL and as sent (percent-decoded), for the redactor."""
+    if not url:
+        return []
+    written = urlsplit(url).password or ""
+    try:
+        sent = str(parse_address(url).options.get("password") or "")
+    except AddressError:
+        sent = ""
+    return [written, sent]
 
 
 def read_environment() -> dict[str, str]:
@@ -112,6 +125,7 @@ def settings_from_config(data: Mapping[str, Any], path: Path, env: Env) -> Agent
         budget=BudgetSettings.from_config(data.get("budget"), path),
         redis_url=env_text(env, "REDIS_URL") or None,
         keys=Keys.from_env(env),
+        redis_accept_eviction=env_text(env, "REDIS_ACCEPT_EVICTION"),
         platform_credentials=platform_credentials_in(env),
     )
 

@@ -19,15 +19,20 @@ from agent.link.redis_pool import anonymous_client
 from agent.status.line import Check, first_line
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
+from protocol.redis_address import AddressError, parse_address
+from protocol.redis_safety import RedisUnsafe
 
 NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
                 "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
 
 
 def redis_where(url: str) -> str:
-    """host:port as user, never the password."""
-    parts = urlsplit(url)
-    return f"{parts.hostname or '?'}:{parts.port or 6379} as user {parts.username or 'default'}"
+    """host:port (or the Sentinels and the primary's name) as user, never the password."""
+    try:
+        address = parse_address(url)
+    except AddressError:
+        return "an unreadable REDIS_URL"
+    return f"{address.where} as user {address.username or 'default'}"
 
 
 def running_agent(conn: redis.Redis | None, keys: Keys) -> dict[str, Any] | None:
@@ -50,6 +55,8 @@ def check_redis(settings: AgentSettings, conn: redis.Redis | None) -> tuple[Chec
         conn.ping()
     except redis.AuthenticationError as exc:
         return Check(False, f"Redis at {where} refused the login ({first_line(exc)}): check REDIS_URL"), None
+    except RedisUnsafe as exc:
+        return Check(False, f"Redis must not hold SafeClaw's keys: {exc.reason}"), None
     except redis.RedisError as exc:
         return Check(False, f"Redis at {where} does not answer ({no_answer(exc)}): is SafeClaw running? "
                             "Start it with ./safeclaw, or check REDIS_URL"), None

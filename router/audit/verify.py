@@ -23,6 +23,7 @@ from typing import Any
 import redis
 
 from protocol.keys import Keys
+from protocol.redis_link import sync_client
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.chain_check import Verdict, hash_at, verify_directory
 
@@ -220,7 +221,8 @@ def read_mirror(env: Mapping[str, str]) -> dict[str, tuple[int, str]] | None:
               "checkpoints only)")
         return None
     try:
-        conn = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=10)
+        conn = sync_client(url, decode_responses=False, socket_timeout=10,
+                           accepted_eviction=env.get("REDIS_ACCEPT_EVICTION", "").strip())
         try:
             return mirrored_heads(conn, Keys.from_env(env).audit_stream)
         finally:

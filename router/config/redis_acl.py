@@ -44,8 +44,9 @@ if __package__ in (None, ""):  # run as a file: make `protocol` importable
 from protocol.keys import AGENT_LOGIN, MCP_LOGIN, SENDING_LOGINS, Keys
 
 # What redis-py needs to open a connection (AUTH or HELLO+AUTH, CLIENT SETNAME) and stay healthy.
+# INFO memory|replication: every connection reads the eviction policy and the role (protocol.redis_safety).
 CONNECTION_COMMANDS = ("+ping", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
-                       "+reset", "+quit")
+                       "+reset", "+quit", "+info|memory", "+info|replication")
 
 
 def password_hash(password: str) -> str:
@@ -90,8 +91,8 @@ def router_user(keys: Keys, password: str) -> str:
         # No MULTI/EXEC: Redis before the fix of redis/redis#14541 drops transactions replayed
         # from the AOF when the default user is off. The router's steps are ordered instead; its
         # one script (a command's claim and its bounds, router.queue.claim_step) is kept on replay
-        # by `default_user`.
-        [*CONNECTION_COMMANDS, "+scan", "+script|load"],
+        # by `default_user`. WAIT: a claim reaches the replicas before its effect (router.queue.replica_wait).
+        [*CONNECTION_COMMANDS, "+scan", "+script|load", "+wait"],
         [
             # Take a command (BLMOVE a login's queue -> own processing list of it) or hand one back.
             *([f"~{keys.command_queue_of(login)}", f"~{keys.processing_of(login, '*')}", "+blmove", "+lmove",

@@ -9,10 +9,11 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from protocol.env_files import SettingError, parse_bool
 from protocol.keys import Keys
+from protocol.redis_address import AddressError, parse_address
+from protocol.redis_safety import ACCEPT_EVICTION_SETTING
 from router.bounds.settings import BoundsSettings
 from router.config.env_sources import check_setting_names, merged_environment
 from router.config.values import DAY_SECONDS, MAX_COUNT, MAX_SECONDS, no_repeats, whole_number
@@ -67,11 +68,19 @@ class RouterSettings:
     approve_tainted_writes: bool = True
     max_pending_approvals: int = 1000  # held commands waiting at once, all conversations; then `busy`
     max_pending_per_conversation: int = 50  # held commands waiting at once from one conversation
+    # The one eviction policy the owner accepts for a Redis dedicated to SafeClaw (protocol.redis_safety).
+    redis_accept_eviction: str = ""
+    # Replicas that must hold a claim before its effect, and the done record before its reply
+    # (router.queue.replica_wait), and how long the router waits for them.
+    redis_min_replicas: int = 0
+    redis_replica_timeout_ms: int = 1000
     env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
 
     @property
     def redis_password(self) -> str:
-        return unquote(urlsplit(self.redis_url).password or "")  # as redis-py sends it
+        if not self.redis_url:
+            return ""
+        return str(parse_address(self.redis_url).options.get("password") or "")  # as redis-py sends it
 
     @classmethod
     def load(
@@ -93,15 +102,10 @@ class RouterSettings:
                 "REDIS_URL is not set: put REDIS_URL=redis://router:PASSWORD@127.0.0.1:6379/0 in router/.env "
                 "(see .env.example and `./safeclaw python -m router.config.redis_acl --help` for the users)"
             )
-        if urlsplit(redis_url).scheme not in ("redis", "rediss", "unix"):
-            raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
         try:
-            urlsplit(redis_url).port  # noqa: B018 - raises, naming part of the URL, when unparsable
-        except ValueError:
-            raise ConfigError(
-                "REDIS_URL cannot be parsed: percent-encode any '/', '#', '?', '@' or ':' "
-                "in its password (e.g. '/' as %2F)"
-            ) from None
+            parse_address(redis_url)
+        except AddressError as exc:
+            raise ConfigError(str(exc)) from None
         return cls._build(env, redis_url)
 
     @classmethod
@@ -145,6 +149,10 @@ class RouterSettings:
             audit_key_file=audit_key_file(env),
             audit_sync_ms=_int(env, "ROUTER_AUDIT_SYNC_MS", 100, minimum=1, maximum=60_000),
             approval_ttl=_int(env, "ROUTER_APPROVAL_TTL", DAY_SECONDS, minimum=60, maximum=30 * DAY_SECONDS),
+            redis_accept_eviction=env.get(ACCEPT_EVICTION_SETTING, "").strip(),
+            redis_min_replicas=_int(env, "ROUTER_REDIS_MIN_REPLICAS", 0, minimum=0, maximum=16),
+            redis_replica_timeout_ms=_int(env, "ROUTER_REDIS_REPLICA_TIMEOUT_MS", 1000, minimum=1,
+                                          maximum=60_000),
             env=dict(env),
         )
 

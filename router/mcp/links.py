@@ -37,6 +37,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol.commands import CommandEnvelope, intent_key
+from protocol.redis_link import RedisUnsafe, async_client
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.mcp.origin import MCP_ORIGIN, MCP_VIA
@@ -59,12 +60,14 @@ def new_command_id() -> str:
 
 
 class QueueLink:
-    def __init__(self, redis_url: str, response_prefix: str, command_queue: str, timeout: float) -> None:
+    def __init__(self, redis_url: str, response_prefix: str, command_queue: str, timeout: float,
+                 accepted_eviction: str = "") -> None:
         self.command_queue = command_queue
         self.response_prefix = response_prefix
         self.timeout = timeout
         self.session = uuid.uuid4().hex  # a write's id holds within one server's life
         self.redis_url = redis_url
+        self.accepted_eviction = accepted_eviction  # REDIS_ACCEPT_EVICTION (protocol.redis_safety)
         # One connection per call in flight (a BLPOP holds its connection), kept for the next:
         # cheaper than redis-py's pool and per-read timeouts (a third of the server's time per
         # call); a call's whole wait has one deadline instead.
@@ -124,18 +127,16 @@ class QueueLink:
                     await client.aclose()
 
     def _connect(self) -> aioredis.Redis:
-        return aioredis.Redis.from_url(
-            self.redis_url,
-            decode_responses=True,
-            socket_connect_timeout=3,
-            retry=Retry(NoBackoff(), 0),
-            single_connection_client=True,
-        )
+        return async_client(self.redis_url, decode_responses=True, socket_connect_timeout=3,
+                            retry=Retry(NoBackoff(), 0), accepted_eviction=self.accepted_eviction)
 
     async def _exchange(self, client: aioredis.Redis, envelope: CommandEnvelope, action: str) -> Reply:
         command_id = envelope.id
         try:
             await client.lpush(self.command_queue, envelope.to_json())
+        except RedisUnsafe as exc:
+            return Reply(command_id, Status.ERROR, f"{action} was not sent: {exc.reason}",
+                         error="redis_unsafe")
         except REDIS_DOWN as exc:
             return Reply(
                 command_id,

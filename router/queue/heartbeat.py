@@ -3,7 +3,8 @@
 While the key lives, no other router takes this router's processing list; `status` and the
 dashboard read it (skills, credentials' platforms, dry run, the kill switch (its floor and the live
 state), audit head,
-dead-letter size, and the bounds' quotas, circuits and new-account platforms).
+dead-letter size, and the bounds' quotas, circuits and new-account platforms). Each beat asks
+first whether Redis is still fit to use (`redis_guard`), and says so in the value when it is not.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from router.errors import describe
 from router.policy import kill_switch
 from router.policy.checks import Policy
 from router.queue.dead_letter import DeadLetters
+from router.queue.redis_guard import RedisGuard
 from router.queue.redis_io import REDIS_DOWN
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -50,6 +52,7 @@ class Heartbeat:
         self.dead_letters = dead_letters
         self.started_at = time.time()
         self._stop = stop
+        self.guard = RedisGuard(settings)  # asked again each beat: is Redis still fit to use
 
     def value(self, dead_letters: int | None = None, conn: redis.Redis | None = None) -> str:
         """Who this router is; with a connection also today's `quotas` {platform: {kind: {limit,
@@ -67,6 +70,8 @@ class Heartbeat:
             "kill_switch_floor": self.settings.kill_switch,
             "audit": self.audit.head,
         }
+        if self.guard.refused:
+            value["redis_refused"] = self.guard.refused
         if conn is not None:
             try:
                 switch = kill_switch.read(conn, self.keys, self.settings.kill_switch)
@@ -80,6 +85,7 @@ class Heartbeat:
         return json.dumps(value)
 
     def beat(self, conn: redis.Redis) -> None:
+        self.guard.check(conn)
         key = self.keys.router_heartbeat(self.settings.router_id)
         conn.set(key, self.value(self.dead_letters.size(conn), conn), ex=self.settings.heartbeat_ttl)
 

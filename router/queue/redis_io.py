@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
+from protocol.redis_link import no_retry, sync_client
+from protocol.redis_safety import RedisUnsafe
 from router.config.settings import RouterSettings
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -75,7 +75,7 @@ def refusal_code(exc: redis.ResponseError) -> str | None:
     return None
 
 
-class _Refusals:
+class Refusals:
     """Mixed into a redis-py connection: an error reply that is a refusal is raised as `RedisRefused`."""
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -92,27 +92,10 @@ class _Refusals:
             raise RedisRefused(code, message) from exc
 
 
-class RefusingConnection(_Refusals, redis.Connection):
-    pass
-
-
-class RefusingSSLConnection(_Refusals, redis.SSLConnection):
-    pass
-
-
-class RefusingUnixConnection(_Refusals, redis.UnixDomainSocketConnection):
-    pass
-
-
-def client_options(url: str) -> dict[str, Any]:
-    """The connection class for `url` that reports refusals as `RedisRefused`."""
-    scheme = url.split("://", 1)[0].lower()
-    cls = {"rediss": RefusingSSLConnection, "unix": RefusingUnixConnection}.get(scheme, RefusingConnection)
-    return {"connection_class": cls}
-
-
 def cause_of(exc: BaseException) -> str:
     """Why Redis is unavailable, in words for the log."""
+    if isinstance(exc, RedisUnsafe):
+        return f"it must not hold SafeClaw's keys: {exc.reason}"
     if isinstance(exc, RedisRefused):
         return f"{exc.cause}: {exc}"
     if isinstance(exc, redis.BusyLoadingError):
@@ -122,14 +105,15 @@ def cause_of(exc: BaseException) -> str:
 
 def connect(settings: RouterSettings) -> redis.Redis:
     """A client that fails fast (the worker does its own bounded backoff) and hands back bytes:
-    a queue item that is not UTF-8 must reach the worker to be dead-lettered, not end the loop."""
-    return redis.Redis.from_url(
+    a queue item that is not UTF-8 must reach the worker to be dead-lettered, not end the loop.
+    Through `protocol.redis_link`: one server or Sentinel's primary, each connection checked."""
+    return sync_client(
         settings.redis_url,
         decode_responses=False,
-        socket_connect_timeout=3,
         socket_timeout=settings.block_seconds + 10,
-        retry=Retry(NoBackoff(), 0),
-        **client_options(settings.redis_url),
+        retry=no_retry(),
+        mixins=(Refusals,),
+        accepted_eviction=settings.redis_accept_eviction,
     )
 
 

@@ -5,8 +5,10 @@ keys, its commands come from (and leave) this router's processing list of that q
 
 Done means: store the idempotency record, push the (redacted) reply with a TTL, then remove the
 command from the processing list, in that order, in one round trip, so a crash between any two
-steps is recovered by re-sending the stored reply. (No MULTI/EXEC: see `router.worker`.) A write
-is retried while Redis is down, and given up after a few tries once the router is stopping.
+steps is recovered by re-sending the stored reply. With ROUTER_REDIS_MIN_REPLICAS the round trip
+waits for the records to reach the replicas before the replies (`replica_wait`). (No MULTI/EXEC:
+see `router.worker`.) A write is retried while Redis is down, and given up after a few tries once
+the router is stopping.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from router.queue.dead_letter import DeadLetters
 from router.queue.redaction_memo import REPLY_JSON, RedactionMemo
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.queue.senders import Sender
+from router.queue.replica_wait import ReplicaWait
 from router.redaction import Redactor
 from router.registry import Skill
 
@@ -74,6 +77,7 @@ class ResultWriter:
         self._stop = stop
         self.queued = 0  # commands left in the queue after the last round trip that took some
         self.memo = RedactionMemo(redactor)
+        self.replicas = ReplicaWait(settings, conn)  # done records on their replicas before replies
 
     def drop(self, raw: bytes) -> None:
         self.conn.lrem(self.processing, 1, raw)  # type: ignore[arg-type]  # redis-py takes bytes
@@ -90,13 +94,17 @@ class ResultWriter:
         so an idle router's reply and its wait for the next command are one round trip."""
         steps = [(answer, *self._prepare(answer)) for answer in answers]
         audit_lines = self.audit.take_mirror()
+        recorded = [answer.reply.id for answer, _, record in steps if record is not None]
+        wait_at: list[int | None] = [None]
 
         def write(pipe: Batch) -> None:
             self.audit.mirror_into(pipe, audit_lines)
-            for answer, text, record in steps:
-                reply_id = answer.reply.id
+            for answer, _, record in steps:  # the done records first, on their replicas before a reply
                 if record is not None:
-                    pipe.set(self.keys.idempotency(reply_id), record, ex=self.settings.idempotency_ttl)
+                    pipe.set(self.keys.idempotency(answer.reply.id), record, ex=self.settings.idempotency_ttl)
+            wait_at[0] = self.replicas.wait_in(pipe) if recorded else None
+            for answer, text, _ in steps:
+                reply_id = answer.reply.id
                 response_key = self.sender.reply_key(reply_id)
                 pipe.lpush(response_key, text)
                 pipe.expire(response_key, self.settings.reply_ttl)
@@ -112,6 +120,7 @@ class ResultWriter:
                 pipe.llen(self.sender.queue)  # how many to take next time
 
         results = self.write(write)
+        self.replicas.check_records(results, wait_at[0], recorded)
         if not take or len(results) < take + 1:
             self.queued = 0
             return []

@@ -78,6 +78,10 @@ class QueueTaker:
 
     def step(self) -> None:
         worker = self.worker
+        if worker.heartbeat.guard.refused:  # Redis may drop keys or is not the primary (redis_guard)
+            self.taken, self.next_recovery = [], 0.0  # left in our list, recovered once it is fit
+            worker.stop_event.wait(1.0)
+            return
         try:
             batch, self.taken = self.taken, []  # taken with the last replies: handled first
             if not batch and time.monotonic() >= self.next_recovery:

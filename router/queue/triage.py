@@ -41,6 +41,7 @@ from router.policy.decisions import Ahead
 from router.queue.claim_step import execute
 from router.queue.deadline import DeadlineRunner
 from router.queue.records import ID_REUSED, Claim, CommandRecords
+from router.queue.replica_wait import ReplicaWait
 from router.queue.results import ResultWriter
 
 log = logging.getLogger("safeclaw.router.worker")
@@ -80,6 +81,7 @@ class Decider:
         self.runner = runner
         self.results = results
         self.conn = conn
+        self.replicas = ReplicaWait(settings, conn)
 
     def decide(
         self,
@@ -168,6 +170,11 @@ class Decider:
             return None, False, False
         # Here the claim is won (or none is needed) and nothing has acted yet: the one place for a
         # wait that makes the claim durable before the effect (replicas, WAIT).
+        not_durable = self.replicas.claim_durable(envelope) if claim is not None else None
+        if not_durable is not None:  # the claim is not on its replicas: not run, what it took given back
+            self._give_back(envelope, read, claim)
+            self.runner.record_outcome(planned, not_durable)  # a share the bounds kept: given back
+            return not_durable, False, True
         if planned.effect.writes:
             refused = self._audit_before(planned)
             if refused is not None:  # no line, no write: answered and recorded, never run

@@ -13,6 +13,8 @@ from scripts.compose_init import init
 from tests.stack.stack_helpers import REPO_ROOT
 
 SERVICES = {"redis", "router", "agent", "autonomy", "dashboard", "browser", "ollama"}
+SENTINEL_SERVICES = {"redis-replica", "sentinel-1", "sentinel-2", "sentinel-3"}  # --profile sentinel
+SAFECLAW_SERVICES = ("router", "agent", "autonomy", "dashboard")
 SECRET_WORDS = ("PASSWORD=", "TOKEN=", "SECRET=", "API_KEY=", "redis://")
 
 
@@ -20,6 +22,7 @@ SECRET_WORDS = ("PASSWORD=", "TOKEN=", "SECRET=", "API_KEY=", "redis://")
 def compose_dir(tmp_path) -> Path:
     """A copy of the compose file beside the files it names, made by compose-init (not the repo's own)."""
     shutil.copyfile(REPO_ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
+    shutil.copyfile(REPO_ROOT / "compose.sentinel.env", tmp_path / "compose.sentinel.env")
     for name in ("agent", "router"):
         (tmp_path / name).mkdir()
     init(tmp_path)
@@ -31,7 +34,10 @@ def load(path: Path) -> dict:
 
 
 def test_names_exactly_the_services():
-    assert set(load(REPO_ROOT / "docker-compose.yml")["services"]) == SERVICES
+    services = load(REPO_ROOT / "docker-compose.yml")["services"]
+    assert {name for name, service in services.items() if "profiles" not in service} == SERVICES
+    assert {name for name, service in services.items() if service.get("profiles") == ["sentinel"]} == (
+        SENTINEL_SERVICES)
 
 
 def test_each_process_gets_only_its_own_env_file_and_secret():
@@ -66,7 +72,10 @@ def test_a_stuck_autonomy_agent_is_restarted_by_its_healthcheck():
 def test_redis_is_official_acl_mounted_and_not_published():
     redis = load(REPO_ROOT / "docker-compose.yml")["services"]["redis"]
     assert redis["image"].startswith("redis:") and "ports" not in redis
-    assert "--aclfile" in " ".join(redis["command"]) and redis["secrets"] == ["redis_acl"]
+    assert "--aclfile" in " ".join(redis["command"]) and redis["secrets"][0] == "redis_acl"
+    # The replication login only (a replica after a failover): no SafeClaw user's password.
+    assert redis["secrets"][1:] == ["replica_redis_password"]
+    assert "--maxmemory-policy noeviction" in " ".join(redis["command"])
 
 
 def test_no_service_holds_a_credential():
@@ -106,9 +115,52 @@ def test_parses_with_docker_compose(compose_dir):
     result = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "--services"],
                             cwd=compose_dir, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert set(result.stdout.split()) == SERVICES
+    assert set(result.stdout.split()) <= SERVICES | SENTINEL_SERVICES
+    assert set(result.stdout.split()) >= SERVICES
     full = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config"], cwd=compose_dir,
                           capture_output=True, text=True, timeout=60)
     assert full.returncode == 0, full.stderr
     parsed = yaml.safe_load(full.stdout)
     assert "ports" not in parsed["services"]["redis"]
+
+
+def compose_config(compose_dir: Path, *args: str) -> dict:
+    full = subprocess.run(["docker-compose", "-f", "docker-compose.yml", *args, "config"], cwd=compose_dir,
+                          capture_output=True, text=True, timeout=60)
+    assert full.returncode == 0, full.stderr
+    return yaml.safe_load(full.stdout)
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None,
+                    reason="docker-compose (apt package) not installed; the PyYAML checks above still run")
+def test_sentinel_profile_is_one_primary_one_replica_three_sentinels_followed_by_every_process(compose_dir):
+    parsed = compose_config(compose_dir, "--env-file", "compose.sentinel.env", "--profile", "sentinel")
+    services = parsed["services"]
+    assert set(services) >= SENTINEL_SERVICES | SERVICES
+    assert "--replicaof redis 6379" in " ".join(services["redis-replica"]["command"])
+    for name in ("redis", "redis-replica"):  # fencing: a primary cut off from its replica stops writing
+        command = " ".join(services[name]["command"])
+        assert "--min-replicas-to-write 1 --min-replicas-max-lag 10" in command
+        assert "masteruser replica" in command and "ports" not in services[name]
+    for name in ("sentinel-1", "sentinel-2", "sentinel-3"):
+        command = " ".join(services[name]["command"])
+        assert "sentinel monitor safeclaw redis 6379 2" in command and "--sentinel" in command
+        assert services[name]["secrets"] == [{"source": "sentinel_redis_password"}]
+        assert "ports" not in services[name]
+    for name in SAFECLAW_SERVICES:
+        assert services[name]["environment"]["REDIS_SENTINELS"] == (
+            "sentinel-1:26379,sentinel-2:26379,sentinel-3:26379")
+    assert str(services["router"]["environment"]["ROUTER_REDIS_MIN_REPLICAS"]) == "1"
+    run = compose_dir / ".run" / "compose"
+    acl = (run / "users.acl").read_text()
+    assert "user replica on #" in acl and "user sentinel on #" in acl
+    assert (run / "replica.password").read_text().strip() not in acl
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None,
+                    reason="docker-compose (apt package) not installed; the PyYAML checks above still run")
+def test_without_the_profile_one_redis_asks_for_no_replica(compose_dir):
+    services = compose_config(compose_dir)["services"]
+    assert "--min-replicas-to-write 0" in " ".join(services["redis"]["command"])
+    assert all(services[name]["environment"]["REDIS_SENTINELS"] == "" for name in SAFECLAW_SERVICES)
+    assert str(services["router"]["environment"]["ROUTER_REDIS_MIN_REPLICAS"]) == "0"
