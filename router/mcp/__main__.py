@@ -49,7 +49,8 @@ def make_link(env: Mapping[str, str], timeout: float) -> Link:
     if env.get("REDIS_URL", "").strip():
         keys = Keys.from_env(env)
         return QueueLink(env["REDIS_URL"].strip(), keys.response_prefix_of(MCP_LOGIN),
-                         keys.command_queue_of(MCP_LOGIN), timeout, env.get("REDIS_ACCEPT_EVICTION", "").strip())
+                         keys.command_queue_of(MCP_LOGIN), timeout,
+                         env.get("REDIS_ACCEPT_EVICTION", "").strip())
     return OneShotLink(env, timeout)
 
 

@@ -31,8 +31,8 @@ from router.pipeline import decode, readable_id
 from router.queue.dead_letter import DeadLetters
 from router.queue.redaction_memo import REPLY_JSON, RedactionMemo
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
-from router.queue.senders import Sender
 from router.queue.replica_wait import ReplicaWait
+from router.queue.senders import Sender
 from router.redaction import Redactor
 from router.registry import Skill
 
