@@ -4,7 +4,8 @@ Four users, each allowed only what its side needs (ACL selectors tie each comman
 it may touch), and the `default` user switched off:
 
 - `agent`: LPUSH/LLEN the command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
-  heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive).
+  heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive); GET the
+  kill switch (to show it as it is set).
 - `router`: BLMOVE/LMOVE from the command queue into its processing lists (and back, to return
   a command it holds); everything list/string it needs under the router prefix; LPUSH/EXPIRE
   on reply keys; its side of the control plane (read the kill switch and decisions, store
@@ -67,6 +68,8 @@ def agent_user(keys: Keys, password: str) -> str:
             [f"~{keys.response_prefix}*", "+blpop", "+lpop", "+del", "+llen"],
             [f"~{keys.agent_prefix}*", "+set", "+get", "+expire", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
+            # The live kill switch, read only: `status` shows it from where it is set.
+            [f"%R~{keys.kill_switch}", "+get"],
             # Which approvals wait (ids and expiry only): /approvals and `./safeclaw approvals` agree.
             [f"%R~{keys.approvals_pending}", "+zrange"],
             # Owner notices: take one into its in-flight list, deliver it, then drop it.
