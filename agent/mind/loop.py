@@ -19,7 +19,7 @@ from typing import Any
 from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
-from agent.errors import BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
+from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
 from agent.link.origin import (
     OWN_LOCAL_ACTIONS,
     conversation_taint,
@@ -291,7 +291,7 @@ class AgentLoop:
         return execute_new(actions, done, run)
 
     def _llm_failure_message(self, exc: LLMError) -> str:
-        if isinstance(exc, BudgetExhausted):
+        if isinstance(exc, ModelAnswerRefused):
             return exc.reply
         hint = f" {exc.hint}" if exc.hint else ""
         return f"Sorry, I could not reach my language model ({exc}).{hint} Your message is saved; try again."
