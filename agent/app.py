@@ -28,6 +28,7 @@ from agent.link.redis_pool import build_redis, refuse_unsafe
 from agent.link.router_client import NoRouter, RouterClient
 from agent.llm import create_llm
 from agent.llm.base import BaseLLM
+from agent.llm.stoppable import StoppableLLM
 from agent.mind.act import RouterPort
 from agent.mind.loop import AgentLoop, LoopLimits
 from agent.owner.alerts import OwnerNotifier
@@ -36,6 +37,11 @@ from agent.service import AgentService
 
 def build_llm(settings: AgentSettings) -> BaseLLM:
     return create_llm(settings.llm)
+
+
+def stoppable(llm: BaseLLM) -> BaseLLM:
+    """`llm` stopping with a reply the owner stopped (one already metered is wrapped already)."""
+    return llm if isinstance(llm, MeteredLLM | StoppableLLM) else StoppableLLM(llm)
 
 
 def build_router(settings: AgentSettings, conn: redis.Redis | None) -> RouterPort:
@@ -79,8 +85,9 @@ def build_loop(
     guard = build_guard(settings, notifier or build_notifier(settings), conn)
     loop = AgentLoop(
         workspace=settings.workspace,
-        # Every LLM call of the agent goes through this one budget check, chat and autonomy alike.
-        llm=meter(llm or build_llm(settings), guard),
+        # Every LLM call of the agent goes through this one budget check, chat and autonomy alike,
+        # and stops with the reply the owner stopped.
+        llm=meter(stoppable(llm or build_llm(settings)), guard),
         local=local_actions(),
         router=router or build_router(settings, conn),
         limits=LoopLimits(settings.max_steps, settings.max_format_retries),

@@ -26,7 +26,21 @@ class LLMError(AgentError):
         super().__init__(f"{provider}: {message}" + (f" ({hint})" if hint else ""))
 
 
-class BudgetExhausted(LLMError):
+class ModelAnswerRefused(LLMError):
+    """No answer of the model is used, for a reason of the agent's own; `reply` tells the owner."""
+
+    reply: str
+
+
+class ReplyStopped(ModelAnswerRefused):
+    """The owner stopped this reply (Ctrl-C at the console): its model answer is never acted on."""
+
+    def __init__(self) -> None:
+        self.reply = "(You stopped this reply before it was done; nothing was done for it.)"
+        super().__init__("owner", "the owner stopped this reply")
+
+
+class BudgetExhausted(ModelAnswerRefused):
     """The LLM budget is spent: the call was refused before anything was sent."""
 
     def __init__(self, which: str, spent: float, limit: float) -> None:

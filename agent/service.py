@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,7 @@ from agent.errors import AgentError, ConfigError, MessageNotSaved
 from agent.link.approval_desk import ApprovalDesk, notice_text
 from agent.link.pending_commands import ReplyCollector, collect_at_start
 from agent.link.router_client import RouterClient
+from agent.llm.stoppable import reply_stops
 from agent.mind.loop import AgentLoop
 from agent.owner.alerts import OwnerNotifier
 from agent.owner.conversation_notices import OwnerNotices
@@ -65,15 +67,17 @@ class AgentService:
 
     async def handle(self, message: IncomingMessage) -> str:
         try:
-            if message.outside_author is None:  # someone else's text is never read as a command
-                answer = await asyncio.to_thread(
-                    self.commands.handle, message.conversation, message.text, self._progress_for(message)
+            with reply_stops(message.stop):
+                if message.outside_author is None:  # someone else's text is never read as a command
+                    answer = await asyncio.to_thread(
+                        self.commands.handle, message.conversation, message.text, self._progress_for(message)
+                    )
+                    if answer is not None:
+                        return answer
+                result = await asyncio.to_thread(
+                    self.loop.run_turn, message.conversation, message.text, message.outside_author,
+                    message.source,
                 )
-                if answer is not None:
-                    return answer
-            result = await asyncio.to_thread(
-                self.loop.run_turn, message.conversation, message.text, message.outside_author, message.source
-            )
         except MessageNotSaved as exc:
             return not_saved_reply(exc)
         except AgentError as exc:
@@ -160,8 +164,9 @@ class AgentService:
         stop = asyncio.Event()
         event_loop = asyncio.get_running_loop()
         for signum in stop_signals():
+            leave = self._ctrl_c(stop) if signum == signal.SIGINT else stop.set
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                event_loop.add_signal_handler(signum, stop.set)
+                event_loop.add_signal_handler(signum, leave)
         tasks: dict[asyncio.Task[Any], BaseChannel] = {
             asyncio.create_task(ch.start(), name=ch.name): ch for ch in self.channels
         }
@@ -195,6 +200,15 @@ class AgentService:
             for path in self.loop.workspace.pending.paths():
                 log.error("stopping with %s not saved: the disk refused it", path)
         return 2 if failed else 0
+
+    def _ctrl_c(self, stop: asyncio.Event) -> Callable[[], None]:
+        """Ctrl-C stops the console's reply under way; with none, it stops the agent."""
+
+        def ctrl_c() -> None:
+            if not any(channel.stop_reply() for channel in self.channels):
+                stop.set()
+
+        return ctrl_c
 
     async def _deliver_notices(self) -> None:
         """While the agent runs: the router's owner notices (approval asked, approved, denied,

@@ -14,7 +14,8 @@ from starlette.responses import Response
 from agent.governance.injections import MAX_PENDING
 from dashboard import readers
 from dashboard.endpoints import ApiError, Endpoints
-from router.policy import approvals, kill_switch
+from protocol import kill_switch
+from router.policy import approvals
 
 log = logging.getLogger("safeclaw.dashboard")
 MAX_BODY_BYTES = 16_384

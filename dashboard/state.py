@@ -34,9 +34,9 @@ from dashboard.part_lines import (
     redis_part,
 )
 from dashboard.values import agent_value, all_read, number, read_agent_key, text, texts
+from protocol import kill_switch
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
-from router.policy import kill_switch
 
 log = logging.getLogger("safeclaw.dashboard")
 ROUTER_RESCAN_SECONDS = 5.0

@@ -4,8 +4,9 @@ dashboard, and the agent with the console in the foreground. `./safeclaw` instal
 missing, then runs this. `./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit`
 are the owner's control commands (scripts/control_cli.py); `./safeclaw mcp` runs the MCP server.
 
-Ctrl-C or end of input stops them all, each by its own process id: SIGTERM, a bounded wait,
-then SIGKILL. Messages of this script go to stderr; stdout belongs to the agent's console.
+Ctrl-C during the start, end of input, or the agent leaving (Ctrl-C or Ctrl-D at its prompt; a
+Ctrl-C during a reply only stops that reply) stops them all, each by its own process id: SIGTERM,
+a bounded wait, then SIGKILL. Messages of this script go to stderr; stdout belongs to the agent's console.
 Each part starts in its own module (stack_redis, stack_router, stack_dashboard, stack_agent);
 stack_processes keeps what was started and stops it.
 """
@@ -103,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
                 return INTERRUPTED
             gate.open()
             console_open = True
+            # From here Ctrl-C is the console's: it stops a reply, or at the prompt the agent leaves
+            # (and the stack with it). SIGTERM and a closed terminal still stop the stack from here.
+            signal.signal(signal.SIGINT, ignore_ctrl_c)
         finally:
             gate.close()
         code = wait_for_agent(stack, agent)
@@ -118,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         if stack.interrupted and not console_open:  # the console says Bye itself; else end the ^C line
             interrupted()
         lock.close()
+
+
+def ignore_ctrl_c(_signum: int, _frame: FrameType | None) -> None:
+    """The runner's Ctrl-C once the console is open: the agent (in the same terminal) takes it."""
 
 
 def agent_stopped(code: int) -> int:

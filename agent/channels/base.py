@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,9 @@ class IncomingMessage:
     outside_author: str | None = None
     # Who wrote it, when the channel knows more than the author (a mention's post, to reply to).
     source: Origin | None = None
+    # Set by the channel when the owner stops this reply (Ctrl-C at the console): the turn ends at
+    # its next model call and nothing more is done for it (`agent.llm.stoppable`).
+    stop: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
 
 
 # The agent's answer to one message (runs a whole Think-Act-Observe turn).
@@ -45,6 +49,11 @@ class BaseChannel(ABC):
     @abstractmethod
     async def send(self, conversation: str, text: str) -> None:
         """Deliver a reply (or any message) to a conversation of this channel."""
+
+    def stop_reply(self) -> bool:
+        """The owner's Ctrl-C: stop the reply under way, if this channel has one (True), rather
+        than the agent."""
+        return False
 
     async def progress(self, conversation: str, text: str) -> None:
         """Show one line of a long command's progress (e.g. /explain's searches) while it works."""

@@ -5,9 +5,11 @@ channel returns at end of input so the process can exit 0. On a terminal, the ne
 appears only after the reply, and a thinking indicator runs on stderr (when stderr is a terminal
 too) while the turn works; it is erased before the reply prints on its own line. A notice that
 arrives while the owner types is printed above the prompt, and the line being typed is drawn
-again below it. However the console ends (Ctrl-D, Ctrl-C, SIGTERM), the terminal's settings are
-put back as they were and the last line ends with a newline. Everything printed goes through
-`display.for_terminal`: no text can move the cursor, recolour or reorder the screen.
+again below it. Ctrl-C while a reply is under way stops that reply (`stop_reply`) and gives the
+prompt back; at the prompt it leaves. However the console ends (Ctrl-D, Ctrl-C, SIGTERM), the
+terminal's settings are put back as they were and the last line ends with a newline. Everything
+printed goes through `display.for_terminal`: no text can move the cursor, recolour or reorder the
+screen.
 """
 
 from __future__ import annotations
@@ -42,7 +44,11 @@ LEAVING_WORDS = ("exit", "quit", "/exit", "/quit")  # at a terminal, as Ctrl-D
 ERASE_LINE = "\r\x1b[K"
 SPINNER = "|/-\\"
 SPIN_EVERY = 0.15  # seconds per frame of the thinking indicator
+STOPPED_REPLY = ("Stopped that reply; your message is kept in the history and nothing more is done for it. "
+                 "Ctrl-C at the prompt (or Ctrl-D) leaves.")
 log = logging.getLogger("safeclaw.agent.console")
+
+
 class ConsoleChannel(BaseChannel):
     name = "console"
 
@@ -71,6 +77,7 @@ class ConsoleChannel(BaseChannel):
         self._reading = False  # the owner is typing at the prompt (a notice goes above it)
         self._turn_running = False  # the thinking indicator may be on the line
         self._said_bye = False
+        self._reply: tuple[IncomingMessage, asyncio.Future[str]] | None = None  # the one under way
         self._terminal = TerminalSettings(self.stdin) if self.interactive else None
 
     def _read_line(self) -> str | None:
@@ -95,7 +102,7 @@ class ConsoleChannel(BaseChannel):
             with contextlib.suppress(NotImplementedError, RuntimeError):  # Ctrl-Z, then `fg`
                 asyncio.get_running_loop().add_signal_handler(signal.SIGCONT, self._continued)
             self._show("SafeClaw is listening. /help lists the commands (Tab completes them). "
-                       "Ctrl-D, Ctrl-C or quit to leave.")
+                       "Ctrl-C stops a reply; Ctrl-C at the prompt, Ctrl-D or quit leaves.")
         lines = self._lines_from_a_daemon_thread()
         while not self._stopped.is_set():
             line = await lines.get()
@@ -153,18 +160,43 @@ class ConsoleChannel(BaseChannel):
     async def _answer(self, text: str) -> str:
         """One turn, with the thinking indicator running on a terminal until it is done."""
         if not self.indicator:
-            return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+            return await self._reply_to(text)
         self._turn_running = True
         spinner = asyncio.create_task(self._spin())
         try:
             with typing_unseen(self.stdin):
-                return await self.handle(IncomingMessage("console", CONVERSATION, "owner", text))
+                return await self._reply_to(text)
         finally:
             spinner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await spinner
             self._indicate(ERASE_LINE)  # erase it: the reply starts on a clean line
             self._turn_running = False
+
+    async def _reply_to(self, text: str) -> str:
+        """The reply, or what the console says when the owner stopped it (`stop_reply`)."""
+        message = IncomingMessage("console", CONVERSATION, "owner", text)
+        reply = asyncio.ensure_future(self.handle(message))
+        self._reply = (message, reply)
+        try:
+            return await reply
+        except asyncio.CancelledError:
+            own = asyncio.current_task()
+            if not message.stop.is_set() or (own is not None and own.cancelling()):
+                raise  # the agent is stopping, not just this reply
+            return STOPPED_REPLY
+        finally:
+            self._reply = None
+
+    def stop_reply(self) -> bool:
+        """Ctrl-C at a terminal while a reply is under way: stop that reply (its turn ends at its
+        next model call, what the owner wrote stays in the history), not the agent."""
+        if not self.interactive or self._reply is None or self._reply[1].done():
+            return False
+        message, reply = self._reply
+        message.stop.set()
+        reply.cancel()
+        return True
 
     async def _spin(self) -> None:
         for frame in itertools.cycle(SPINNER):

@@ -98,6 +98,23 @@ def post_target(args: str, usage: str) -> tuple[str, str, str]:
     return platform, ref, rest.strip()
 
 
+# The pairs of quote marks a text may be typed in; one pair around the whole text is not part of it.
+QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "„": "“", "‘": "’", "«": "»", "»": "«", "「": "」"}
+
+
+def unquoted(text: str) -> str:
+    """`text` without one pair of matching quote marks around the whole of it (`"Testing"` is
+    the text Testing, as the model's reading of "post \"Testing\"" takes it); kept as it is when
+    the marks do not close around it all (`"Testing" she said`)."""
+    text = text.strip()
+    if len(text) < 3 or QUOTE_PAIRS.get(text[0]) != text[-1]:
+        return text
+    inner = text[1:-1]
+    if text[0] in inner or text[-1] in inner:
+        return text  # a mark closes inside: two quoted parts, not one
+    return inner.strip() or text
+
+
 def checked(name: str, params: dict[str, Any], usage: str, schemas: dict[str, dict[str, Any]]) -> Action:
     """The action, validated by the parser the model's actions go through."""
     try:
@@ -131,14 +148,15 @@ class CommandBuilders:
         if not platform_word or not text.strip():
             raise CommandUsageError(f"Usage: {usage} (platforms: {', '.join(PLATFORMS)})")
         platform = platform_argument(platform_word, usage)
-        return self._one("CREATE_POST", {"platform": platform, "text": text.strip()}, usage)
+        return self._one("CREATE_POST", {"platform": platform, "text": unquoted(text)}, usage)
 
     def reply(self, args: str) -> list[Action]:
         usage = "/reply [platform] <post URL> <text>"
         platform, ref, text = post_target(args, usage)
         if not text:
             raise CommandUsageError(f"Usage: {usage} (the text of the reply is missing)")
-        return self._one("CREATE_POST", {"platform": platform, "text": text, "reply_to": ref}, usage)
+        params = {"platform": platform, "text": unquoted(text), "reply_to": ref}
+        return self._one("CREATE_POST", params, usage)
 
     def _on_post(self, action: str, command: str, args: str) -> list[Action]:
         usage = f"/{command} [platform] <post URL>"

@@ -127,20 +127,15 @@ def step_origin(
 
 def reply_without_observing(message: str, results: list[Observation]) -> str:
     """The model will not read the results, so what the owner asked to see is shown as is
-    (notifications, a page's summary, a dry run), and what failed is said, in plain words."""
+    (notifications, a page's summary, a dry run). The outcome comes first and once: when an action
+    failed, waits for the owner or is not known yet, the model's words (written before anything
+    ran: "Posting on Bluesky: …") are left out and each action's outcome is said, those first."""
+    unsettled = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
+    if unsettled:
+        return "\n".join([*unsettled, *(describe_one(r) for r in results if r["status"] == "ok")])
     shown = [
         describe_one(r)
         for r in results
         if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
     ]
-    if shown:
-        message = "\n".join([message, *shown]) if message else "\n".join(shown)
-    # Held for the owner, or not known yet: said as they stand, not as failures.
-    waits = ("pending_approval", "unknown")
-    standing = [describe_one(r) for r in results if r["status"] in waits]
-    if standing:
-        message = "\n".join([message, *standing]) if message else "\n".join(standing)
-    failed = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped", *waits)]
-    if not failed:
-        return message or "Done."
-    return (message + "\n" if message else "") + "But this did not work: " + "; ".join(failed)
+    return "\n".join([message, *shown] if message else shown) or "Done."

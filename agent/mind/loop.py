@@ -19,7 +19,7 @@ from typing import Any
 from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
-from agent.errors import BudgetExhausted, LLMError, MessageNotSaved, NotSavedError, ToolCodeError
+from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
 from agent.link.origin import (
     OWN_LOCAL_ACTIONS,
     conversation_taint,
@@ -105,15 +105,22 @@ class AgentLoop:
             except NotSavedError as exc:  # kept in memory; nothing is done on a message not recorded
                 raise MessageNotSaved(exc.path, exc.reason) from None
             result = self._think_act_observe(conversation, user_message, snapshot, outside_author, source)
-            try:
-                read = sources_read(result.observations)
-                self.workspace.finish_turn(conversation, result.reply, turns, read)
-            except NotSavedError as exc:
-                result.reply += (
-                    f"\n\n(This exchange is not saved yet: {exc.reason} at {exc.path}. "
-                    "I keep it in memory and write it as soon as there is room.)"
-                )
+            result.reply = self._finish(conversation, result.reply, turns, result.observations)
             return result
+
+    def _finish(
+        self, conversation: str, reply: str, turns: list[dict[str, Any]] | None, steps: list[dict[str, Any]]
+    ) -> str:
+        """Save the reply with its turn; a refused write is kept in memory and the reply says so
+        (what the turn did stands)."""
+        try:
+            self.workspace.finish_turn(conversation, reply, turns, sources_read(steps))
+        except NotSavedError as exc:
+            return reply + (
+                f"\n\n(This exchange is not saved yet: {exc.reason} at {exc.path}. "
+                "I keep it in memory and write it as soon as there is room.)"
+            )
+        return reply
 
     def add_notice(self, conversation: str, text: str) -> None:
         with self._lock:
@@ -151,9 +158,7 @@ class AgentLoop:
             results = self._execute_all(actions, conversation, set(), None, seen, uuid.uuid4().hex, origin)
             steps = [{"step": 1, "command": text, "results": results}]
             self._save_artifact(conversation, uuid.uuid4().hex, steps)
-            reply = describe(results)
-            self.workspace.finish_turn(conversation, reply, read=sources_read(steps))
-            return reply
+            return self._finish(conversation, describe(results), None, steps)
 
     @staticmethod
     def turn_request(
@@ -286,7 +291,7 @@ class AgentLoop:
         return execute_new(actions, done, run)
 
     def _llm_failure_message(self, exc: LLMError) -> str:
-        if isinstance(exc, BudgetExhausted):
+        if isinstance(exc, ModelAnswerRefused):
             return exc.reply
         hint = f" {exc.hint}" if exc.hint else ""
         return f"Sorry, I could not reach my language model ({exc}).{hint} Your message is saved; try again."

@@ -42,7 +42,7 @@ def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Che
         return checks + agent_state_checks(settings)
     try:
         checks += router_lines(conn, settings.keys)
-        checks += posting_lines(router_heartbeats(conn, settings.keys))
+        checks += posting_lines(conn, settings.keys, router_heartbeats(conn, settings.keys))
         checks.append(queue_line(conn, settings.keys))
     except redis.RedisError as exc:
         checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
@@ -71,7 +71,7 @@ def doctor_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Che
         try:
             checks += check_acl(conn, settings.redis_url, settings.keys)
             beats = router_heartbeats(conn, settings.keys)
-            checks += router_lines(conn, settings.keys)[:1] + posting_lines(beats)
+            checks += router_lines(conn, settings.keys)[:1] + posting_lines(conn, settings.keys, beats)
         except redis.RedisError as exc:
             checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
     checks.append(check_browser(settings.browser))

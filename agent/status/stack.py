@@ -1,9 +1,10 @@
 """What the agent sees of the stack on Redis: the login, the running agent's and the routers'
-heartbeats, the kill switch and the dry run they report, the queue, and that the ACL holds.
+heartbeats, the live kill switch, the dry run the routers report, the queue, and that the ACL holds.
 
 Everything here talks to Redis as the agent's user (its ACL allows PING, LLEN of the command
-queue, GET/SCAN of the routers' heartbeats and SET of its own), so `status` shows exactly what
-the agent can reach. No line ever shows a password: Redis is named by host, port and user.
+queue, GET/SCAN of the routers' heartbeats, GET of the kill switch and SET of its own), so
+`status` shows exactly what the agent can reach. No line ever shows a password: Redis is named
+by host, port and user.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import redis
 from agent.config.settings import AgentSettings
 from agent.link.redis_pool import anonymous_client
 from agent.status.line import Check, first_line
+from protocol import kill_switch
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from protocol.redis_address import AddressError, parse_address
@@ -87,8 +89,8 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
     """One line per live router (or one ✗ line when none is alive)."""
     beats = router_heartbeats(conn, keys)
     if not beats:
-        return [Check(False, "no router is alive (no heartbeat), so the kill switch and dry run are "
-                             "unknown: start it with ./safeclaw or `./safeclaw router`")]
+        return [Check(False, "no router is alive (no heartbeat), so the dry run is unknown: "
+                             "start it with ./safeclaw or `./safeclaw router`")]
     checks = []
     for beat in beats:
         age = max(0.0, time.time() - float(beat.get("ts") or 0))
@@ -102,30 +104,37 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
     return checks
 
 
-def posting_lines(beats: list[dict[str, Any]]) -> list[Check]:
-    """The kill switch and the dry run, as the live routers hold them: states the owner chose,
-    never failures, but marked `!` while they keep posts from going out."""
-    lines = []
+def posting_lines(conn: redis.Redis, keys: Keys, beats: list[dict[str, Any]]) -> list[Check]:
+    """The kill switch and the dry run: states the owner chose, never failures, but marked `!`
+    while they keep posts from going out. The live switch is read from its key, where it is set
+    (a router's heartbeat shows it only at its next beat); a router's environment floor and its
+    dry run are set where it starts, so its heartbeat tells them."""
+    floors = [beat for beat in beats if beat.get("kill_switch_floor") is True]
+    lines = [Check(True, f"kill switch: ON{router_named(beat, beats)}, set by ROUTER_KILL_SWITCH in the "
+                         "router's environment: nothing is posted", notice=True) for beat in floors]
+    if not beats or len(floors) < len(beats):
+        lines.append(live_switch_line(kill_switch.parse(conn.get(keys.kill_switch)), bool(floors)))
     for beat in beats:
-        who = f" (router {beat.get('router_id', '?')})" if len(beats) > 1 else ""
-        switch = beat.get("kill_switch") if isinstance(beat.get("kill_switch"), dict) else None
-        if beat.get("kill_switch_floor") is True:
-            lines.append(Check(True, f"kill switch: ON{who}, set by ROUTER_KILL_SWITCH in the router's "
-                                     "environment: nothing is posted", notice=True))
-        elif switch is not None and switch.get("on"):
-            by = f" by {switch['by']}" if switch.get("by") else ""
-            lines.append(Check(True, f"kill switch: ON{who}{by}: nothing is posted "
-                                     "(./safeclaw resume-posting lifts it)", notice=True))
-        elif switch is not None:
-            lines.append(Check(True, f"kill switch: off{who} (./safeclaw stop-posting stops all posting)"))
-        else:
-            lines.append(Check(True, f"kill switch: unknown{who} (this router does not report it)"))
+        who = router_named(beat, beats)
         if beat.get("dry_run") is True:
             lines.append(Check(True, f"dry run: on{who}: posts are written to the router's outbox.jsonl, "
                                      "not sent", notice=True))
         elif beat.get("dry_run") is False:
             lines.append(Check(True, f"dry run: off{who}: posts are sent"))
     return lines
+
+
+def router_named(beat: dict[str, Any], beats: list[dict[str, Any]]) -> str:
+    return f" (router {beat.get('router_id', '?')})" if len(beats) > 1 else ""
+
+
+def live_switch_line(switch: kill_switch.KillState, other_routers: bool) -> Check:
+    which = " for the other routers" if other_routers else ""
+    if switch.on:
+        by = f" by {switch.by}" if switch.by else ""
+        return Check(True, f"kill switch: ON{which}{by}: nothing is posted (./safeclaw resume-posting "
+                           "lifts it)", notice=True)
+    return Check(True, f"kill switch: off{which} (./safeclaw stop-posting stops all posting)")
 
 
 def queue_line(conn: redis.Redis, keys: Keys) -> Check:

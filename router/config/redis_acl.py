@@ -4,7 +4,8 @@ Four users, each allowed only what its side needs (ACL selectors tie each comman
 it may touch), and the `default` user switched off (see `default_user` for what it may replay):
 
 - `agent`: LPUSH/LLEN its command queue; BLPOP/LPOP/DEL its reply keys; SET/GET its own
-  heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive).
+  heartbeat; GET/SCAN the routers' heartbeats (to report whether a router is alive); GET the
+  kill switch (to show it as it is set).
 - `router`: BLMOVE/LMOVE from each sending login's queue into its processing list of that queue
   (and back, to return a command it holds); everything list/string it needs under the router
   prefix; LPUSH/EXPIRE on every login's reply keys; its side of the control plane (read the kill
@@ -73,6 +74,8 @@ def agent_user(keys: Keys, password: str) -> str:
             [f"~{keys.response_prefix_of(AGENT_LOGIN)}*", "+blpop", "+lpop", "+del", "+llen"],
             [f"~{keys.agent_prefix}*", "+set", "+get", "+expire", "+del"],
             [f"%R~{keys.router_heartbeat('*')}", "+get", "+scan"],
+            # The live kill switch, read only: `status` shows it from where it is set.
+            [f"%R~{keys.kill_switch}", "+get"],
             # Which approvals wait (ids and expiry only): /approvals and `./safeclaw approvals` agree.
             [f"%R~{keys.approvals_pending}", "+zrange"],
             # Owner notices: take one into its in-flight list, deliver it, then drop it.

@@ -1,60 +1,18 @@
-"""The live kill switch: a Redis key the owner flips (dashboard, `./safeclaw stop-posting`).
-
-Every router reads it before each side effect, and again right before each write request leaves
+"""The live kill switch as a router honours it: the key the owner flips (`protocol.kill_switch`),
+read before each side effect, and again right before each write request leaves
 (`router.policy.last_moment`), so a change holds for the very next write, even of a command already
-running, without a restart. `ROUTER_KILL_SWITCH=true` in a router's environment
-is a floor: the key can switch that router off, never on. A value that cannot be read as
-`{"on": bool}` counts as on (fail closed).
+running, without a restart. `ROUTER_KILL_SWITCH=true` in a router's environment is a floor: the key
+can switch that router off, never on.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import time
-from dataclasses import dataclass
-from typing import Any
-
 import redis
 
 from protocol.keys import Keys
+from protocol.kill_switch import UNREADABLE, KillState, flip, parse
 
-
-@dataclass(frozen=True)
-class KillState:
-    on: bool
-    source: str  # "environment" (ROUTER_KILL_SWITCH), "owner" (the live key) or "" when off
-    by: str = ""
-    since: float | None = None
-
-
-UNREADABLE = KillState(True, "owner", "an unreadable kill-switch value (fail closed)")
-
-
-def parse(raw: str | bytes | None) -> KillState:
-    """The switch as the key holds it; anything that is not plainly `{"on": bool}` is on."""
-    if raw is None:
-        return KillState(False, "")
-    try:
-        value = json.loads(raw)
-    except Exception:  # not UTF-8, not JSON, nested past the stack, a number past the digit limit
-        return UNREADABLE
-    if not isinstance(value, dict) or not isinstance(value.get("on"), bool):
-        return UNREADABLE
-    on, by = value["on"], value.get("by")
-    by = by[:80] if isinstance(by, str) else ""
-    return KillState(on, "owner" if on else "", by, _time(value.get("ts")))
-
-
-def _time(value: object) -> float | None:
-    """When the switch was flipped, if the key says so plainly (a finite number of seconds)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        seconds = float(value)
-    except OverflowError:
-        return None
-    return seconds if math.isfinite(seconds) else None
+__all__ = ["UNREADABLE", "KillState", "flip", "parse", "read"]
 
 
 def read(conn: redis.Redis, keys: Keys, floor: bool) -> KillState:
@@ -62,10 +20,3 @@ def read(conn: redis.Redis, keys: Keys, floor: bool) -> KillState:
     if floor:
         return KillState(True, "environment", "ROUTER_KILL_SWITCH")
     return parse(conn.get(keys.kill_switch))
-
-
-def flip(conn: redis.Redis, keys: Keys, on: bool, by: str) -> dict[str, Any]:
-    """The owner's side (control user): set the switch; returns what was written."""
-    value = {"on": on, "by": by[:80], "ts": time.time()}
-    conn.set(keys.kill_switch, json.dumps(value))
-    return value

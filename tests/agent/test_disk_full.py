@@ -182,3 +182,22 @@ def test_a_memory_write_on_a_full_disk_says_it_is_kept_and_not_on_disk_yet(tmp_p
     service.loop.flush_pending()
     on_disk = json.loads((tmp_path / "workspace" / "memory.json").read_text())
     assert on_disk["cat"]["value"] == "Miso" and on_disk["dog"]["value"] == "Rex"
+
+
+def test_a_command_whose_reply_cannot_be_saved_says_what_it_did_and_that_it_is_kept(tmp_path, monkeypatch):
+    real_write = pending_writes.write_json_atomic
+    history = {"path": None}
+
+    def write(path, data):  # the disk fills between the command's message and its reply
+        turns = data.get("turns") if isinstance(data, dict) else None
+        if path == history["path"] and turns and turns[-1].get("response") is not None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real_write(path, data)
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    service = service_on(tmp_path / "workspace", tmp_path, ScriptedLLM([]))
+    history["path"] = service.loop.workspace.history_path("console")
+    reply = say(service, "/remember dog = Rex")
+    assert "something is wrong" not in reply
+    assert "dog" in reply and "This exchange is not saved yet" in reply and "disk is full" in reply
+    assert json.loads((tmp_path / "workspace" / "memory.json").read_text())["dog"]["value"] == "Rex"

@@ -49,8 +49,11 @@ AGENT_ALLOWED = [
     ("scan router heartbeats", lambda c: c.scan(0, match=KEYS.router_heartbeat("*"))),
     ("ping", lambda c: c.ping()),
     ("zrange the approvals waiting", lambda c: c.zrange(KEYS.approvals_pending, 0, -1)),
+    ("get the kill switch", lambda c: c.get(KEYS.kill_switch)),
 ]
 AGENT_REFUSED = [
+    ("set the kill switch", lambda c: c.set(KEYS.kill_switch, '{"on": false}')),
+    ("del the kill switch", lambda c: c.delete(KEYS.kill_switch)),
     ("zadd the approvals waiting", lambda c: c.zadd(KEYS.approvals_pending, {"a1": 1.0})),
     ("zrem the approvals waiting", lambda c: c.zrem(KEYS.approvals_pending, "a1")),
     ("get an approval record (its code digest)", lambda c: c.get(KEYS.approval("a" * 32))),

@@ -65,9 +65,11 @@ def test_ctrl_z_then_fg_gives_the_prompt_back_with_the_line_being_typed(tmp_path
     shell.expect(pexpect.EOF)
 
 
-def test_ctrl_c_during_a_slow_answer_leaves_at_once(tmp_path):
+def test_ctrl_c_during_a_slow_answer_stops_it_and_a_second_leaves_at_once(tmp_path):
     """Before: the turn's thread held the agent until the model answered, and the stack's runner
-    killed it after 10 s ("did not stop within 10s; killing it")."""
+    killed it after 10 s ("did not stop within 10s; killing it"). Then (issue 31) Ctrl-C during a
+    reply stopped the whole stack; it now stops the reply, and Ctrl-C at the prompt leaves at once
+    though the stopped reply's model call is still under way."""
     with FakeOllama() as ollama:
         ollama.enqueue(ollama.slow(120), "too late")
         env = {**stack_env(tmp_path, []), "SAFECLAW_SKIP_INSTALL": "1", "SAFECLAW_LLM_PROVIDER": "ollama",
@@ -81,6 +83,9 @@ def test_ctrl_c_during_a_slow_answer_leaves_at_once(tmp_path):
         while not ollama.requests and time.monotonic() < deadline:  # the model has the question
             time.sleep(0.05)
         assert ollama.requests
+        shell.sendintr()
+        shell.expect_exact("Stopped that reply")
+        shell.expect_exact("you> ")
         shell.sendintr()
         shell.expect_exact(PROMPT)
         printed = shell.before

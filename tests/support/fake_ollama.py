@@ -24,6 +24,7 @@ class Failure:
     body: Any = None  # JSON-able error body in the service's own shape
     raw: bytes | None = None  # raw bytes to send instead of `body` (malformed JSON)
     delay: float = 0.0  # seconds to wait before answering (a timeout test sets > client timeout)
+    text: str | None = None  # the reply's text after a pure delay (else the default reply)
 
 
 @dataclass
@@ -73,9 +74,9 @@ class ScriptedJSONServer:
                 return self._queue.items.popleft()
         return "fake reply"
 
-    def slow(self, seconds: float) -> Failure:
-        """A normal answer, sent only after `seconds`."""
-        return Failure(status=200, delay=seconds)
+    def slow(self, seconds: float, text: str | None = None) -> Failure:
+        """A normal answer (`text`, else the default reply), sent only after `seconds`."""
+        return Failure(status=200, delay=seconds, text=text)
 
     def malformed(self) -> Failure:
         return Failure(status=200, raw=b'{"this is": not json')
@@ -234,7 +235,7 @@ def _tag(name: str) -> dict[str, Any]:
 
 
 def _chat_reply(model: str, item: str | Failure, output_tokens: int = 5) -> dict[str, Any]:
-    text = item if isinstance(item, str) else "fake reply"
+    text = item if isinstance(item, str) else item.text or "fake reply"
     return {
         "model": model,
         "created_at": "2025-01-01T00:00:00.000000000Z",

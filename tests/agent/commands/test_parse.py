@@ -122,3 +122,25 @@ def test_an_action_missing_from_the_catalogue_is_not_available(workspace):
     build = CommandBuilders({})
     with pytest.raises(CommandUsageError, match="unknown action 'CREATE_POST'"):
         build.post("bsky hi")
+
+
+@pytest.mark.parametrize(
+    ("typed", "text"),
+    [
+        ('"Testing"', "Testing"),
+        ("'Testing'", "Testing"),
+        ("“Testing, one two”", "Testing, one two"),
+        ("‘Testing’", "Testing"),
+        ("«Testing»", "Testing"),
+        ('"Testing" she said', '"Testing" she said'),  # not one pair around the whole text: kept
+        ('"Testing', '"Testing'),
+        ('"one" and "two"', '"one" and "two"'),  # two quoted parts, not one around it all
+        ("it's me", "it's me"),
+    ],
+)
+def test_post_and_reply_drop_one_pair_of_quotes_around_the_whole_text(build, typed, text):
+    """Issue 31, item 6: `/post bsky "Testing"` posted the quote marks."""
+    [post] = build.post(f"bsky {typed}")
+    assert post.params["text"] == text
+    [reply] = build.reply(f"https://bsky.app/profile/alice.test/post/3k2 {typed}")
+    assert reply.params["text"] == text

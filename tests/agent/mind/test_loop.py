@@ -187,7 +187,8 @@ def test_a_model_that_cannot_observe_ends_the_turn_after_acting(workspace):
     llm.observes_results = False
     reply = loop.run_turn("console", "x").reply
     assert len(llm.prompts) == 1
-    assert reply == "Saved.\nBut this did not work: Could not ping: set BSKY_PASSWORD"
+    # Issue 31, item 5: the outcome first and once, not "Saved." then "But this did not work".
+    assert reply == "Could not ping: set BSKY_PASSWORD\nRemembered: a = 1."
     assert workspace.load_memory()["a"]["value"] == 1
 
 
@@ -235,5 +236,5 @@ def test_a_held_post_is_said_to_wait_not_to_have_failed(workspace):
                           router=router)
     llm.observes_results = False
     reply = loop.run_turn("console", "x").reply
-    assert reply == ("Posting.\nWaiting for your approval (id ab12): post on Bluesky. It needs your approval; "
-                     "it runs once if approved"), reply
+    assert reply == ("Waiting for your approval (id ab12): post on Bluesky. It needs your approval; "
+                     "it runs once if approved"), reply  # not "Posting." first: it is not posted

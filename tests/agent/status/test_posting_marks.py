@@ -5,26 +5,38 @@ from __future__ import annotations
 
 import io
 
+import redis
+
 from agent.channels.display import showable
 from agent.status.line import Check
 from agent.status.stack import posting_lines
+from protocol import kill_switch
 
 
-def marks(beat: dict) -> dict[str, str]:
-    return {check.text.split(":", 1)[0]: check.line()[0] for check in posting_lines([beat])}
+def marks(urls, beat: dict, switch_on: bool | None) -> dict[str, str]:
+    """The marks of the posting lines, the live switch set as `switch_on` (None: never set)."""
+    admin = urls.admin_client()
+    if switch_on is None:
+        admin.delete(urls.keys.kill_switch)
+    else:
+        kill_switch.flip(admin, urls.keys, switch_on, "owner")
+    admin.close()
+    lines = posting_lines(redis.Redis.from_url(urls.agent_url), urls.keys, [beat])
+    assert all(check.ok for check in lines)
+    return {check.text.split(":", 1)[0]: check.line()[0] for check in lines}
 
 
-def test_kill_switch_on_and_dry_run_on_are_marked_for_the_eye_but_are_no_failure():
-    beat = {"router_id": "r1", "kill_switch": {"on": True, "by": "owner"}, "dry_run": True}
-    assert marks(beat) == {"kill switch": "!", "dry run": "!"}
-    assert all(check.ok for check in posting_lines([beat]))
+def test_kill_switch_on_and_dry_run_on_are_marked_for_the_eye_but_are_no_failure(redis_urls):
+    beat = {"router_id": "r1", "dry_run": True}
+    assert marks(redis_urls, beat, True) == {"kill switch": "!", "dry run": "!"}
     floor = {"router_id": "r1", "kill_switch_floor": True, "dry_run": False}
-    assert marks(floor) == {"kill switch": "!", "dry run": "✓"}
+    assert marks(redis_urls, floor, False) == {"kill switch": "!", "dry run": "✓"}
 
 
-def test_the_usual_state_keeps_its_tick():
-    assert marks({"router_id": "r1", "kill_switch": {"on": False}, "dry_run": False}) == {
-        "kill switch": "✓", "dry run": "✓"}
+def test_the_usual_state_keeps_its_tick(redis_urls):
+    for switch in (False, None):
+        assert marks(redis_urls, {"router_id": "r1", "dry_run": False}, switch) == {
+            "kill switch": "✓", "dry run": "✓"}
 
 
 def test_marks_in_a_terminal_that_cannot_show_them():
