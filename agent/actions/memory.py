@@ -8,12 +8,15 @@ values are the owner's own words (`agent.link.origin`).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agent.actions.context import ActionContext, ActionError
 from agent.errors import NotSavedError
 from agent.workspace.memory import MemoryRefused, Provenance, check_writer
-from protocol.origin import said_by
+from protocol.origin import fold, said_by
+
+_KEY_WORD = re.compile(r"[^\W_]+")
 
 
 def not_on_disk(exc: NotSavedError) -> str:
@@ -22,14 +25,25 @@ def not_on_disk(exc: NotSavedError) -> str:
 
 
 def read_before(new_memory: Any, ctx: ActionContext) -> tuple[str, ...]:
-    """The outside text a fact may come from: what the turn had read, unless every value is
-    already in the owner's own messages ("remember that my cat is called Tom" after a page)."""
+    """The outside text a fact may come from: what the turn had read, unless every key and every
+    value is already in the owner's own messages ("remember that my cat is called Tom" after a
+    page). A key is words too: a page's order made a key, with "sure" as its value, is the page's."""
     if not ctx.outside_seen:
         return ()
     values = list(new_memory.values()) if isinstance(new_memory, dict) else [new_memory]
-    if values and all(said_by(v if isinstance(v, str) else json.dumps(v), ctx.owner_words) for v in values):
+    keys = list(map(str, new_memory)) if isinstance(new_memory, dict) else []
+    said = all(said_by(v if isinstance(v, str) else json.dumps(v), ctx.owner_words) for v in values)
+    if values and said and all(key_said(k, ctx.owner_words) for k in keys):
         return ()
     return tuple(ctx.outside_seen)
+
+
+def key_said(key: str, owner_words: tuple[str, ...]) -> bool:
+    """A key is the owner's when each of its words is one the owner wrote ("cat_name" after "my
+    cat's name is Tom"), in any order: the model names keys, but cannot bring in a page's words."""
+    words = set(_KEY_WORD.findall(fold(key)))
+    said = set(_KEY_WORD.findall(fold(" ".join(owner_words))))
+    return bool(words) and words <= said
 
 
 def memory_write(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from agent.actions import ActionContext, LocalAction
 from agent.commands.describe import describe_one
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
-from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages
+from agent.flow.observed import labelled
+from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages, result_label
 from agent.llm.base import BaseLLM
 from agent.mind.tool_code import Action
 from agent.workspace.folder import Workspace
@@ -68,12 +69,18 @@ def execute(
         owner_words = origin.owner_words if origin is not None else ()
         ctx = ActionContext(hands.workspace, hands.llm, conversation, hands.browser, outside_author,
                             list(seen or []), owner_words)
-        return {**base, **run_local(action, hands.local[action.name], ctx)}
+        return _labelled({**base, **run_local(action, hands.local[action.name], ctx)}, origin, seen)
     intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
     with command_origin(origin):
         reply = hands.router.call(action.name, action.params, conversation, intent)
     # Only what an observation holds: a router reply cannot add keys the loop acts on.
-    return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
+    kept = {k: v for k, v in reply.items() if k not in base and k not in ("follow_up", "label")}
+    return _labelled({**base, **kept}, origin, seen)
+
+
+def _labelled(observation: Observation, origin: Origin | None, seen: list[str] | None) -> Observation:
+    tainted = bool(seen) or origin is None or origin.tainted
+    return labelled(observation, result_label(observation), tainted)
 
 
 def run_local(action: Action, run: LocalAction, ctx: ActionContext) -> Observation:
