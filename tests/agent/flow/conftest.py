@@ -2,4 +2,5 @@
 that obeys what it reads, its real RouterClient, a real redis-server, a real router Worker, and
 the Bluesky and Mastodon fakes."""
 
+from tests.agent.actions.conftest import chromium  # noqa: F401
 from tests.agent.test_whose_words import control, fakes, stack  # noqa: F401
