@@ -6,7 +6,8 @@
   reply waits for the owner when it carries a link or a handle neither the owner nor that person
   wrote (a stranger cannot make the owner's account advertise a third party).
 - **Autonomy** acts on its own platform only (its feed, its notifications, its posts); its public
-  writes are gated by the agent (score, quotas, DOS.md), and held here too when the owner asked.
+  writes are gated by the agent (score, quotas, DOS.md), and held here too when the owner asked;
+  its deletes always wait for the owner.
 - **Owner-only data** the agent found in a command (`origin.holds`): a read from a tainted turn
   is refused (a search query, a handle to resolve), a write waits for the owner.
 - **An owner's turn that read outside text** (or sent no origin at all) publishes only with the
@@ -101,6 +102,8 @@ class WhoseWords:
             )
         if origin is not None and origin.hold_writes:
             return f"you asked to approve every public write of {origin.via}"
+        if origin is not None and origin.kind == AUTONOMY and effect.kind == "delete":
+            return "autonomy deletes only with your approval (its orders come from other people's posts)"
         if origin is not None and origin.kind == AUTONOMY:
             return None  # its own gate: quality score, quotas, pacing, the duplicate guard, DOS.md
         if not self.approve_tainted_writes:
