@@ -90,7 +90,7 @@ def build_loop(
         llm=meter(stoppable(llm or build_llm(settings)), guard),
         local=local_actions(),
         router=router or build_router(settings, conn),
-        limits=LoopLimits(settings.max_steps, settings.max_format_retries),
+        limits=LoopLimits(settings.max_steps, settings.max_format_retries, settings.max_reply_chars),
         browser=settings.browser,
     )
     loop.autonomy_hold_writes = settings.channels.autonomy.approve_public_writes

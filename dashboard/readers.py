@@ -122,6 +122,8 @@ def proposals(directory: Path) -> list[dict[str, Any]] | None:
             "number": p["number"],
             "rule": str(p.get("rule", ""))[:2000],
             "why": str(p.get("why", ""))[:2000],
+            "sources": [str(s)[:300] for s in p.get("sources", []) if isinstance(s, str)][:4]
+            if isinstance(p.get("sources"), list) else [],
             "accepted_at": p.get("accepted_at") if isinstance(p.get("accepted_at"), int | float) else None,
         }
         for p in data

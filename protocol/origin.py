@@ -18,6 +18,9 @@ that together with the command's effect (`router.policy.whose_words`).
   publish without approval only what these already say.
 - `hold_writes`: the owner asked for every public write of this path to be approved
   (`channels.autonomy.approve_public_writes`).
+- `holds`: the owner-only data the agent's flow check found in the command's params that the
+  owner did not send there in their own words (`agent.flow.sinks`): a write waits for the owner,
+  a read from a tainted turn is refused. The agent can only add restrictions with it.
 
 An envelope without an origin counts as an owner turn that read something unknown: tainted.
 What an envelope states is checked against the login that queued it (`router.queue.senders`): the
@@ -47,6 +50,7 @@ MAX_SOURCE_CHARS = 300
 MAX_WORDS = 40
 MAX_WORD_CHARS = 8000
 MAX_LABEL_CHARS = 300
+MAX_HOLDS = 8
 _VIA = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # a label is one line
 
@@ -66,6 +70,7 @@ class Origin:
     owner_words: tuple[str, ...] = ()
     author_words: tuple[str, ...] = ()
     hold_writes: bool = False
+    holds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -81,12 +86,18 @@ class Origin:
             raise OriginError("origin taint must be lines (a source is shown to the owner as one line)")
         _lines("owner_words", self.owner_words, MAX_WORDS, MAX_WORD_CHARS)
         _lines("author_words", self.author_words, MAX_WORDS, MAX_WORD_CHARS)
+        _lines("holds", self.holds, MAX_HOLDS, MAX_SOURCE_CHARS)
         if not isinstance(self.hold_writes, bool):
             raise OriginError("origin hold_writes must be true or false")
 
     @property
     def tainted(self) -> bool:
         return bool(self.taint) or self.kind != OWNER
+
+    def with_holds(self, holds: Iterable[str]) -> Origin:
+        """The same origin, with more owner-only data found in its command (`holds`)."""
+        found = tuple(dict.fromkeys([*self.holds, *(clip(h, MAX_SOURCE_CHARS) for h in holds)]))
+        return _replace(self, holds=found[:MAX_HOLDS])
 
     def with_reading(self, sources: Iterable[str]) -> Origin:
         """The same origin after the turn read more outside text."""
@@ -98,6 +109,7 @@ class Origin:
             "kind": self.kind, "via": self.via, "author": self.author, "platform": self.platform,
             "post": self.post, "taint": list(self.taint), "owner_words": list(self.owner_words),
             "author_words": list(self.author_words), "hold_writes": self.hold_writes,
+            **({"holds": list(self.holds)} if self.holds else {}),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -107,6 +119,8 @@ class Origin:
             shown["author"] = self.author
         if self.post:
             shown["post"] = self.post
+        if self.holds:
+            shown["holds"] = list(self.holds)
         return shown
 
     @classmethod
@@ -128,6 +142,7 @@ class Origin:
                 owner_words=_tuple(data.get("owner_words", ())),
                 author_words=_tuple(data.get("author_words", ())),
                 hold_writes=data.get("hold_writes", False),
+                holds=_tuple(data.get("holds", ())),
             )
         except KeyError as exc:
             raise OriginError(f"origin needs {exc.args[0]!r}") from None

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
+from agent.flow.sinks import SinkGuard
 from agent.llm.base import BaseLLM
 from agent.workspace.folder import Workspace
 
@@ -25,6 +26,7 @@ class ActionContext:
     outside_author: str | None = None  # who wrote the turn when it was not the owner
     outside_seen: list[str] = field(default_factory=list)  # outside data the turn's prompt showed
     owner_words: tuple[str, ...] = ()  # the owner's own messages the turn's prompt showed
+    sinks: SinkGuard | None = None  # where the turn's owner-only data may go (None: nothing to check)
 
 
 LocalAction = Callable[[dict[str, Any], ActionContext], dict[str, Any]]

@@ -23,13 +23,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent.actions.context import ActionError
+from agent.actions.proxy_wire import Refused, pipe_both_ways, rewritten_head, split_absolute, split_host_port
 from agent.actions.url_guard import CheckedURL, check_url
+from agent.flow.sinks import PageSinks
 
 log = logging.getLogger("safeclaw.agent.browser.proxy")
 MAX_HEAD_BYTES = 64 * 1024
 HEAD_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 10.0
-HOP_HEADERS = {"proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "upgrade"}
 UNREACHABLE = (
     b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n"
     b"Content-Length: %d\r\n\r\n%s"
@@ -48,10 +49,6 @@ BROWSER_SERVICE_HOSTS = (
     "start.duckduckgo.com",
     ".gvt1.com",
 )
-class Refused(Exception):
-    """A request the guard does not let out; the message says why."""
-
-
 class Unreachable(Exception):
     """An allowed request whose server could not be reached; the message is Chromium's error code."""
 
@@ -73,8 +70,10 @@ class GuardProxy:
         allow_private: bool = False,
         test_hosts: Mapping[str, tuple[str, int]] | None = None,
         bind: str = "127.0.0.1",
+        sinks: PageSinks | None = None,
     ) -> None:
         self.allow_private = allow_private
+        self.sinks = sinks  # what owner-only data a request may carry (agent.flow.sinks)
         self.test_hosts = {name.lower(): target for name, target in (test_hosts or {}).items()}
         self.bind = bind
         self.log = ProxyLog()
@@ -170,11 +169,13 @@ class GuardProxy:
         try:
             if method.upper() == "CONNECT":
                 host, port = split_host_port(target, 443)
+                self._check_flow(host, port, target)
                 address = await self._check(host, port, "https")
                 upstream_reader, upstream_writer = await self._open(address, port)
                 writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             else:
                 host, port, path = split_absolute(target)
+                self._check_flow(host, port, target)
                 address = await self._check(host, port, "http")
                 upstream_reader, upstream_writer = await self._open(address, port)
                 upstream_writer.write(rewritten_head(method, path, version, lines[1:]))
@@ -208,6 +209,13 @@ class GuardProxy:
         self.log.allowed.append(where)
         return checked.addresses[0]
 
+    def _check_flow(self, host: str, port: int, target: str) -> None:
+        """A request that would carry the owner's data where the owner did not send it is refused
+        (the URL when the proxy sees it, the host name of a tunnel)."""
+        reason = self.sinks.request_refusal(host, target) if self.sinks is not None else None
+        if reason is not None:
+            self._refuse(f"{host}:{port}", reason)
+
     def _refuse(self, where: str, reason: str) -> None:
         self.log.refused.append((where, reason))
         log.warning("browser request to %s refused: %s", where, reason)
@@ -224,64 +232,3 @@ class GuardProxy:
                 code = "ERR_CONNECTION_TIMED_OUT"
             self.log.unreachable.append((f"{address}:{port}", code))
             raise Unreachable(code) from None
-
-
-def split_host_port(target: str, default_port: int) -> tuple[str, int]:
-    """ "host:port" or "[v6]:port" → (host, port); ValueError when malformed."""
-    parts = urlsplit(f"//{target}")
-    if not parts.hostname:
-        raise ValueError(f"no host in {target!r}")
-    return parts.hostname, parts.port or default_port
-
-
-def split_absolute(target: str) -> tuple[str, int, str]:
-    """An absolute-form http:// request target → (host, port, origin-form path)."""
-    parts = urlsplit(target)
-    if parts.scheme.lower() != "http" or not parts.hostname:
-        raise Refused(f"only absolute http:// targets are proxied, not {target[:80]!r}")
-    if parts.username is not None or parts.password is not None:
-        raise Refused("URLs with a user name or password in them are refused")
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return parts.hostname, parts.port or 80, path
-
-
-def header_name(line: str) -> str:
-    return line.split(":", 1)[0].strip().lower()
-
-
-def rewritten_head(method: str, path: str, version: str, header_lines: list[str]) -> bytes:
-    """The request for the origin server: origin-form target, no proxy headers, one request only."""
-    kept = [line for line in header_lines if line and header_name(line) not in HOP_HEADERS]
-    lines = [f"{method} {path} {version or 'HTTP/1.1'}", *kept, "Connection: close", "", ""]
-    return "\r\n".join(lines).encode("latin-1")
-
-
-async def pipe_both_ways(
-    client_reader: asyncio.StreamReader,
-    client_writer: asyncio.StreamWriter,
-    upstream_reader: asyncio.StreamReader,
-    upstream_writer: asyncio.StreamWriter,
-) -> None:
-    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-        try:
-            while data := await source.read(65536):
-                sink.write(data)
-                await sink.drain()
-        except (OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                if sink.can_write_eof():
-                    sink.write_eof()
-
-    # The answer ends the exchange: a plain-HTTP client may keep its side open for another request.
-    upload = asyncio.ensure_future(pipe(client_reader, upstream_writer))
-    try:
-        await pipe(upstream_reader, client_writer)
-    finally:
-        upload.cancel()
-        with contextlib.suppress(BaseException):
-            await upload
-        upstream_writer.close()
-        with contextlib.suppress(Exception):
-            await upstream_writer.wait_closed()

@@ -23,6 +23,7 @@ from agent.config.reader import Env, Section, env_text
 from agent.config.sections import DEFAULT_MODELS, LLM_PROVIDERS, BrowserSettings, LLMSettings
 from agent.cost.budget import BudgetSettings
 from agent.errors import ConfigError
+from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS
 from agent.workspace.folder import Workspace, read_json, write_json_atomic
 from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES
 from protocol.keys import Keys
@@ -32,7 +33,8 @@ AGENT_DIR = Path(__file__).resolve().parents[1]
 CONFIG_TEMPLATE = AGENT_DIR / "config" / "initial.json"
 DEFAULT_CONFIG = AGENT_DIR / "config.json"
 # The top-level keys of config.json; a new section adds its key here and its parse below.
-TOP_LEVEL_KEYS = ("llm", "timeout", "max_steps", "max_format_retries", "budget", "browser", "channels")
+TOP_LEVEL_KEYS = ("llm", "timeout", "max_steps", "max_format_retries", "max_reply_chars",
+                  "budget", "browser", "channels")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class AgentSettings:
     timeout: float = 10.0  # seconds: router response wait and command time-to-live
     max_steps: int = 5
     max_format_retries: int = 2
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS  # of one model reply (agent.workspace.bounds)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     redis_url: str | None = field(default=None, repr=False)  # holds the agent's Redis password
     keys: Keys = field(default_factory=Keys)
@@ -122,6 +125,7 @@ def settings_from_config(data: Mapping[str, Any], path: Path, env: Env) -> Agent
         timeout=root.number("timeout", 10, 1, 600),
         max_steps=root.whole("max_steps", 5, 1, 50),
         max_format_retries=root.whole("max_format_retries", 2, 0, 10),
+        max_reply_chars=root.whole("max_reply_chars", DEFAULT_MAX_REPLY_CHARS, 1024, 4 * 1024 * 1024),
         budget=BudgetSettings.from_config(data.get("budget"), path),
         redis_url=env_text(env, "REDIS_URL") or None,
         keys=Keys.from_env(env),

@@ -17,7 +17,8 @@ def rules_command(settings: AgentSettings, verb: str | None, number: str | None)
             print("No rule proposals yet.")
         for p in proposals:
             state = f"accepted {stamp(p.accepted_at)}" if p.accepted_at else "open"
-            print(f"#{p.number} [{state}] {p.rule}" + (f" — why: {p.why}" if p.why else ""))
+            why = f" — why: {p.why}" if p.why else ""
+            print(f"#{p.number} [{state}] {p.rule}{why}{p.sources_line()}")
         return 0
     if verb != "accept" or number is None or not number.isdigit():
         print("usage: ./safeclaw rules [list]  |  ./safeclaw rules accept N", file=sys.stderr)

@@ -15,6 +15,7 @@ from agent.workspace.folder import read_json, write_json_atomic, write_text_atom
 from protocol.model_markup import neutralise
 
 MAX_ENTRY_CHARS = 500
+MAX_SOURCES = 4  # of a note's or a proposal's sources kept with it
 PROMPT_TAIL_LINES = 20  # of VIOLATIONS/UNKNOWNS/external_overrides shown in a prompt
 FILES = ("DOS.md", "VIOLATIONS.md", "UNKNOWNS.md", "PROPOSED_RULES.md", "external_overrides.md")
 TEMPLATES = {
@@ -43,6 +44,12 @@ def one_line(text: Any, limit: int = MAX_ENTRY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def from_line(sources: tuple[str, ...]) -> str:
+    """Whose words a note came from, shown with it (none: the owner's and the agent's own)."""
+    shown = [one_line(s, 200) for s in sources[:MAX_SOURCES]]
+    return f" [from: {'; '.join(shown)}]" if shown else ""
+
+
 def stamp(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(ts))
 
@@ -55,6 +62,10 @@ class Proposal:
     proposed_at: float
     conversation: str
     accepted_at: float | None = None
+    sources: tuple[str, ...] = ()  # whose words led to it: the author and the posts the turn read
+
+    def sources_line(self) -> str:
+        return f" — from: {'; '.join(self.sources)}" if self.sources else ""
 
 
 class Governance:
@@ -85,15 +96,19 @@ class Governance:
         write_text_atomic(self.path(name), text + ("" if text.endswith("\n") else "\n") + line + "\n")
 
     # the agent's own entries ----------------------------------------------------------------
-    def record_violation(self, what: str, conversation: str, now: float | None = None) -> str:
+    def record_violation(
+        self, what: str, conversation: str, now: float | None = None, sources: tuple[str, ...] = ()
+    ) -> str:
         line = f"- {stamp(now or time.time())} ({one_line(conversation, 60)}): {one_line(what)}"
-        self._append("VIOLATIONS.md", line)
-        return line
+        self._append("VIOLATIONS.md", line + from_line(sources))
+        return line + from_line(sources)
 
-    def note_unknown(self, what: str, conversation: str, now: float | None = None) -> str:
+    def note_unknown(
+        self, what: str, conversation: str, now: float | None = None, sources: tuple[str, ...] = ()
+    ) -> str:
         line = f"- {stamp(now or time.time())} ({one_line(conversation, 60)}): {one_line(what)}"
-        self._append("UNKNOWNS.md", line)
-        return line
+        self._append("UNKNOWNS.md", line + from_line(sources))
+        return line + from_line(sources)
 
     # proposals: the agent proposes, only the owner accepts ----------------------------------
     def proposals(self) -> list[Proposal]:
@@ -101,13 +116,14 @@ class Governance:
         if not isinstance(data, list):
             raise GovernanceError(f"{self.proposals_path} must hold a JSON list; fix or remove it")
         try:
-            return [Proposal(**item) for item in data]
+            return [Proposal(**{**item, "sources": tuple(item.get("sources", ()))}) for item in data]
         except TypeError:
             raise GovernanceError(f"{self.proposals_path} holds an entry SafeClaw cannot read") from None
 
     def _save_proposals(self, proposals: list[Proposal]) -> None:
         self.ensure()
-        write_json_atomic(self.proposals_path, [p.__dict__ for p in proposals])
+        stored = [{**p.__dict__, "sources": list(p.sources)} for p in proposals]
+        write_json_atomic(self.proposals_path, stored)
         write_text_atomic(self.path("PROPOSED_RULES.md"), self._render_proposals(proposals))
 
     @staticmethod
@@ -120,12 +136,14 @@ class Governance:
         for p in proposals:
             state = f"accepted {stamp(p.accepted_at)}" if p.accepted_at else "proposed"
             lines.append(
-                f"- #{p.number} [{state}] {p.rule} — why: {p.why} "
+                f"- #{p.number} [{state}] {p.rule} — why: {p.why}{p.sources_line()} "
                 f"(proposed {stamp(p.proposed_at)} in {p.conversation})"
             )
         return "\n".join(lines) + "\n"
 
-    def propose(self, rule: str, why: str, conversation: str, now: float | None = None) -> Proposal:
+    def propose(
+        self, rule: str, why: str, conversation: str, now: float | None = None, sources: tuple[str, ...] = ()
+    ) -> Proposal:
         clean_rule, clean_why = one_line(rule), one_line(why)
         if not clean_rule:
             raise GovernanceError("a proposal needs the rule's text")
@@ -136,6 +154,7 @@ class Governance:
             clean_why,
             now or time.time(),
             one_line(conversation, 60),
+            sources=tuple(one_line(s, 200) for s in sources[:MAX_SOURCES]),
         )
         self._save_proposals([*proposals, proposal])
         return proposal

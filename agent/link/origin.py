@@ -24,13 +24,12 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from agent.flow.labels import label_of
+from agent.flow.observed import OWN_LOCAL_ACTIONS as OWN_LOCAL_ACTIONS
+from agent.flow.observed import others_words
 from agent.workspace.memory import one_line, source_of, visible_to
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, bounded_words, clip
 
-# Local actions whose results hold no one else's words (the rest may: pages, summaries of them).
-OWN_LOCAL_ACTIONS = frozenset(
-    {"_MEMORY_WRITE", "_MEMORY_FORGET", "_RECORD_VIOLATION", "_NOTE_UNKNOWN", "_PROPOSE_RULE"}
-)
 # The local actions a turn someone else wrote may run: never the browser (memory refuses itself).
 OUTSIDE_TURN_LOCAL_ACTIONS = frozenset(
     {"_LLM_SUMMARY", "_MEMORY_WRITE", "_MEMORY_FORGET", "_RECORD_VIOLATION", "_NOTE_UNKNOWN", "_PROPOSE_RULE"}
@@ -89,14 +88,15 @@ def holds_direct_messages(result: dict[str, Any]) -> bool:
 
 
 def others_words_in(result: Any) -> bool:
-    """Whether an action's result put someone else's words in front of the model: a router read
-    that says so (or says nothing: fail closed), a local action that is not the owner's own."""
+    """Whether an action's result put someone else's words in front of the model: its label says
+    (`agent.flow.observed`); an observation kept before labels, or with an unreadable one, is
+    judged by the router's flag and the action (fail closed)."""
     if not isinstance(result, dict) or result.get("status") != "ok":
         return False  # a refusal, an error or a held write: the router's words, no one else's
-    action = str(result.get("action", ""))
-    if action.startswith("_"):
-        return action not in OWN_LOCAL_ACTIONS
-    return result.get("outside_text") is not False
+    label = label_of(result)
+    if label is not None:
+        return bool(label.outside)
+    return others_words(result)
 
 
 def sources_read(steps: list[Any]) -> list[str]:

@@ -13,12 +13,14 @@ from agent.actions import ActionContext, LocalAction
 from agent.commands.describe import describe_one
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
-from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages
+from agent.flow.observed import labelled
+from agent.flow.sinks import SinkGuard
+from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages, result_label
 from agent.llm.base import BaseLLM
 from agent.mind.tool_code import Action
 from agent.workspace.folder import Workspace
 from protocol.commands import intent_key
-from protocol.origin import OWNER, Origin
+from protocol.origin import NO_ORIGIN, OWNER, Origin
 
 log = logging.getLogger("safeclaw.agent.loop")
 Observation = dict[str, Any]
@@ -64,16 +66,27 @@ def execute(
     if action.name in hands.local and written_by_other and action.name not in OUTSIDE_TURN_LOCAL_ACTIONS:
         return {**base, "status": "denied", "error": "not_for_a_stranger",
                 "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
+    workspace = hands.workspace
+    sinks = SinkGuard.for_turn(workspace.load_memory(), workspace.load_history(conversation), origin)
     if action.name in hands.local:
         owner_words = origin.owner_words if origin is not None else ()
         ctx = ActionContext(hands.workspace, hands.llm, conversation, hands.browser, outside_author,
-                            list(seen or []), owner_words)
-        return {**base, **run_local(action, hands.local[action.name], ctx)}
+                            list(seen or []), owner_words, sinks)
+        return _labelled({**base, **run_local(action, hands.local[action.name], ctx)}, origin, seen)
     intent = intent_key(turn_id, action.name, action.params) if turn_id else ""
+    holds = sinks.holds(action.params)
+    if holds:  # the router refuses it (a read of a tainted turn) or holds it for the owner (a write)
+        origin = (origin or Origin(OWNER, "other", taint=(NO_ORIGIN,))).with_holds(holds)
     with command_origin(origin):
         reply = hands.router.call(action.name, action.params, conversation, intent)
     # Only what an observation holds: a router reply cannot add keys the loop acts on.
-    return {**base, **{k: v for k, v in reply.items() if k not in base and k != "follow_up"}}
+    kept = {k: v for k, v in reply.items() if k not in base and k not in ("follow_up", "label")}
+    return _labelled({**base, **kept}, origin, seen)
+
+
+def _labelled(observation: Observation, origin: Origin | None, seen: list[str] | None) -> Observation:
+    tainted = bool(seen) or origin is None or origin.tainted
+    return labelled(observation, result_label(observation), tainted)
 
 
 def run_local(action: Action, run: LocalAction, ctx: ActionContext) -> Observation:

@@ -34,6 +34,7 @@ from agent.llm.turn import TurnRequest, turn_request
 from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
 from agent.mind.prompt import PromptInputs, render_prompt
 from agent.mind.tool_code import Action, parse_reply
+from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS, capped_reply
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import entry_value, source_of, visible_to
 from agent.workspace.snapshot import TurnSnapshot
@@ -46,6 +47,7 @@ log = logging.getLogger("safeclaw.agent.loop")
 class LoopLimits:
     max_steps: int = 5  # LLM calls that may run actions, per turn
     max_format_retries: int = 2  # malformed tool_code replies the LLM may correct, per turn
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS  # of one model reply; the rest is cut, with a note
 
 
 @dataclass
@@ -215,7 +217,7 @@ class AgentLoop:
             self.workspace.write_prompt_cache(prompt)
             try:
                 with turn_request(self.turn_request(user_message, snapshot, outside_author)):
-                    raw = self.llm.chat(prompt)
+                    raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
             except LLMError as exc:
                 log.warning("LLM failed: %s", exc)
                 return TurnResult(self._llm_failure_message(exc), step, steps)

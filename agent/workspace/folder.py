@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
+from agent.workspace.bounds import history_entry
 from agent.workspace.files import check_writable, remove_stale_temp_files
 from agent.workspace.files import read_json as read_json
 from agent.workspace.files import write_bytes_atomic as write_bytes_atomic
@@ -155,7 +156,7 @@ class Workspace:
 
         `history`: the turns already read this turn (else read here). Returns the turns saved."""
         turns = list(self.load_history(conversation) if history is None else history)
-        turn: dict[str, Any] = {"user": user, "response": None, "at": time.time()}
+        turn: dict[str, Any] = {"user": history_entry(user), "response": None, "at": time.time()}
         if outside_author:
             turn["outside_author"] = outside_author
         turns.append(turn)
@@ -175,9 +176,9 @@ class Workspace:
         `read`: the outside sources the turn read, kept with it (`agent.link.origin`)."""
         turns = list(self.load_history(conversation) if turns is None else turns)
         if turns and turns[-1].get("response") is None:
-            turns[-1]["response"] = response
+            turns[-1]["response"] = history_entry(response)
         else:
-            turns.append({"user": "", "response": response, "at": time.time()})
+            turns.append({"user": "", "response": history_entry(response), "at": time.time()})
         if read:
             turns[-1]["read"] = list(read)
         self._save_history(conversation, turns)
@@ -185,7 +186,7 @@ class Workspace:
     def add_notice(self, conversation: str, text: str) -> None:
         """A message of the agent's own (not an answer to a turn), kept in the conversation's history."""
         turns = self.load_history(conversation)
-        turns.append({"user": "", "response": text, "at": time.time(), "notice": True})
+        turns.append({"user": "", "response": history_entry(text), "at": time.time(), "notice": True})
         self._save_history(conversation, turns)
 
     def clear_history(self, conversation: str | None = None) -> None:

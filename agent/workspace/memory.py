@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import AgentError
+from agent.flow.labels import OWNER_ONLY, PUBLIC, Label, outside, owners
 
 OWNER = "owner"
 MAX_KEY_CHARS = 64
@@ -109,7 +110,15 @@ class Provenance:
         }
         if self.after_reading:
             stamp["after_reading"] = list(self.after_reading)
-        return stamp
+        return stamp | {"label": self.label().to_dict()}
+
+    def label(self) -> Label:
+        """Whose words the entry holds (the owner's, or theirs and what the turn had read), readable
+        by the owner only until the owner makes it public."""
+        if self.author != OWNER:
+            return outside([self.author])
+        own = owners(OWNER_ONLY)
+        return own.union(outside(self.after_reading)) if self.after_reading else own
 
 
 def merged(memory: dict[str, Any], new_memory: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
@@ -184,7 +193,9 @@ def with_public(memory: dict[str, Any], key: str, public: bool) -> dict[str, Any
         )
     result = dict(memory)
     if isinstance(entry, dict):
-        result[key] = {k: v for k, v in entry.items() if k != "public"} | ({"public": True} if public else {})
+        kept = {k: v for k, v in entry.items() if k not in ("public", "label")}
+        label = owners(PUBLIC if public else OWNER_ONLY).to_dict()
+        result[key] = kept | ({"public": True} if public else {}) | {"label": label}
     return result
 
 

@@ -29,7 +29,7 @@ export function renderGovernance(g) {
 
 function proposalItem(p, requested) {
   const li = el("li", { class: "proposal", "data-number": String(p.number) },
-    `#${p.number} ${p.rule}${p.why ? " — why: " + p.why : ""} `);
+    `#${p.number} ${p.rule}${p.why ? " — why: " + p.why : ""}${(p.sources || []).length ? " — from: " + p.sources.join("; ") : ""} `);
   if (p.accepted_at) li.append(el("span", { class: "decided", "data-state": "accepted" }, "accepted"));
   else if (requested) li.append(el("span", { class: "decided", "data-state": "requested" }, "accepted; the agent writes it into DOS.md within seconds"));
   else {

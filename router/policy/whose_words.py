@@ -6,7 +6,10 @@
   reply waits for the owner when it carries a link or a handle neither the owner nor that person
   wrote (a stranger cannot make the owner's account advertise a third party).
 - **Autonomy** acts on its own platform only (its feed, its notifications, its posts); its public
-  writes are gated by the agent (score, quotas, DOS.md), and held here too when the owner asked.
+  writes are gated by the agent (score, quotas, DOS.md), and held here too when the owner asked;
+  its deletes always wait for the owner.
+- **Owner-only data** the agent found in a command (`origin.holds`): a read from a tainted turn
+  is refused (a search query, a handle to resolve), a write waits for the owner.
 - **An owner's turn that read outside text** (or sent no origin at all) publishes only with the
   owner's approval, unless every published field (text, title, link, target) is already in the
   owner's own messages: "post 'hello' to bluesky" typed after reading a page needs no approval;
@@ -66,6 +69,8 @@ class WhoseWords:
 
     @staticmethod
     def refusal(effect: Effect, origin: Origin | None) -> tuple[str, str] | None:
+        if origin is not None and origin.holds and origin.tainted and not effect.writes:
+            return "owner_only_data", f"a turn that read outside text cannot send this: {origin.holds[0]}"
         if origin is None or origin.kind == OWNER:
             return None
         if origin.kind == STRANGER:
@@ -83,6 +88,9 @@ class WhoseWords:
         if not effect.writes or effect.platform == LOCAL_PLATFORM:
             return None
         origin = envelope.origin
+        if origin is not None and origin.holds:
+            read = f" (this turn had read {sources_line(origin)})" if origin.taint else ""
+            return f"this would publish what is yours only: {'; '.join(origin.holds[:3])}{read}"
         if origin is not None and origin.kind == STRANGER:
             published = " ".join(v for k, v in published_fields(envelope.params) if k in PUBLISHED_TEXT)
             foreign = foreign_links(published, [*origin.owner_words, *origin.author_words])
@@ -94,6 +102,8 @@ class WhoseWords:
             )
         if origin is not None and origin.hold_writes:
             return f"you asked to approve every public write of {origin.via}"
+        if origin is not None and origin.kind == AUTONOMY and effect.kind == "delete":
+            return "autonomy deletes only with your approval (its orders come from other people's posts)"
         if origin is not None and origin.kind == AUTONOMY:
             return None  # its own gate: quality score, quotas, pacing, the duplicate guard, DOS.md
         if not self.approve_tainted_writes:

@@ -1,0 +1,111 @@
+"""The check at every sink: an effect that sends bytes to someone other than the owner (a router
+command's params: a post, a handle resolved, a search query; a URL the browser fetches, every
+subresource and redirect included).
+
+The rule, on the labels of what the bytes carry (`owner_only`):
+- owner-only data goes only where the owner chose in their own words: the value is in the
+  owner's message of this turn (and, for a URL, its host is one the owner wrote);
+- else a turn that read outside text (or that someone else wrote) sends none of it: the
+  browser refuses the URL here, and the router refuses a read whose origin `holds` it;
+- a write that would publish owner-only data waits for the owner's approval, even when the owner
+  wrote those words in an earlier message (the router holds a write whose origin `holds` it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from agent.flow.owner_only import OwnerOnly, squeezed
+from protocol.origin import OWNER, Origin, fold
+
+MAX_HOLDS = 8
+
+
+@dataclass(frozen=True)
+class SinkGuard:
+    owner_only: OwnerOnly
+    owner_said: str = ""  # the owner's message of this turn ("" when someone else wrote it)
+    owner_words: tuple[str, ...] = ()  # every message of the owner's the turn's prompt shows
+    tainted: bool = True
+
+    @classmethod
+    def for_turn(
+        cls, memory: dict[str, Any], history: list[dict[str, Any]], origin: Origin | None
+    ) -> SinkGuard:
+        own = [str(t.get("user", "")) for t in history if not t.get("outside_author") and not t.get("notice")]
+        owner_turn = origin is not None and origin.kind == OWNER and bool(origin.owner_words)
+        said = origin.owner_words[-1] if origin is not None and owner_turn else ""
+        words = origin.owner_words if origin is not None else ()
+        return cls(OwnerOnly.of(memory, [*own, said]), said, words, origin is None or origin.tainted)
+
+    def unsaid(self, text: str, destination: str = "") -> list[str]:
+        """What owner-only data `text` carries that the owner did not send there in their own
+        words: each as the owner knows it ("your memory 'bank_pin'")."""
+        carried = self.owner_only.carried(text)
+        if not carried:
+            return []
+        said = squeezed(self.owner_said)
+        chosen = not destination or fold(destination) in fold(" ".join(self.owner_words))
+        return list(dict.fromkeys(n.where for n in carried if not (chosen and n.value in said)))
+
+    def url_refusal(self, url: str) -> str | None:
+        """Why the browser may not send this URL, or None."""
+        if not self.tainted:
+            return None
+        host = urlsplit(url.strip()).hostname or ""
+        found = self.unsaid(url, host)
+        if not found:
+            return None
+        return (
+            f"refused: this address carries {', '.join(found[:3])}, which is for your owner only, to "
+            f"{host or 'a server'} that your owner did not choose in their own words (the turn had read "
+            "outside text)"
+        )
+
+    def for_page(self, url: str) -> PageSinks:
+        """The check of every request a page opened at `url` makes: the page chose them, not the
+        owner, so they count as outside words whatever the turn had read before."""
+        return PageSinks(replace(self, tainted=True), url)
+
+    def holds(self, params: dict[str, Any]) -> tuple[str, ...]:
+        """Why a router command with these params must not go out as it is: the owner-only data
+        each param carries that the owner's message did not give it."""
+        found = []
+        for name, text in strings_of(params):
+            unsaid = self.unsaid(text)
+            if unsaid:
+                found.append(f"its {name} carries {', '.join(unsaid[:3])}, which is for you only")
+        return tuple(found[:MAX_HOLDS])
+
+
+def strings_of(params: Any, name: str = "") -> Iterable[tuple[str, str]]:
+    if isinstance(params, str):
+        yield name or "value", params
+    elif isinstance(params, dict):
+        for key, value in params.items():
+            yield from strings_of(value, str(key)[:40])
+    elif isinstance(params, list):
+        for value in params:
+            yield from strings_of(value, name)
+
+
+@dataclass(frozen=True)
+class PageSinks:
+    """The guard proxy's check: the page's own address as the action allowed it, and every other
+    request (a redirect, an image, a script's fetch) as one the page chose."""
+
+    sinks: SinkGuard
+    page_url: str
+
+    def request_refusal(self, host: str, target: str) -> str | None:
+        """Why one request may not leave (host, and the URL when the proxy sees it), or None."""
+        if "://" in target and same_address(target, self.page_url):
+            return None
+        return self.sinks.url_refusal(target if "://" in target else f"https://{host}/")
+
+
+def same_address(one: str, other: str) -> bool:
+    return unquote(one.split("#", 1)[0]).rstrip("/") == unquote(other.split("#", 1)[0]).rstrip("/")
