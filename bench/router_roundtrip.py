@@ -1,12 +1,14 @@
 """Benchmark: the router's PING round trip against a floor, and what a hanging platform costs.
 
 The floor is a minimal worker on the same Redis: BLMOVE a command into its processing list, push
-the reply, drop the processing entry - nothing else. Routers and floor workers run side by side
-for the whole run, each on a queue of its own (the floor's is `FLOOR_QUEUE`), and are driven by
-the same clients (`agent.link.router_client.RouterClient`, logged in alike), from several client
-processes so that the clients are not what limits the figure. On a shared machine the load moves
-within seconds, so router and floor are measured in turns, `--rounds` times (the order swapped
-each round), and each round gives a ratio; the median ratio and every round's are reported:
+the reply, drop the processing entry - nothing else - called by the least a client can do: raw
+redis-py LPUSH of a minimal command and BLPOP of its reply. The routers are called as the agent
+calls them (`agent.link.router_client.RouterClient`), logged in alike. Routers and floor workers
+run side by side for the whole run, each on a queue of its own (the floor's is `FLOOR_QUEUE`),
+from the same client processes (several, so that the clients are not what limits the figure).
+On a shared machine the load moves within seconds, so router and floor are measured in turns,
+`--rounds` times (the order swapped each round), and each round gives a ratio, printed with the
+load average as it comes; the median ratio and every round's are reported:
 
 - latency: PING p50/p99 of one client calling in sequence, one router vs one floor worker, in
   five short blocks of each side per round, alternating (target: p50 at most 1.3x the floor's in

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol import spellings
+from protocol import link_hosts
 
 OWNER = "owner"
 STRANGER = "stranger"
@@ -258,20 +258,6 @@ def _contains(words: list[str], wanted: list[str]) -> bool:
 
 
 def foreign_links(text: str, messages: Iterable[str]) -> list[str]:
-    """The links and handles of `text` that none of the messages holds, also those a reader sees
-    but a pattern would not (`reader_view`: `scam[.]example`, look-alike letters, an invisible
-    character before the dot)."""
-    folded = [form for m in messages for form in (fold(m), fold(reader_view(m)))]
-    found = dict.fromkeys([*links_and_handles(text), *links_and_handles(reader_view(text))])
-    return [link for link in found if not any(link in m for m in folded)]
-
-
-_DEFANGED_DOT = re.compile(r"\s*[\[({]\s*(?:\.|dot)\s*[\])}]\s*|[\u3002\uff61\u2024]", re.IGNORECASE)
-
-
-def reader_view(text: str) -> str:
-    """The text as a reader takes it in: no invisible characters, look-alike letters read as the
-    letters they mimic, a dot written `[.]`, `(dot)` or as an ideographic full stop read as a dot."""
-    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    return _DEFANGED_DOT.sub(".", spellings.fold(visible)[0])
-
+    """The hosts and handles of `text` that none of the messages names, read the way a reader
+    takes them in and compared as whole hosts (`protocol.link_hosts`)."""
+    return link_hosts.foreign_hosts(text, messages)

@@ -20,24 +20,33 @@ from typing import Any
 
 from mcp.server.stdio import stdio_server
 
+from router.mcp import jsonrpc_lines
+
 STREAMABLE = (stat.S_ISFIFO, stat.S_ISSOCK, stat.S_ISCHR)
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one JSON-RPC message
 
 
 class LineReader:
-    """`async for line in reader`: the lines of the wire, as text."""
+    """`async for line in reader`: the JSON-RPC messages of the wire, as text. A line that is no
+    message is answered on `writer` here and not passed on (`router.mcp.jsonrpc_lines`)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
 
     def __aiter__(self) -> LineReader:
         return self
 
     async def __anext__(self) -> str:
-        line = await self.reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                raise StopAsyncIteration
+            message, error = jsonrpc_lines.checked(line)
+            if message is not None:
+                return message
+            if error is not None:
+                self.writer.write(error)
+                await self.writer.drain()
 
 
 class LineWriter:
@@ -97,7 +106,7 @@ async def serve_streams() -> AsyncIterator[Any]:
         )
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
         try:
-            async with stdio_server(stdin=LineReader(reader), stdout=LineWriter(writer)) as streams:  # type: ignore[arg-type]
+            async with stdio_server(stdin=LineReader(reader, writer), stdout=LineWriter(writer)) as streams:  # type: ignore[arg-type]
                 yield streams
         finally:
             read_transport.close()

@@ -1,4 +1,4 @@
-"""Post length the way each platform counts it, and truncation on a grapheme boundary.
+r"""Post length the way each platform counts it, and truncation on a grapheme boundary.
 
 - Bluesky: 300 graphemes (extended grapheme clusters, so a family emoji is one) and at most
   3000 UTF-8 bytes (the record's `maxLength`; emoji-heavy text reaches it first).
@@ -6,6 +6,10 @@
   remote mention `@user@domain` counts as `@user`.
 - X: 280 weighted: most Latin-range characters weigh 1, other characters (CJK, ...) 2, an
   emoji sequence 2, every URL 23 (twitter-text configuration v3).
+
+Grapheme clusters are the `regex` module's `\X`, which follows a current Unicode: since Unicode
+15.1 a Devanagari or Bengali conjunct (क्षि, ক্ষ্ম) is one cluster, and an older table (the
+`grapheme` package's Unicode 13) would cut it after the virama.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-import grapheme
+import regex
 
 BLUESKY_LIMIT = 300
 BLUESKY_MAX_BYTES = 3000
@@ -29,10 +33,16 @@ _REMOTE_MENTION = re.compile(r"(?<![\w@])(@[A-Za-z0-9_]+)@[A-Za-z0-9.-]+\.[A-Za-
 _X_LIGHT_RANGES = ((0, 4351), (8192, 8205), (8208, 8223), (8242, 8247))
 
 Measure = Callable[[str], int]
+_CLUSTER = regex.compile(r"\X")
+
+
+def graphemes(text: str) -> list[str]:
+    """The extended grapheme clusters of `text`, in order."""
+    return _CLUSTER.findall(text)
 
 
 def grapheme_length(text: str) -> int:
-    return int(grapheme.length(text))
+    return sum(1 for _ in _CLUSTER.finditer(text))
 
 
 def bluesky_length(text: str) -> int:
@@ -71,10 +81,10 @@ def x_weighted_length(text: str) -> int:
     total = 0
     position = 0
     for match in URL_PATTERN.finditer(text):
-        total += sum(_x_cluster_weight(c) for c in grapheme.graphemes(text[position : match.start()]))
+        total += sum(_x_cluster_weight(c) for c in graphemes(text[position : match.start()]))
         total += URL_WEIGHT
         position = match.end()
-    return total + sum(_x_cluster_weight(c) for c in grapheme.graphemes(text[position:]))
+    return total + sum(_x_cluster_weight(c) for c in graphemes(text[position:]))
 
 
 def _cut_outside_urls(text: str, cut: int) -> int:
@@ -92,7 +102,7 @@ def truncate(text: str, limit: int, measure: Measure = grapheme_length) -> tuple
     """
     if measure(text) <= limit:
         return text, False
-    clusters = list(grapheme.graphemes(text))
+    clusters = graphemes(text)
     offsets = [0]
     for cluster in clusters:
         offsets.append(offsets[-1] + len(cluster))

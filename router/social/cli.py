@@ -96,6 +96,21 @@ class CommandError(Exception):
         return answer
 
 
+def utf8_input(stream: TextIO) -> str | None:
+    """The whole input as text, or None when it is not UTF-8, whatever the locale says: in the
+    POSIX locale Python reads stdin as UTF-8 with surrogate escapes, so undecodable bytes would
+    pass as lone surrogates (and read as an unknown command, not as input that is no text)."""
+    buffer = getattr(stream, "buffer", None)
+    try:
+        if buffer is not None:
+            return bytes(buffer.read()).decode("utf-8")
+        text = stream.read()
+        text.encode("utf-8")  # a lone surrogate is no text
+    except UnicodeError:
+        return None
+    return text
+
+
 def parse_request(raw: str | None) -> dict[str, Any]:
     """The command object from stdin's text, or CommandError(empty_input / invalid_json)."""
     if raw is None:
@@ -215,11 +230,7 @@ def main(
     redactor = Redactor(secret_values(env, load_credentials(env)))
     _quiet_logging(redactor)
     try:
-        try:
-            raw: str | None = (stdin or sys.stdin).read()
-        except UnicodeDecodeError:
-            raw = None
-        answer = run_command(raw, env, redactor)
+        answer = run_command(utf8_input(stdin or sys.stdin), env, redactor)
     except Exception as exc:  # a last guard: the contract is one JSON object, never a traceback
         answer = {"success": False, "error": "internal_error", "message": f"unexpected {type(exc).__name__}"}
     out.write(json.dumps(redactor.value(answer), ensure_ascii=False) + "\n")

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-import grapheme
+import regex
 
 from tests.support.fake_bsky import RecordingHTTPServer
 from tests.support.recording_server import Recorded, Response, json_response
@@ -30,7 +30,7 @@ def _now() -> str:
 
 
 def server_length(text: str) -> int:
-    return int(grapheme.length(_URL.sub("x" * 23, text)))
+    return len(regex.findall(r"\X", _URL.sub("x" * 23, text)))
 
 
 def to_html(text: str) -> str:
