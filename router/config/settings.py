@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from protocol.env_files import SettingError, parse_bool
+from protocol.hidden import HiddenValues
 from protocol.keys import Keys
 from router.bounds.settings import BoundsSettings
 from router.config.env_sources import check_setting_names, merged_environment
@@ -33,7 +34,7 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class RouterSettings:
-    redis_url: str  # redis://router:PASS@host:port/0
+    redis_url: str = field(repr=False)  # redis://router:PASS@host:port/0
     keys: Keys
     router_id: str  # names this router's processing list and heartbeat; keep it stable across restarts
     reply_ttl: int = 3600  # seconds a reply waits on its key for the agent
@@ -67,7 +68,12 @@ class RouterSettings:
     approve_tainted_writes: bool = True
     max_pending_approvals: int = 1000  # held commands waiting at once, all conversations; then `busy`
     max_pending_per_conversation: int = 50  # held commands waiting at once from one conversation
-    env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
+    # The merged environment, secrets included: kept as HiddenValues, which never print a value.
+    env: Mapping[str, str] = field(default_factory=HiddenValues, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env, HiddenValues):
+            object.__setattr__(self, "env", HiddenValues(self.env))
 
     @property
     def redis_password(self) -> str:

@@ -35,6 +35,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol.commands import CommandEnvelope, intent_key
+from protocol.hidden import HiddenValues
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.config.redis_acl import MCP_COMMAND_PREFIX
@@ -62,7 +63,7 @@ class QueueLink:
         self.response_prefix = response_prefix
         self.timeout = timeout
         self.session = uuid.uuid4().hex  # a write's id holds within one server's life
-        self.redis_url = redis_url
+        self.login = HiddenValues({"REDIS_URL": redis_url})  # the mcp user's password: never printed
         # One connection per call in flight (a BLPOP holds its connection), kept for the next:
         # cheaper than redis-py's pool and per-read timeouts (a third of the server's time per
         # call); a call's whole wait has one deadline instead.
@@ -123,7 +124,7 @@ class QueueLink:
 
     def _connect(self) -> aioredis.Redis:
         return aioredis.Redis.from_url(
-            self.redis_url,
+            self.login["REDIS_URL"],
             decode_responses=True,
             socket_connect_timeout=3,
             retry=Retry(NoBackoff(), 0),
