@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from protocol.env_files import SettingError, check_names, parse_bool, read_env_file
+from protocol.hidden import HiddenValues
 from protocol.keys import Keys
 from protocol.redis_address import AddressError, parse_address
 
@@ -35,8 +36,9 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class DashboardSettings:
-    redis_url: str  # redis://control:PASS@host:port/0 (the control user: never agent's or router's)
-    token: str  # DASHBOARD_TOKEN: every /api request carries it as a Bearer token
+    # redis://control:PASS@host:port/0 (the control user: never agent's or router's)
+    redis_url: str = field(repr=False)
+    token: str = field(repr=False)  # DASHBOARD_TOKEN: every /api request carries it as a Bearer token
     keys: Keys
     host: str = "127.0.0.1"
     port: int = 8080
@@ -48,7 +50,11 @@ class DashboardSettings:
     agent_config: Path | None = None  # the agent's config.json (autonomy on or off, its interval)
     log_file: Path = REPO_ROOT / "logs" / "dashboard.log"
     redis_accept_eviction: str = ""  # the one evicting policy accepted (protocol.redis_safety)
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=HiddenValues, repr=False)  # secrets included
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env, HiddenValues):
+            object.__setattr__(self, "env", HiddenValues(self.env))
 
     @classmethod
     def load(

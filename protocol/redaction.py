@@ -173,7 +173,7 @@ class Redactor:
             for s, e in merge_spans(where):
                 start, end = (s, e) if origin is None else back(origin, s, e)
                 piece = text[start:end]
-                if len(piece) >= PIECE or is_distinctive(piece) or not piece.isalnum():
+                if is_distinctive(piece) or not piece.isalpha():  # a word (`mastodon`) is everyone's
                     found.append((start, end))
         return found
 

@@ -39,6 +39,9 @@ ENTROPY_BITS = 4.0  # bits per character a run must reach to count as random-loo
 # characters the lowest entropy seen in 20,000 draws was 2.64 bits). A hash shown to people is in
 # one case; hex in both cases is not written for people.
 HEX_ENTROPY_BITS = 2.5
+# Readable text a run must decode to: a 12-character tag decodes to 9 bytes at most, and 9 random
+# bytes are printable often enough to hold ordinary posts; no key worth hiding is that short.
+MIN_DECODED = 12
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]{24,}")
 _ADDRESS = re.compile(r"(?i)\b(?:https?|ftp|wss?)://[^\s<>\"']+|\bwww\.[^\s<>\"']+")
 # The parts of an address a person reads as one piece each.
@@ -67,10 +70,24 @@ def entropy(text: str) -> float:
 
 
 def random_looking(run: str) -> bool:
+    """A run whose pieces that are no word (between its symbols) are long and random: a setting
+    such as `ROUTER_RATE_LIMITS=*:post=0/60` is words and numbers, a key is not."""
     if any(_mixed_case_hex(part.group()) for part in _ALNUM_RUN.finditer(run)):
         return True
-    classes = sum((any(map(str.islower, run)), any(map(str.isupper, run)), any(map(str.isdigit, run))))
-    return classes >= 2 and entropy(run) >= ENTROPY_BITS
+    core = "".join(piece for piece in _PIECE.findall(run) if not _word_like(piece))
+    if len(core) < MIN_CORE:
+        return False
+    classes = sum((any(map(str.islower, core)), any(map(str.isupper, core)), any(map(str.isdigit, core))))
+    return classes >= 2 and entropy(core) >= ENTROPY_BITS
+
+
+_PIECE = re.compile(r"[A-Za-z0-9]+")
+MIN_CORE = 16  # characters of a run's word-less pieces: fewer carry no key
+
+
+def _word_like(piece: str) -> bool:
+    """Letters in one case (or a capital first), or a number: how people write words and counts."""
+    return piece.isdigit() or (piece.isalpha() and (piece.islower() or piece.isupper() or piece.istitle()))
 
 
 def _mixed_case_hex(run: str) -> bool:
@@ -93,7 +110,7 @@ def suspicion(text: str) -> str | None:
             "selector characters no reader sees, which can carry a hidden message)"
         )
     for blob in blobs(text, depth=1):
-        readable = [t for t in blob.texts if _readable(t)]
+        readable = [t for t in blob.texts if _readable(t) and len(t) >= MIN_DECODED]
         if readable or len(blob.kinds) > 1:
             return f"it holds a {' in '.join(reversed(blob.kinds))} run that decodes to text"
     for check in (_random_run, _random_address_part, _mixed_script_word, _wordless_stretch, _symbol_soup):

@@ -27,7 +27,7 @@ class SkillContext:
 
     command_id: str  # also the idempotency key a platform may be given
     conversation: str
-    credentials: Mapping[str, str]  # every loaded credential variable (router side only)
+    credentials: Mapping[str, str] = field(repr=False)  # every loaded credential variable (router side only)
     env: Mapping[str, str]  # non-secret settings such as base URL overrides
     data_dir: Path  # files the router owns (notes, outbox)
     dry_run: bool = False  # side-effecting skills record what they would send instead of sending

@@ -6,16 +6,18 @@ import re
 from collections.abc import Mapping
 
 from protocol.credentials import PLATFORM_CREDENTIAL_VARIABLES, SECRET_CREDENTIAL_VARIABLES
+from protocol.hidden import HiddenValues
 
 # Other variables whose values are secrets by their name (LLM keys, bot tokens, passwords)
 # are redacted too if they happen to be in the router's environment.
 _SECRET_NAME = re.compile(r"(PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|PRIVATE_KEY)$", re.IGNORECASE)
 
 
-def load_credentials(env: Mapping[str, str]) -> dict[str, str]:
-    """Every known platform credential variable that is set (non-empty) in `env`."""
+def load_credentials(env: Mapping[str, str]) -> HiddenValues:
+    """Every known platform credential variable that is set (non-empty) in `env`; printed, its
+    names only."""
     names = {name for variables in PLATFORM_CREDENTIAL_VARIABLES.values() for name in variables}
-    return {name: env[name] for name in sorted(names) if env.get(name, "").strip()}
+    return HiddenValues({name: env[name] for name in sorted(names) if env.get(name, "").strip()})
 
 
 def platforms_with_credentials(credentials: Mapping[str, str]) -> list[str]:

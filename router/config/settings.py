@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from protocol.env_files import SettingError, parse_bool
+from protocol.hidden import HiddenValues
 from protocol.keys import Keys
 from protocol.redis_address import AddressError, parse_address
 from protocol.redis_safety import ACCEPT_EVICTION_SETTING
@@ -34,7 +35,7 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class RouterSettings:
-    redis_url: str  # redis://router:PASS@host:port/0
+    redis_url: str = field(repr=False)  # redis://router:PASS@host:port/0
     keys: Keys
     router_id: str  # names this router's processing list and heartbeat; keep it stable across restarts
     reply_ttl: int = 3600  # seconds a reply waits on its key for the agent
@@ -74,7 +75,12 @@ class RouterSettings:
     # (router.queue.replica_wait), and how long the router waits for them.
     redis_min_replicas: int = 0
     redis_replica_timeout_ms: int = 1000
-    env: Mapping[str, str] = field(default_factory=dict)  # the merged environment (secrets included)
+    # The merged environment, secrets included: kept as HiddenValues, which never print a value.
+    env: Mapping[str, str] = field(default_factory=HiddenValues, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env, HiddenValues):
+            object.__setattr__(self, "env", HiddenValues(self.env))
 
     @property
     def redis_password(self) -> str:

@@ -37,6 +37,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from protocol.commands import CommandEnvelope, intent_key
+from protocol.hidden import HiddenValues
 from protocol.redis_link import RedisUnsafe, async_client
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
@@ -66,7 +67,7 @@ class QueueLink:
         self.response_prefix = response_prefix
         self.timeout = timeout
         self.session = uuid.uuid4().hex  # a write's id holds within one server's life
-        self.redis_url = redis_url
+        self.login = HiddenValues({"REDIS_URL": redis_url})  # the mcp user's password: never printed
         self.accepted_eviction = accepted_eviction  # REDIS_ACCEPT_EVICTION (protocol.redis_safety)
         # One connection per call in flight (a BLPOP holds its connection), kept for the next:
         # cheaper than redis-py's pool and per-read timeouts (a third of the server's time per
@@ -127,7 +128,7 @@ class QueueLink:
                     await client.aclose()
 
     def _connect(self) -> aioredis.Redis:
-        return async_client(self.redis_url, decode_responses=True, socket_connect_timeout=3,
+        return async_client(self.login["REDIS_URL"], decode_responses=True, socket_connect_timeout=3,
                             retry=Retry(NoBackoff(), 0), accepted_eviction=self.accepted_eviction)
 
     async def _exchange(self, client: aioredis.Redis, envelope: CommandEnvelope, action: str) -> Reply:

@@ -17,9 +17,10 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
 
+from protocol.hidden import HiddenValues
 from router.errors import SkillError
 from router.platforms.base import PlatformClient
 from router.registry import SkillContext
@@ -64,7 +65,7 @@ K = TypeVar("K", bound=Keepable)
 
 @dataclass
 class _Kept:
-    same: object  # the credentials and settings it was built with
+    same: object = field(repr=False)  # the credentials and settings it was built with
     client: Keepable
     generation: int  # `close_kept` ends every client of an older generation
 
@@ -111,7 +112,7 @@ def client_for(platform: str, ctx: SkillContext) -> PlatformClient:
     """This thread's client for `platform` (kept, or built now), or SkillError(no_credentials /
     unknown_platform)."""
     cls = platform_class(platform)
-    same = (tuple(sorted(ctx.credentials.items())), tuple(sorted(ctx.env.items())))
+    same = (HiddenValues(ctx.credentials), HiddenValues(ctx.env))  # compared whole, never printed
     return kept(platform, same, ctx.timeout, lambda: cls(ctx.credentials, ctx.env, ctx.timeout))
 
 

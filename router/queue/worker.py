@@ -39,6 +39,7 @@ from collections.abc import Mapping
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.hidden import HiddenValues
 from protocol.keys import AGENT_LOGIN
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
@@ -72,7 +73,7 @@ class Worker:
         self.settings = settings
         self.keys = settings.keys
         self.skills = dict(skills)
-        self.credentials = dict(credentials)
+        self.credentials = HiddenValues(credentials)  # printed, names only
         self.redactor = redactor
         self.conn = conn
         self.audit = AuditRecorder(settings, self.redactor)

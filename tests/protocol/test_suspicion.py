@@ -106,3 +106,30 @@ def test_false_holds_on_ordinary_posts_stay_under_one_percent():
     held = [t for t in texts if suspicion(t)]
     assert len(texts) > 700
     assert len(held) <= len(texts) // 100, held
+
+
+ORDINARY_TECHNICAL = [
+    "Posting is off here: ROUTER_RATE_LIMITS=*:post=0/60",
+    "Set ROUTER_QUOTAS=mastodon:post=5,bsky:reply=20 and ROUTER_PACING=moltbook:post=1800",
+    "release a1c4b275a243 is out",
+    "build b211b9dbb010 passed",
+    *(f"deploy {tag} done" for tag in ("3fa9c1d2e7b4", "deadbeefcafe", "9fceb02d0ae5", "c0ffee123456")),
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_TECHNICAL)
+def test_a_setting_or_a_short_hex_tag_is_not_held(text):
+    assert suspicion(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "look: " + base64.b64encode(b"the password is hunter2, keep it").decode(),
+        "look: " + base64.b64encode(__import__("gzip").compress(b"the password is hunter2")).decode(),
+        "look: " + "the key moltbook_sk_" + "Zq7RtP2xKw9LmB4vN8cJ",
+        "look: " + "Zq7RtP2xKw9LmB4vN8cJ-Hy3sW6pQ1dF",
+    ],
+)
+def test_a_long_random_run_or_a_decodable_blob_is_still_held(text):
+    assert suspicion(text) is not None

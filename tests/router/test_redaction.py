@@ -73,3 +73,11 @@ def test_credentials_loaded_and_platforms_complete():
     assert platforms_with_credentials(credentials) == ["bsky"]
     assert secret_values(env, credentials) == ["app-pass-1234", "s3cr3t-x", "sk-notreal-123456"]
 
+
+
+def test_a_token_that_begins_with_a_platforms_name_leaves_names_and_fields_alone():
+    redactor = Redactor(["mastodon-" + "token-3"])
+    reply = {"platform": "mastodon", "error": "auth_failed", "mastodon": "token",
+             "message": "mastodon rejected the credentials (401); check MASTODON_TOKEN in router/.env"}
+    assert redactor.value(reply) == reply
+    assert redactor.text("a mastodon-" + "token-3 here") == f"a {REDACTED} here"
