@@ -85,7 +85,8 @@ def _translate(exc: Exception) -> SkillError:
         cause = type(exc.original_exception).__name__
         return SkillError("request_failed", f"reddit could not be reached ({cause})")
     if isinstance(exc, RedditAPIException):
-        kinds = {item.error_type for item in exc.items}
+        kinds = {str(item.error_type) for item in exc.items}  # codes only: never reddit's own words
+        kinds = {kind for kind in kinds if re.fullmatch(r"[A-Z][A-Z0-9_]{0,39}", kind)} or {"unnamed"}
         if "RATELIMIT" in kinds:
             return SkillError("rate_limited", "reddit asks to wait before posting again")
         return SkillError("internal_error", f"reddit rejected the request ({', '.join(sorted(kinds))[:80]})")

@@ -45,6 +45,7 @@ class FakeReddit(RecordingServer):
         self.things: dict[str, Thing] = {}
         self.inbox: list[Thing] = []
         self.votes: list[dict[str, str]] = []
+        self.submit_errors: list[list[str]] = []  # [type, message, field] reddit answers a submit with
         self._ids = (f"fk{n:04d}" for n in itertools.count(1))
 
     def add_submission(self, subreddit: str = "test", title: str = "a post", **data: Any) -> Thing:
@@ -120,6 +121,8 @@ class FakeReddit(RecordingServer):
             return json_response(400, {"message": "Bad Request", "error": 400})
         if len(form.get("title", "")) > 300 or len(form.get("text", "")) > 40_000:
             return json_response(200, {"json": {"errors": [["TOO_LONG", "this is too long", "title"]]}})
+        if self.submit_errors:
+            return json_response(200, {"json": {"errors": self.submit_errors}})
         thing = self.add_submission(form["sr"], form["title"], selftext=form.get("text", ""),
                                     url=form.get("url"), author=self.username, score=1, num_comments=0)
         return json_response(200, {"json": {"errors": [], "data": {

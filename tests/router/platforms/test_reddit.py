@@ -134,6 +134,15 @@ def test_auth_failure_never_leaks_the_echoed_secret(fake, caplog):
         assert SECRET not in text and PASSWORD not in text and "echo" not in text
 
 
+def test_an_api_error_is_its_code_and_a_fixed_message_never_reddits_words(fake):
+    fake.submit_errors = [["BAD_SR_NAME", f"your secret {SECRET} is wrong", "sr"],
+                          [f"echo {PASSWORD} here", "free text", "title"]]  # fmt: skip
+    with pytest.raises(SkillError) as caught:
+        client(fake).post(PostRequest(text="hi", subreddit="test", title="t"))
+    assert caught.value.kind == "internal_error"
+    assert caught.value.message == "reddit rejected the request (BAD_SR_NAME)"
+
+
 def test_wrong_password_is_auth_failed(fake):
     with pytest.raises(SkillError) as caught:
         client(fake, REDDIT_PASSWORD="wrong").auth_test()
