@@ -103,7 +103,7 @@ def redaction_at(rev: str) -> Any:
 
 def first_build(module: Any) -> None:
     """A redactor for secrets never seen before (the tables of known secret sets are cached)."""
-    tables = getattr(module, "build_tables", None) or getattr(module, "_tables", None)
+    tables = getattr(module, "build_needles", None) or getattr(module, "build_tables", None)
     if tables is not None:
         tables.cache_clear()
     module.Redactor(SECRETS)

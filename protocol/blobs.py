@@ -1,13 +1,14 @@
-"""Text hidden inside a blob: what a list of escapes cannot reach.
+"""Text hidden inside a blob, for the signals that read outbound and outside text as a person
+would not write it: the hold (`protocol.suspicion`: a write carrying a run that decodes to text
+waits for the owner, whatever it hides, owner-only data included) and the injection detector
+(a prompt hidden in base64 is still read). The redactor does not use it: a credential is echoed
+in a transport's spellings (`protocol.transport_spellings`), never inside a chosen code.
 
-`protocol.spellings` undoes escapes character by character. A key can also travel inside a blob
-that has to be decoded whole: gzip or zlib (or bz2, xz) inside base64 or hex, base85 and
+A blob has to be decoded whole: gzip or zlib (or bz2, xz) inside base64 or hex, base85 and
 Ascii85, octal, decimal or `U+` character codes, UTF-16 or UTF-32 as hex, every character doubled,
 and the symbol codes of `protocol.symbol_codes` (bits, uuencode, Braille, Morse). `blobs(text)`
 finds the runs that may be one, decodes each (layer after layer, a few layers deep, each layer's
-output bounded) and says what text each could hold; the redactor searches those texts as it
-searches any other, and redacts the whole run when one holds a secret. Any text under any mix of
-these layers is found; `protocol.suspicion` holds a post carrying a run that decodes to text.
+output bounded) and says what text each could hold.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def normalise(text: str) -> str:
     """Folded for reading: escapes undone, look-alike and full-width letters as ASCII, invisible
     characters dropped, lower case, white space as single spaces."""
     if MAY_BE_ESCAPED.search(text):
-        folded = decode(text)[0]
+        folded = decode(text)
     else:
         folded = text if text.isascii() else text.translate(_FOLD_TABLE)
     return _SPACES.sub(" ", folded.casefold()).strip()

@@ -145,7 +145,7 @@ def _view_keys(view: str, strict: bool) -> list[str]:
 def link_keys(text: str) -> list[str]:
     """Every host, URL and handle a reader takes from the text, each once, normalised."""
     views = [(spoken_view(text), True), (written_view(text), False)]
-    views += [(spellings.fold(view)[0], strict) for view, strict in views]
+    views += [(spellings.fold(view), strict) for view, strict in views]
     found = [key for view, strict in views for key in _view_keys(view, strict)]
     return list(dict.fromkeys(found))
 

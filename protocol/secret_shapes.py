@@ -15,6 +15,8 @@ import re
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
+from protocol.spellings import decode
+
 _START = r"(?<![A-Za-z0-9_])"  # a boundary that also holds before CJK text (no spaces there)
 # A value: not a reference to one (`$PASSWORD`, `${{ secrets.X }}`, `os.environ[...]`, `get()`).
 _VALUE = r"""(?!\$|%\(|\{\{)[^\s"'`,;<>()\[\]{}]{4,}+(?![(\[{])"""
@@ -99,3 +101,20 @@ def shape_spans(text: str) -> list[tuple[int, int]]:
             if match:
                 found.append(match.span())
     return found
+
+
+# A run that holds a transport's escapes (URL `%XX`, JSON `\\uXXXX`, HTML `&#NN;`) and the
+# characters between them: a shape in it is found once the run is decoded, and the whole run goes.
+_ESCAPED_RUN = re.compile(
+    r"(?:%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#[xX]?[0-9A-Fa-f]{1,6};?|[A-Za-z0-9._~+/=:-])*"
+    r"(?:%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#[xX]?[0-9A-Fa-f]{1,6};?)"
+    r"(?:%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#[xX]?[0-9A-Fa-f]{1,6};?|[A-Za-z0-9._~+/=:-])*"
+)
+_MAY_BE_ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#")
+
+
+def escaped_shape_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text holds a secret shape written in a transport's escapes."""
+    if not _MAY_BE_ESCAPED.search(text):
+        return []
+    return [run.span() for run in _ESCAPED_RUN.finditer(text) if shape_spans(decode(run.group()))]

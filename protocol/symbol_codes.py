@@ -1,6 +1,6 @@
 """Bytes written as a number or as symbols: more decoders for `protocol.blobs`, which reads each
-run they match as it reads base64 (layer after layer, then searched by the redactor and named by
-the hold signal).
+run they match as it reads base64 (layer after layer, then named by the hold signal and read by
+the injection detector).
 
 - base58 (Bitcoin's alphabet), base36 (either case) and base32 in its extended-hex alphabet: the
   bytes as one big number in that many digits;

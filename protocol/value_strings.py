@@ -1,5 +1,5 @@
-"""A JSON-like value's strings in order (keys included, each with the path of keys above it), and
-the same value rebuilt around new strings (tuples as lists, keys as strings)."""
+"""A JSON-like value's strings in order (keys included), and the same value rebuilt around new
+strings (tuples as lists, keys as strings)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,16 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def collect_strings(node: Any, column: str, strings: list[str], columns: list[str | None]) -> None:
+def collect_strings(node: Any, strings: list[str]) -> None:
     if isinstance(node, str):
         strings.append(node)
-        columns.append(column)
     elif isinstance(node, dict):
         for key, item in node.items():
-            name = key if isinstance(key, str) else str(key)
-            strings.append(name)
-            columns.append(None)
-            collect_strings(item, f"{column}\0{name}", strings, columns)
+            strings.append(key if isinstance(key, str) else str(key))
+            collect_strings(item, strings)
     elif isinstance(node, list | tuple):
         for item in node:
-            collect_strings(item, column, strings, columns)
+            collect_strings(item, strings)
 
 
 def rebuild(node: Any, strings: Iterable[str]) -> Any:

@@ -24,7 +24,6 @@ from router.audit.log import AuditLog, AuditUnavailable
 from router.config.settings import RouterSettings
 from router.policy import approvals
 from router.policy.effects import Effect
-from router.queue.redaction_memo import RedactionMemo
 from router.redaction import Redactor
 
 log = logging.getLogger("safeclaw.router.audit")
@@ -145,7 +144,6 @@ class AuditRecorder:
             sync_seconds=settings.audit_sync_ms / 1000,
         )
         self._mirror_lines: list[str] = []  # audit lines not yet in the Redis stream
-        self.memo = RedactionMemo(redactor)  # the command id held out: see router.queue.redaction_memo
         self._mirror_lock = threading.Lock()
 
     def close(self) -> None:
@@ -217,7 +215,7 @@ class AuditRecorder:
     def append(self, entry: dict[str, Any], durable: bool = False, required: bool = False) -> None:
         """Write an audit line (and mirror it); `required`: raise AuditUnavailable when it cannot
         be written, else log it and go on (an outcome is answered even when its line is lost)."""
-        entry = {"router": self.router_id, **self.memo.value(entry, "command_id")}
+        entry = {"router": self.router_id, **self.redactor.value(entry)}
         try:
             _record, line = self.log.append_line(entry, durable=durable)
         except OSError as exc:

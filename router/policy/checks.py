@@ -50,7 +50,6 @@ from router.policy.counted import CountedChecks, bounded
 from router.policy.decisions import Ahead, Check, Decision, Hold, RateRule
 from router.policy.effects import Effect, EffectCatalogue, HasEffects
 from router.policy.rate_limits import rate_limit_decision
-from router.policy.secret_pieces import PublishedPieces
 from router.policy.whose_words import WhoseWords, unsaid_fields
 from router.redaction import Redactor
 
@@ -94,7 +93,6 @@ class Policy:
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")
         self.bounds = HardBounds(settings.bounds, self.counter_prefix, self.keys.owner_notices)
         self.counted = CountedChecks(self.bounds, self.rate_rules, self.counter_prefix, settings.dry_run)
-        self.pieces = PublishedPieces(redactor, self.counter_prefix)
         # Where counters go when there is no Redis connection (the one-shot tool): see router.bounds.
         self.embedded: EmbeddedStore | None = None
         self.checks: list[Check] = [
@@ -247,17 +245,11 @@ class Policy:
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
     ) -> Decision | None:
         """No text that holds a credential or a secret-shaped string is published: the effect's
-        text, and every other param of a write (a title, a link, a target), whatever it becomes;
-        nor the last pieces of a credential cut across posts (`router.policy.secret_pieces`)."""
+        text, and every other param of a write (a title, a link, a target), whatever it becomes."""
         if not effect.writes:
             return None
-        fields = [v for v in envelope.params.values() if isinstance(v, str)]
-        if (
-            (effect.text and self.redactor.finds(effect.text))
-            or self.redactor.value(envelope.params) != envelope.params
-            or self.redactor.rearranged("\n".join(fields))
-            or self.pieces.completes_a_secret(fields, conn, now)
-        ):
+        params = envelope.params
+        if (effect.text and self.redactor.finds(effect.text)) or self.redactor.value(params) != params:
             why = "a credential or a secret-shaped string (an API key, a token, a password)"
             message = f"{envelope.action} refused: its text holds {why}; it was not published"
             return Decision(Status.DENIED, "secret_in_text", message)

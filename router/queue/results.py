@@ -29,7 +29,6 @@ from router.config.settings import RouterSettings
 from router.errors import describe
 from router.pipeline import decode, readable_id
 from router.queue.dead_letter import DeadLetters
-from router.queue.redaction_memo import REPLY_JSON, RedactionMemo
 from router.queue.redis_io import REDIS_DOWN, Batch, RedisHealth, as_bytes, utf8
 from router.queue.replica_wait import ReplicaWait
 from router.queue.senders import Sender
@@ -37,6 +36,7 @@ from router.redaction import Redactor
 from router.registry import Skill
 
 log = logging.getLogger("safeclaw.router.worker")
+REPLY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), built once
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,6 @@ class ResultWriter:
         self.health = health
         self._stop = stop
         self.queued = 0  # commands left in the queue after the last round trip that took some
-        self.memo = RedactionMemo(redactor)
         self.replicas = ReplicaWait(settings, conn)  # done records on their replicas before replies
 
     def drop(self, raw: bytes) -> None:
@@ -129,10 +128,6 @@ class ResultWriter:
 
     def _prepare(self, answer: Answer) -> tuple[bytes, bytes | None]:
         """The reply as it is pushed, and the done record when the answer completes one."""
-        if not answer.complete_record:
-            remembered = self.memo.reply_text(answer.reply)
-            if remembered is not None:
-                return utf8(remembered), None
         safe = self.redact(answer.reply)
         text = self.redactor.text(REPLY_JSON.encode(safe))
         if not answer.complete_record:

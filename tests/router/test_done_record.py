@@ -8,8 +8,7 @@ import json
 import pytest
 
 from protocol.replies import Reply, Status
-from router.queue.redaction_memo import REPLY_JSON
-from router.queue.results import done_record
+from router.queue.results import REPLY_JSON, done_record
 from router.redaction import Redactor
 
 SECRET = "planted-" + "record-secret-0123456789"
@@ -29,7 +28,7 @@ def test_the_record_is_what_encoding_it_whole_gives(reply, ts):
 
 def test_a_secret_in_the_reply_is_not_in_the_record():
     redactor = Redactor([SECRET])
-    reply = Reply("c4", Status.OK, f"posted with {SECRET}", result={"echo": SECRET[:12] + " " + SECRET[12:]})
+    reply = Reply("c4", Status.OK, f"posted with {SECRET}", result={"echo": SECRET[:12] + "\n" + SECRET[12:]})  # wrapped
     text = redactor.text(REPLY_JSON.encode(redactor.value(reply.to_dict())))
     record = done_record(text, 1.0)
     assert SECRET not in record and SECRET[12:] not in record

@@ -9,8 +9,6 @@ allowed write lands in the outbox and nothing leaves for a platform.
 
 import base64
 
-import pytest
-
 from protocol.commands import CommandEnvelope
 from protocol.origin import AUTONOMY, Origin, owner
 from router.pipeline import Pipeline, Planned
@@ -60,9 +58,9 @@ def test_the_routers_key_in_a_spelling_no_table_lists_is_never_published(redis_u
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
-def test_the_routers_key_in_a_links_path_host_or_query_is_refused_or_waits(redis_urls, admin, tmp_path):
-    """Whole or cut in two, its base58 is decoded and refused; folded to lower case (no decoding
-    gives the key back) it still looks random, and waits for the owner."""
+def test_the_routers_key_in_a_links_path_host_or_query_waits(redis_urls, admin, tmp_path):
+    """Whole or cut in two, its base58 looks random; folded to lower case it still does: the
+    post waits for the owner, saying so."""
     raw = KEY.encode()
     links = [
         f"https://example.com/p/{base58(raw)}",
@@ -72,12 +70,9 @@ def test_the_routers_key_in_a_links_path_host_or_query_is_refused_or_waits(redis
     commands = [({"platform": "bsky", "text": "read this", "url": link}, owner("console")) for link in links]
     commands += [({"platform": "bsky", "text": f"read this {link}"}, owner("console")) for link in links]
     answers = decide(redis_urls, tmp_path, commands)
-    refused = [a[:2] for i, a in enumerate(answers) if i % 3 != 2]
-    held = [a for i, a in enumerate(answers) if i % 3 == 2]
-    assert refused == [("denied", "secret_in_text")] * 4, answers
-    assert [a[:2] for a in held] == [("pending_approval", "approval_required")] * 2, answers
-    assert all("random" in message for _, _, message in held)
-    assert "its url" in held[0][2]
+    assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * 6, answers
+    assert all("random" in message or "decodes" in message for _, _, message in answers), answers
+    assert all("its url" in message for _, _, message in answers[:3])
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
@@ -108,43 +103,6 @@ def test_a_post_carrying_a_message_in_invisible_characters_waits_for_the_owner(r
     answers = decide(redis_urls, tmp_path, commands)
     assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * 2, answers
     assert all("invisible" in message for _, _, message in answers)
-    assert not (tmp_path / "outbox.jsonl").exists()
-
-
-@pytest.mark.slow  # its first published post imports the Bluesky client (atproto): 5-6 s on a busy machine
-def test_a_key_cut_across_several_posts_is_refused_before_its_last_piece(redis_urls, admin, tmp_path):
-    """Each post holds six characters of the router's key (too few to count as the key on their
-    own); together they spell it. The router remembers where the pieces it was offered start (never
-    the text) and refuses the post that would complete most of the key."""
-    secret = "Zq7RtP2xKw9LmB4vN8cJ"
-    credentials = {**CREDS, "MOLTBOOK_API_KEY": "moltbook_sk_" + secret}
-    pieces = [secret[i : i + 6] for i in range(0, len(secret), 6)]
-    texts = [f"part {n}: {piece} ok" for n, piece in enumerate(pieces)]
-    ordinary = [({"platform": "bsky", "text": t}, owner("console")) for t in ("lunch at 12:30", "room B4 at 9")]
-    commands = ordinary + [({"platform": "bsky", "text": t}, owner("console")) for t in texts]
-    answers = decide(redis_urls, tmp_path, commands, credentials)
-    statuses = [a[:2] for a in answers]
-    assert statuses[:3] == [("ok", None)] * 3, answers  # the ordinary posts and the first piece
-    assert ("denied", "secret_in_text") in statuses[3:], answers
-    published = [line["params"]["text"] for line in outbox_lines(tmp_path)]
-    shown = "".join(p for p in pieces if any(p in t for t in published))
-    assert len(shown) < 0.75 * len(secret), published
-
-
-def outbox_lines(tmp_path):
-    import json
-
-    path = tmp_path / "outbox.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def test_a_post_holding_the_keys_characters_moved_about_is_refused(redis_urls, admin, tmp_path):
-    from tests.protocol.test_unlisted_spellings import rearranged
-
-    forms = rearranged(KEY)
-    commands = [({"platform": "bsky", "text": f"a riddle: {f}"}, owner("console")) for f in forms.values()]
-    answers = decide(redis_urls, tmp_path, commands)
-    assert [a[:2] for a in answers] == [("denied", "secret_in_text")] * len(forms), answers
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
