@@ -34,6 +34,8 @@ __all__ = ["COMMAND_NAMES", "PLATFORMS", "CommandDispatcher", "CommandUsageError
 
 StatusLines = Callable[[], list[str]]
 NO_APPROVALS = "Approvals need the router (REDIS_URL); use the dashboard or ./safeclaw approvals."
+ELSEWHERE = "Decide what /approvals lists on the dashboard, or with ./safeclaw approve <id> / deny <id>."
+CHAT_DECISIONS = ("approve", "deny")
 Progress = Callable[[str], None]
 
 
@@ -102,7 +104,7 @@ class CommandDispatcher:
             close = difflib.get_close_matches(name, [*specs, "explain"], n=1, cutoff=0.7)
             if close:
                 return f"I don't know the command /{name}. Did you mean /{close[0]}? (/help lists them all)"
-            return f"I don't know the command /{name}. {self.help_text(specs)}"
+            return f"I don't know the command /{name}. {self.help_text(specs, self.chat_decides())}"
         try:
             if spec.build is not None:
                 actions = spec.build(args)
@@ -126,14 +128,19 @@ class CommandDispatcher:
         if args:
             raise CommandUsageError(f"Usage: {spec.usage} (it takes no arguments)")
         if spec.name == "help":
-            return self.help_text(specs)
+            return self.help_text(specs, self.chat_decides())
         if spec.name == "clear":
             self.loop.clear_history(conversation)
             return "Done: I forgot this chat's history."
         if spec.name == "memory":
             return self.memory_text()
         if spec.name == "approvals":
-            return "\n".join(self.desk.pending_lines()) if self.desk else NO_APPROVALS
+            if self.desk is None:
+                return NO_APPROVALS
+            lines = self.desk.pending_lines()
+            if self.desk.waiting() and not self.chat_decides():
+                lines.append(ELSEWHERE.replace("what /approvals lists", "them"))
+            return "\n".join(lines)
         if spec.name == "status":
             lines = self.status_lines() if self.status_lines else ["status is not available here"]
             return "\n".join(lines)
@@ -177,9 +184,18 @@ class CommandDispatcher:
             lines.append(f"- {key} = {shown}{public}")
         return "What I remember:\n" + "\n".join(lines)
 
+    def chat_decides(self) -> bool:
+        """Whether /approve and /deny can work here: only when the router handed a one-time code
+        for a decision typed in a chat (ROUTER_CHAT_APPROVALS, off by default)."""
+        return self.desk is not None and bool(self.desk.takes_chat_decisions())
+
     @staticmethod
-    def help_text(specs: dict[str, CommandSpec]) -> str:
-        lines = [f"{spec.usage} — {spec.summary}" for spec in specs.values()]
+    def help_text(specs: dict[str, CommandSpec], chat_decides: bool = False) -> str:
+        """Only what works here: /approve and /deny only where the router takes a chat's decision."""
+        shown = [spec for spec in specs.values() if chat_decides or spec.name not in CHAT_DECISIONS]
+        lines = [f"{spec.usage} — {spec.summary}" for spec in shown]
+        if not chat_decides:
+            lines.append(ELSEWHERE)
         return (
             "Commands (they need no model, and go through the router's rules like everything I do):\n"
             + "\n".join(lines)

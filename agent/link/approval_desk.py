@@ -187,6 +187,12 @@ class ApprovalDesk:
         approvals` and the dashboard read) is the only word on what waits."""
         return [str(ident) for ident in self.conn.zrange(self.keys.approvals_pending, 0, -1)]
 
+    def takes_chat_decisions(self) -> bool:
+        """True once the router handed a one-time code for a waiting command: it takes a decision
+        typed in a chat (ROUTER_CHAT_APPROVALS). Without one, /approve could only be refused."""
+        waiting = set(self.waiting())
+        return any(entry.get("code") for ident, entry in self._load().items() if ident in waiting)
+
     def pending_lines(self) -> list[str]:
         waiting = self.waiting()
         if not waiting:

@@ -73,3 +73,11 @@ def test_the_embedded_model_says_the_outcome_first_and_once(tmp_path):
     finally:
         if console.child.isalive():
             console.child.terminate(force=True)
+
+
+def test_help_offers_no_approve_or_deny_where_the_router_takes_no_chat_decision(console):
+    """Issue 31: /help offered /approve and /deny, which then refused (chat approvals are off)."""
+    reply = console.say("/help")
+    assert "/approvals" in reply and "/approve <id>" not in reply and "/deny <id>" not in reply, reply
+    assert "./safeclaw approve <id>" in reply and "dashboard" in reply, reply
+    assert console.leave() == 0

@@ -52,6 +52,8 @@ def test_owner_approves_with_a_slash_command_and_it_runs_once(stack, workspace):
     commands = CommandDispatcher(loop, None, desk)
     assert approval_id in commands.handle("console", "/approvals")
     assert commands.handle("console", "/approve").startswith("Usage: /approve <id>")
+    help_text = commands.handle("console", "/help")  # the router takes a chat's decision here
+    assert "/approve <id>" in help_text and "/deny <id>" in help_text, help_text
     approved = commands.handle("console", f"/approve {approval_id}")
     assert approved == (
         "Done: your request to note is approved; the router runs it once, and you will be told how it went."
@@ -178,8 +180,12 @@ def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent
         assert f"./safeclaw approve {approval_id}" in notice_text(notice.data)
         loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
         commands = CommandDispatcher(loop, None, desk)
-        assert approval_id in commands.handle("console", "/approvals")
+        listed = commands.handle("console", "/approvals")
+        assert approval_id in listed and "./safeclaw approve <id>" in listed, listed
         assert "dashboard" in commands.handle("console", f"/approve {approval_id}")
+        help_text = commands.handle("console", "/help")  # not offered where it cannot work
+        assert "/approve" not in help_text and "/deny" not in help_text, help_text
+        assert "./safeclaw approve <id>" in help_text and "/approvals" in help_text, help_text
         forged = {"approval_id": approval_id, "decision": "approve", "code": "anything"}
         refused = client.call("APPROVAL_DECISION", forged, "console")
         assert refused["status"] == "denied" and "ROUTER_CHAT_APPROVALS" in refused["message"]
