@@ -105,7 +105,6 @@ AGENT_ALLOWED = [
 AGENT_REFUSED = [
     ("set kill switch", lambda c: c.set(KEYS.kill_switch, '{"on": false}')),
     ("del kill switch", lambda c: c.delete(KEYS.kill_switch)),
-    ("get kill switch", lambda c: c.get(KEYS.kill_switch)),
     ("set decision", lambda c: c.set(DECISION, '{"decision": "approve"}')),
     ("lpush decided", lambda c: c.lpush(KEYS.approvals_decided, "a1")),
     ("get approval record", lambda c: c.get(APPROVAL)),

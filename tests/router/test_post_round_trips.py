@@ -112,7 +112,8 @@ def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
         assert reply is not None and reply.status == "ok"
         # The claim and the bounds (quota, duplicate guard) in one script, after the reads.
         assert sent[0] == [*reads, "EVALSHA"], sent
-        assert sent[1:] == ([["SET"]] if intent else []), sent  # the intent's own SET NX; nothing else
+        # The intent's own SET NX, then the last moment's read of the kill switch before the write.
+        assert sent[1:] == ([["SET"]] if intent else []) + [["GET"]], sent
         assert used(worker) == before + 1
     assert posts(bsky) == 3
 
