@@ -58,7 +58,7 @@ class AgentSettings:
     def secrets(self) -> list[str]:
         """Every secret value the agent holds, for the log redactor."""
         values = [*self.llm.secrets(), self.channels.telegram.bot_token]
-        return [v for v in [*values, *redis_passwords(self.redis_url)] if v]
+        return list(dict.fromkeys(v for v in [*values, *redis_passwords(self.redis_url)] if v))  # each once
 
 
 def redis_passwords(url: str | None) -> list[str]:
