@@ -4,6 +4,7 @@ ordinary posts, links with readable paths included, are not held."""
 
 import base64
 import binascii
+import gzip
 from pathlib import Path
 
 import pytest
@@ -126,7 +127,7 @@ def test_a_setting_or_a_short_hex_tag_is_not_held(text):
     "text",
     [
         "look: " + base64.b64encode(b"the password is hunter2, keep it").decode(),
-        "look: " + base64.b64encode(__import__("gzip").compress(b"the password is hunter2")).decode(),
+        "look: " + base64.b64encode(gzip.compress(b"the password is hunter2", mtime=0)).decode(),
         "look: " + "the key moltbook_sk_" + "Zq7RtP2xKw9LmB4vN8cJ",
         "look: " + "Zq7RtP2xKw9LmB4vN8cJ-Hy3sW6pQ1dF",
     ],
