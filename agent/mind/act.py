@@ -54,20 +54,23 @@ def execute(
     seen: list[str] | None = None,
     turn_id: str = "",
     origin: Origin | None = None,
+    sinks: SinkGuard | None = None,
 ) -> Observation:
     """Run one action and return its observation. A router action carries its intent key (turn,
     action, params): the router answers a repeat of it from the first one's record instead of acting
     twice.
 
     `outside_author`: who wrote the turn if not the owner; `seen`: the outside data its prompt
-    showed; `origin`: what the router is told about both (none sent: the router counts it tainted)."""
+    showed; `origin`: what the router is told about both (none sent: the router counts it tainted);
+    `sinks`: the turn's owner-only data (read from the workspace when not given)."""
     base = {"action": action.name, "params": action.params}
     written_by_other = outside_author is not None or (origin is not None and origin.kind != OWNER)
     if action.name in hands.local and written_by_other and action.name not in OUTSIDE_TURN_LOCAL_ACTIONS:
         return {**base, "status": "denied", "error": "not_for_a_stranger",
                 "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
     workspace = hands.workspace
-    sinks = SinkGuard.for_turn(workspace.load_memory(), workspace.load_history(conversation), origin)
+    if sinks is None:
+        sinks = SinkGuard.for_turn(workspace.load_memory(), workspace.load_history(conversation), origin)
     if action.name in hands.local:
         owner_words = origin.owner_words if origin is not None else ()
         ctx = ActionContext(hands.workspace, hands.llm, conversation, hands.browser, outside_author,

@@ -20,6 +20,7 @@ from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
+from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
     OWN_LOCAL_ACTIONS,
     conversation_taint,
@@ -252,10 +253,8 @@ class AgentLoop:
                     *memory_taint(snapshot.memory, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
             results = self._execute_all(
-                parsed.actions, conversation, done, outside_author, seen, turn_id, origin
+                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot
             )
-            if any(r["action"] in OWN_LOCAL_ACTIONS and r["status"] == "ok" for r in results):
-                snapshot.memory = self.workspace.load_memory()  # the next step sees what was remembered
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
             if not self.llm.observes_results:
@@ -286,9 +285,23 @@ class AgentLoop:
         seen: list[str] | None = None,
         turn_id: str = "",
         origin: Origin | None = None,
+        snapshot: TurnSnapshot | None = None,
     ) -> list[Observation]:
+        """`snapshot`: the turn's memory and history, read once; a memory action that succeeds
+        makes the next action see (and guard) what it remembered."""
+        memory, history = (snapshot.memory, snapshot.history) if snapshot is not None else (
+            self.workspace.load_memory(), self.workspace.load_history(conversation))
+        sinks = SinkGuard.for_turn(memory, history, origin)
+
         def run(action: Action) -> Observation:
-            return execute(self, action, conversation, outside_author, seen, turn_id, origin)
+            nonlocal sinks
+            observation = execute(self, action, conversation, outside_author, seen, turn_id, origin, sinks)
+            if action.name in OWN_LOCAL_ACTIONS and observation["status"] == "ok":
+                memory = self.workspace.load_memory()
+                if snapshot is not None:
+                    snapshot.memory = memory  # the next step sees what was remembered
+                sinks = SinkGuard.for_turn(memory, history, origin)
+            return observation
 
         return execute_new(actions, done, run)
 

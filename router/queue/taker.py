@@ -15,35 +15,70 @@ another is dead-lettered with the reason and answered, never run.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.hidden import HiddenValues
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
+from router.audit.recorder import AuditRecorder
+from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
-from router.pipeline import Planned, decode, readable_id
+from router.pipeline import Pipeline, Planned, decode, readable_id
+from router.policy.approval_flow import ApprovalFlow
+from router.policy.checks import Policy
 from router.queue.containment import contain
+from router.queue.dead_letter import DeadLetters
 from router.queue.deadline import DeadlineRunner, is_own_read
 from router.queue.handoff import Handoff
-from router.queue.lanes import InFlight
-from router.queue.redis_io import REDIS_DOWN, as_bytes
+from router.queue.heartbeat import Heartbeat
+from router.queue.lanes import InFlight, Lanes
+from router.queue.records import CommandRecords
+from router.queue.redis_io import REDIS_DOWN, RedisHealth, as_bytes
 from router.queue.results import Answer, ResultWriter
 from router.queue.senders import ORIGIN_REFUSED, OriginRefused, Sender, with_sender_origin
+from router.queue.timers import Timers
 from router.queue.triage import Decider
-
-if TYPE_CHECKING:
-    from router.queue.worker import Worker
+from router.redaction import Redactor
+from router.registry import Skill
 
 log = logging.getLogger("safeclaw.router.worker")
 MAX_BATCH = 8  # commands taken from a busy queue in one round trip
 
 
+class RouterParts(Protocol):
+    """What every queue's loop shares with the others, built once by `router.queue.worker.Worker`
+    (named here by shape, so this module needs nothing from the worker's)."""
+
+    settings: RouterSettings
+    conn: redis.Redis
+    skills: dict[str, Skill]
+    credentials: HiddenValues
+    redactor: Redactor
+    audit: AuditRecorder
+    approvals: ApprovalFlow
+    policy: Policy
+    pipeline: Pipeline
+    dead_letters: DeadLetters
+    records: CommandRecords
+    stop_event: threading.Event
+    health: RedisHealth
+    timers: Timers
+    heartbeat: Heartbeat
+    lanes: Lanes
+    senders: tuple[Sender, ...]
+
+    def housekeeping(self) -> None: ...
+    def recover_approvals(self) -> None: ...
+
+
 class QueueTaker:
-    def __init__(self, worker: Worker, sender: Sender, primary: bool) -> None:
+    def __init__(self, worker: RouterParts, sender: Sender, primary: bool) -> None:
         """`primary`: this loop also does the router's housekeeping between commands (decided
         approvals, the audit stream, dead letters' age)."""
         self.worker = worker
