@@ -23,13 +23,13 @@ from typing import Any
 
 import redis
 
+from protocol import approvals
 from protocol.commands import CommandEnvelope, command_fingerprint
 from protocol.origin import NO_ORIGIN
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder, effect_dict
 from router.config.settings import RouterSettings
-from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.approval_outcomes import ApprovalOutcomes
 from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps, decided_at

@@ -1,7 +1,7 @@
 """The router's side of approvals: store a held command for the owner (within the caps on how many
 may wait), take the ids the owner decided, settle each record, and sweep the expired ones and the
 decisions whose wake-up was lost. The record's format and the owner's side are
-`router.policy.approvals`."""
+`protocol.approvals`."""
 
 from __future__ import annotations
 
@@ -16,10 +16,7 @@ from typing import Any
 
 import redis
 
-from protocol.commands import CommandEnvelope
-from protocol.keys import Keys
-from protocol.origin import NO_ORIGIN
-from router.policy.approvals import (
+from protocol.approvals import (
     DECISIONS,
     PENDING,
     SETTLED_KEEP_SECONDS,
@@ -31,6 +28,9 @@ from router.policy.approvals import (
     load_record,
     text,
 )
+from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
+from protocol.origin import NO_ORIGIN
 
 SWEEP_PAGE = 200  # approvals one sweep reads at most, each way (expired; a look for lost wake-ups)
 MAX_TEXT_CHARS = 2000

@@ -23,9 +23,9 @@ from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.mind.loop import AgentLoop, LoopLimits
 from agent.workspace.memory import Provenance, source_of
+from protocol import approvals
 from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin
-from router.policy import approvals
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, reply_of, settings_for, wait_until
 from tests.support.fake_bsky import FakeBluesky

@@ -196,7 +196,7 @@ def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent
 def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, workspace, redis_urls):
     """Issue 21, item 8: right after a post was held, /approvals said "No approval is waiting for
     you." while `./safeclaw approvals` listed it (the console knew only what notices had brought)."""
-    from router.policy import approvals
+    from protocol import approvals
     from scripts.control_cli import list_approvals
 
     client, desk, _ = stack

@@ -10,7 +10,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.policy.approvals import decide
+from protocol.approvals import decide
 from router.registry import discover_skills
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
