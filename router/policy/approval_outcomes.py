@@ -97,5 +97,6 @@ class ApprovalOutcomes:
             action=record.get("action"),
             platform=effect.get("platform"),
             text=str(record.get("text", ""))[:500],
+            why=record.get("why"),
             **outcome,
         )
