@@ -195,11 +195,9 @@ def held_thing(thing: str, sender: Sender | str | None, author: str = "") -> str
         who = Sender(sender or Sender.OWNER)
     except ValueError:
         who = Sender.UNKNOWN
-    if who == Sender.OWNER:
+    if who in (Sender.OWNER, Sender.UNKNOWN):  # a command with no origin counts as the owner's
         return f"your {thing}"
     article = "an" if thing[:1].lower() in "aeiou" else "a"
-    if who == Sender.UNKNOWN:
-        return f"{article} {thing} whose sender is not known"
     if who == Sender.STRANGER:
         return f"{article} {thing} asked for in a turn {author or 'someone else'} wrote"
     return f"{article} {thing} {asker(HoldReason(Why.SCOPE, who))} asked for"

@@ -111,14 +111,14 @@ def test_a_held_command_is_named_by_who_asked_for_it(sender):
     why = HoldReason(Why.SCOPE, sender, author=AUTHOR if sender == Sender.STRANGER else "").to_dict()
     for action, reply in THINGS:
         named = the_thing(action, "bsky", reply, why)
-        if sender == Sender.OWNER:
+        if sender in (Sender.OWNER, Sender.UNKNOWN):  # no origin: an owner's turn (protocol.origin)
             assert named.startswith(("your ", "the deletion of your ")), named
             continue
         # the owner's account stays theirs ("check your login"); what was asked for is not
         assert not re.search(r"\byour (?:\w+ )?(?:post|reply|like|request)\b", named), named
         assert named.startswith(("a ", "an ")), named
         asked = {Sender.MCP: "an MCP client asked for", Sender.AUTONOMY: "autonomy asked for",
-                 Sender.STRANGER: f"a turn {AUTHOR} wrote", Sender.UNKNOWN: "whose sender is not known"}
+                 Sender.STRANGER: f"a turn {AUTHOR} wrote"}
         assert asked[sender] in named, named
     if sender == Sender.MCP:
         assert the_thing("CREATE_POST", "bsky", False, why) == "a Bluesky post an MCP client asked for"

@@ -230,5 +230,5 @@ def test_approvals_in_the_console_show_every_field_why_and_what_was_read(stack, 
     loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
     shown = CommandDispatcher(loop, None, desk).handle("console", "/approvals")
     assert "text: a held note" in shown
-    assert "Why it waits: it needs your approval" in shown
+    assert "Why it waits: You asked for every command of this kind to wait for your approval." in shown
     assert "The turn had read: _BROWSER_VISION https://page.example" in shown
