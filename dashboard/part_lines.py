@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard import values
 from dashboard.values import json_object, number, text, texts
+from protocol.autonomy_heartbeat import Heartbeat, stuck_reason
 from protocol.heartbeat import is_alive, read_heartbeat
 
 log = logging.getLogger("safeclaw.dashboard")
@@ -174,8 +175,6 @@ def llm_part(agent_raw: Any, cost_raw: Any, now: float) -> dict[str, Any]:
 
 
 def autonomy_part(raw: Any, now: float) -> dict[str, Any]:
-    from agent.autonomy.health import stuck_reason
-
     beat = autonomy_heartbeat(raw)
     if beat is None and raw is not None:
         return part("autonomy", "Autonomy", UNKNOWN, "Autonomy's heartbeat in Redis cannot be read")
@@ -203,10 +202,8 @@ def autonomy_part(raw: Any, now: float) -> dict[str, Any]:
     return part("autonomy", "Autonomy", OK, f"Autonomy is on: cycle {beat.cycle_count}, {doing}")
 
 
-def autonomy_heartbeat(raw: Any) -> Any:
+def autonomy_heartbeat(raw: Any) -> Heartbeat | None:
     """autonomy's heartbeat with every field of the right type, or None."""
-    from agent.autonomy.state import Heartbeat
-
     data = json_object(raw)
     if data is None:
         return None

@@ -26,12 +26,11 @@ import redis
 
 from agent.channels.display import escaped
 from dashboard.approvals_view import in_words
-from protocol import kill_switch
+from protocol import approvals, kill_switch
 from protocol.keys import Keys
 from protocol.redis_link import sync_client
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
-from router.policy import approvals
 from router.policy.payload_preview import lines as preview_lines
 from scripts.stack_env import merged, read_env_file
 

@@ -18,7 +18,7 @@ from typing import Any
 from agent.autonomy import CONVERSATION
 from agent.autonomy.briefing import AUTHOR, briefing, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
-from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFiles
+from agent.autonomy.state import AutonomyState, Pause, StateFiles
 from agent.config.channel_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
@@ -26,6 +26,7 @@ from agent.governance.files import stamp
 from agent.link.origin import command_origin
 from agent.mind.act import RouterPort
 from agent.mind.loop import AgentLoop
+from protocol.autonomy_heartbeat import IDLE, Heartbeat
 from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")

@@ -92,6 +92,8 @@ def _text(action: str, status: Status, answer: dict[str, Any], reasons: list[str
             f"owner approves it on the dashboard or with `./safeclaw approve {approval}` (or denies it "
             f"with `./safeclaw deny {approval}`); it then runs once. Do not call it again."
         )
+        if answer.get("reason"):
+            head += f" Why it waits: {answer['reason']}"
     elif answer.get("error") == "invalid_params":
         head = f"{action}: the arguments do not fit the tool's input schema; it was not run."
     else:

@@ -10,7 +10,10 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.policy.approvals import decide
+from agent.link.approval_desk import notice_text
+from dashboard.approvals_view import pending_page
+from protocol.approvals import decide
+from protocol.hold_reasons import HoldReason, Sender, Why, sentence
 from router.registry import discover_skills
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
@@ -158,6 +161,22 @@ def test_by_default_an_mcp_clients_post_waits_for_the_owner_once_however_often_a
     origins = {json.dumps(a["origin"], sort_keys=True) for a in audit if a.get("action") == "CREATE_POST"}
     assert all('"via": "mcp"' in origin for origin in origins)
     assert len(mastodon.statuses) == 1
+
+
+def test_every_screen_says_why_an_mcp_post_waits_in_the_same_sentence(stack, redis_urls, admin):
+    """The MCP reply, the owner's notice (console, Telegram) and the dashboard's approval card show
+    one sentence, and call the post the MCP client's, not the owner's."""
+    session = stack(ROUTER_APPROVE_TAINTED_WRITES="true")
+    held = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "words an MCP client chose"})
+    said = sentence(HoldReason(Why.NOT_OWNER_WORDS, Sender.MCP, fields=("text",)))
+    assert held.structured_content["reason"] == said
+    assert f"Do not call it again. Why it waits: {said}\n" in text_of(held)
+    [card] = pending_page(admin, redis_urls.keys)["approvals"]
+    assert card["reason"] == said
+    [notice] = [json.loads(raw) for raw in admin.lrange(redis_urls.keys.owner_notices, 0, -1)]
+    shown = notice_text(notice)
+    assert shown.startswith("Approval needed: a Mastodon post an MCP client asked for\n"), shown
+    assert f"Why it waits: {said}" in shown and "your Mastodon post" not in shown
 
 
 def test_the_kill_switch_denies(stack, mastodon, admin, redis_urls):
