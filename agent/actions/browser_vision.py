@@ -31,8 +31,8 @@ from agent.actions.consent import dismiss_consent_banners
 from agent.actions.context import ActionContext, ActionError
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.summary import llm_summary
-from agent.actions.url_guard import CheckedURL
 from agent.actions.unreachable import NET_ERROR_HINTS
+from agent.actions.url_guard import CheckedURL
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
 from agent.workspace.folder import write_bytes_atomic, write_text_atomic

@@ -25,14 +25,15 @@ def lookup_failure(host: str, exc: socket.gaierror) -> str:
         return f"cannot reach {host!r}: this machine has no network connection (no route to the internet)"
     if exc.errno == socket.EAI_AGAIN:  # the name server gave no answer
         return f"cannot reach {host!r}: the name server does not answer (is this machine online?)"
-    return (f"cannot reach {host!r}: its name could not be looked up (this machine may be offline, "
-            "or there is no such site)")
+    return f"cannot reach {host!r}: {NET_ERROR_HINTS['ERR_NAME_NOT_RESOLVED']}"
 
 
 # Chromium's (and the guard proxy's) network error codes, in the same words.
 NET_ERROR_HINTS = {
-    "ERR_CONNECTION_REFUSED": "the site refuses the connection: nothing answers at that address (is it running?)",
-    "ERR_NAME_NOT_RESOLVED": "its name could not be looked up (this machine may be offline, or there is no such site)",
+    "ERR_CONNECTION_REFUSED":
+        "the site refuses the connection: nothing answers at that address (is it running?)",
+    "ERR_NAME_NOT_RESOLVED":
+        "its name could not be looked up (this machine may be offline, or there is no such site)",
     "ERR_CONNECTION_TIMED_OUT": "it did not answer in time (this machine or the site may be offline)",
     "ERR_TIMED_OUT": "it did not answer in time (this machine or the site may be offline)",
     "ERR_CONNECTION_RESET": "the connection was cut off",

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 import subprocess
-from pathlib import Path
+import sys
 
 import pytest
 
