@@ -160,10 +160,11 @@ def run(
             elif command in ("stop-posting", "resume-posting"):
                 kill_switch.flip(conn, keys, command == "stop-posting", "owner (command line)")
                 print(
-                    "kill switch ON: every router denies every side effect from its next command"
+                    "kill switch ON: nothing is posted, replied to, liked or deleted from now on "
+                    "(./safeclaw resume-posting lifts it)"
                     if command == "stop-posting"
-                    else "kill switch off: routers act under their policy again (ROUTER_KILL_SWITCH=true "
-                    "in a router's environment still holds that router)"
+                    else "kill switch off: posting is allowed again, within your rules (a router with "
+                    "ROUTER_KILL_SWITCH=true in its settings still posts nothing)"
                 )
         finally:
             conn.close()
