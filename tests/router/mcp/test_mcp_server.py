@@ -175,7 +175,7 @@ def test_every_screen_says_why_an_mcp_post_waits_in_the_same_sentence(stack, red
     held = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "words an MCP client chose"})
     said = sentence(HoldReason(Why.NOT_OWNER_WORDS, Sender.MCP, fields=("text",)))
     assert held.structured_content["reason"] == said
-    assert f"Do not call it again. Why it waits: {said}\n" in text_of(held)
+    assert f"Do not call it again. Why it waits: {said}" in text_of(held)
     [card] = pending_page(admin, redis_urls.keys)["approvals"]
     assert card["reason"] == said
     [notice] = [json.loads(raw) for raw in admin.lrange(redis_urls.keys.owner_notices, 0, -1)]
