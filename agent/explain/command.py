@@ -23,7 +23,11 @@ def plain_explain_address(text: str) -> str | None:
 
 
 def explain_reply(
-    args: str, router: RouterPort, llm: BaseLLM, progress: Progress | None = None, owner_words: Iterable[str] = ()
+    args: str,
+    router: RouterPort,
+    llm: BaseLLM,
+    progress: Progress | None = None,
+    owner_words: Iterable[str] = (),
 ) -> str:
     """The explanation as chat text, or a plain sentence saying why there is none. `owner_words`:
     the owner's own messages of the conversation (a link in them is shown as written)."""
