@@ -8,7 +8,7 @@ import re
 
 from agent.app import build_loop
 from agent.explain import explain_post, render_text
-from agent.explain.outside_links import OutsideLinks
+from agent.explain.outside_links import WITHHELD_BULLET, OutsideLinks
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.service import AgentService
 from tests.agent.channels.telegram_helpers import OWNER, make_settings, running, wait_for
@@ -96,5 +96,6 @@ def test_spaced_and_bracketed_spellings_are_marked_whole_and_own_names_kept():
     kept, found = links.mark("Spaced out: scam . example")
     assert "scam" not in kept.replace("[outside: scam[.]example]", "") and found == ["scam.example"]
     assert links.mark("see (scam.example/login)!")[0] == "see ([outside: scam[.]example])!"
+    assert links.mark("a host the tokens do not split: scam .example") == (WITHHELD_BULLET, ["scam.example"])
     assert links.mark("@a.test and a.test and bsky.app/profile/a.test") == (
         "@a.test and a.test and bsky.app/profile/a.test", [])
