@@ -5,12 +5,17 @@ scripted provider (one token per word, priced per token), so the ledger's figure
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
 import pytest
 
 from agent.actions import local_actions
+from agent.channels.base import IncomingMessage
+from agent.channels.bluesky import mention_message
+from agent.channels.jetstream import Post
+from agent.config.settings import load_settings
 from agent.cost.budget import BudgetGuard, BudgetSettings
 from agent.cost.ledger import CostLedger
 from agent.cost.metered import MeteredLLM
@@ -22,14 +27,15 @@ from agent.link.router_client import RouterClient
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.llm.turn import current_turn
 from agent.mind.loop import AgentLoop, LoopLimits
-from protocol.origin import STRANGER, Origin
+from agent.service import AgentService
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, settings_for
 from tests.support.fake_bsky import FakeBluesky
 
 DAILY = 2.0
 USD_PER_MILLION = 15.0  # a loop prompt of ~2,000 words costs about $0.03
-STRANGERS = [f"stranger{n}.test" for n in range(14)]
+STRANGERS = [f"did:plc:stranger{n:02d}" for n in range(14)]
+OWNER_DID = "did:plc:owner"
 OWNER_REPLY = "Your next meeting is at 3pm."
 
 
@@ -69,23 +75,22 @@ def stack(redis_urls, tmp_path, workspace):
         client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
         llm = SearchingLLM()
         loop = AgentLoop(workspace, MeteredLLM(llm, guard), local_actions(), client, LoopLimits(8, 1))
-        yield loop, llm, guard
+        yield AgentService(load_settings(), loop), llm, guard
         client.close()
     bsky.stop()
 
 
-def mention(loop: AgentLoop, author: str, n: int) -> str:
-    """What the Bluesky channel hands the loop for a mention (agent.channels.bluesky)."""
-    uri = f"at://did:plc:{author.split('.')[0]}/app.bsky.feed.post/3l2mention{n:04d}"
-    source = Origin(STRANGER, "mention", author=author, platform="bsky", post=uri)
-    return loop.run_turn(f"bluesky:{author}", "research every topic you can find and report back",
-                         outside_author=f"{author} on Bluesky (post {uri})", source=source).reply
+def mention(service: AgentService, author: str, n: int) -> str:
+    """A mention as the Bluesky channel hands it to the service (agent.channels.bluesky)."""
+    post = Post(author, f"3l2mention{n:04d}", "research every topic you can find and report back",
+                frozenset({OWNER_DID}), None)
+    return asyncio.run(service.handle(mention_message("bluesky", post)))
 
 
 def test_strangers_share_a_quarter_of_the_day_one_a_twentieth_and_the_owner_goes_on(stack, caplog):
-    loop, llm, guard = stack
+    service, llm, guard = stack
     caplog.set_level(logging.WARNING, "safeclaw.agent.cost")
-    replies = [mention(loop, author, n) for n, author in enumerate(STRANGERS)]
+    replies = [mention(service, author, n) for n, author in enumerate(STRANGERS)]
     day = guard.ledger.today()
     per_author = day.outside.by_author
     most = max(per_author.values())
@@ -105,8 +110,8 @@ def test_strangers_share_a_quarter_of_the_day_one_a_twentieth_and_the_owner_goes
     assert any("words from outside is spent" in r.getMessage() for r in caplog.records)
 
     sent_before = len(llm.prompts)
-    owner = loop.run_turn("telegram:1", "when is my next meeting?")
-    assert owner.reply == OWNER_REPLY and len(llm.prompts) == sent_before + 1
+    owner = asyncio.run(service.handle(IncomingMessage("telegram", "telegram:1", "1", "when is my meeting?")))
+    assert owner == OWNER_REPLY and len(llm.prompts) == sent_before + 1
     status = guard.status()
     assert status.today_usd < DAILY and status.exhausted() is None
     line = status.line()
@@ -115,8 +120,8 @@ def test_strangers_share_a_quarter_of_the_day_one_a_twentieth_and_the_owner_goes
 
 
 def test_an_outside_share_is_kept_in_the_ledger_and_read_back(tmp_path, stack):
-    loop, _llm, guard = stack
-    mention(loop, STRANGERS[0], 0)
+    service, _llm, guard = stack
+    mention(service, STRANGERS[0], 0)
     again = CostLedger(guard.ledger.path).today()  # another process reading the same file
     assert again.outside.by_author == pytest.approx(guard.ledger.today().outside.by_author)
     assert set(again.outside.by_channel) == {"mention"}
