@@ -96,6 +96,8 @@ def test_spaced_and_bracketed_spellings_are_marked_whole_and_own_names_kept():
     kept, found = links.mark("Spaced out: scam . example")
     assert "scam" not in kept.replace("[outside: scam[.]example]", "") and found == ["scam.example"]
     assert links.mark("see (scam.example/login)!")[0] == "see ([outside: scam[.]example])!"
+    assert links.mark("scam(dot)example, scam dot example, ｓｃａｍ．ｅｘａｍｐｌｅ") == (
+        "[outside: scam[.]example], [outside: scam[.]example], [outside: scam[.]example]", ["scam.example"])
     assert links.mark("a host the tokens do not split: scam .example") == (WITHHELD_BULLET, ["scam.example"])
     assert links.mark("@a.test and a.test and bsky.app/profile/a.test") == (
         "@a.test and a.test and bsky.app/profile/a.test", [])
