@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from dashboard.values import agent_value, all_read, json_object, number, read_agent_key, text, whole
+from dashboard.values import agent_value, all_read, json_object, number, read_agent_key, text, texts, whole
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from protocol.llm_cost import FREE_WORDS, is_free
@@ -82,13 +82,15 @@ def cost(conn: redis.Redis, keys: Keys) -> dict[str, Any]:
                 "tokens_today": whole((summary or {}).get("tokens_today"))}
     if summary is None:
         return {"available": False, "message": "no LLM cost recorded yet"}
-    money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd")
+    money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd", "outside_today_usd",
+             "outside_budget_usd")
     counts = ("calls_today", "tokens_today")
     return {
         "available": True,
         "free": False,
         **{name: number(summary.get(name)) for name in money},
         **{name: whole(summary.get(name)) for name in counts},
+        "outside_spent": texts(summary.get("outside_spent"), 100, 20),
     }
 
 

@@ -22,6 +22,7 @@ from agent.autonomy.state import AutonomyState, Pause, StateFiles
 from agent.config.channel_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
+from agent.cost.shares import OUTSIDE_POOL
 from agent.governance.files import stamp
 from agent.link.origin import command_origin
 from agent.mind.act import RouterPort
@@ -36,6 +37,7 @@ PAUSING_ERRORS = {"kill_switch": 3600.0, "circuit_open": 900.0, "quota_exceeded"
 # retry_after costs no LLM call, where the next turn would only draft texts the router refuses.
 RESTING_ERRORS = frozenset({"quota_exceeded", "paced", "circuit_open"})
 DAY = 86400.0
+AUTONOMY_SHARES = (OUTSIDE_POOL, "the autonomy channel")  # shares a cycle pays from
 FEED_LIMIT = 10
 NOTIFICATION_LIMIT = 20
 
@@ -123,9 +125,16 @@ class AutonomyCycle:
             if pause.until is not None and now < pause.until:
                 return CycleReport(state.cycle_count, f"paused:{pause.reason}", detail=pause.detail)
             self._resume(state, f"the {pause.reason.replace('_', ' ')} pause is over; trying again")
-        spent = self.guard.status().exhausted() or self._unaffordable(state)
-        if spent is not None:
+        status = self.guard.status()
+        spent = status.exhausted() or self._unaffordable(state)
+        share = next((s for s in status.outside_spent() if s in AUTONOMY_SHARES), None)
+        if spent is None and share is not None:
+            spent = "share"
+            detail = (f"today's LLM budget share for {share} is spent; the owner's turns go on "
+                      "(budget.outside_share, budget.channel_share in agent/config.json)")
+        elif spent is not None:
             detail = f"the {spent} LLM budget is spent; raise budget.{spent}_usd in agent/config.json"
+        if spent is not None:
             if state.pause is None or state.pause.reason != "budget":
                 state.pause = Pause("budget", now, None, detail)
                 self.notify("pause", f"autonomy paused: {detail}")

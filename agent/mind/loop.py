@@ -19,6 +19,7 @@ from typing import Any
 from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
+from agent.cost.shares import cost_payer, payer_of
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
 from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
@@ -98,7 +99,7 @@ class AgentLoop:
         """One turn. `outside_author` names who wrote the message when it was not the owner;
         `source` is who wrote it as the channel knows it (a mention's post), else derived."""
         source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
-        with self._lock, cost_label(conversation):
+        with self._lock, cost_label(conversation), cost_payer(payer_of(source)):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
             try:

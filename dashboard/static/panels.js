@@ -10,6 +10,13 @@ export function renderCost(c) {
   box.textContent = `Today ${money(c.today_usd)} of ${budget(c.daily_budget_usd)}; ` +
     `in all ${money(c.total_usd)} of ${budget(c.total_budget_usd)}; ` +
     `${c.calls_today ?? 0} call(s) and ${c.tokens_today ?? 0} token(s) today.`;
+  if (c.outside_budget_usd != null && c.outside_today_usd) {
+    box.textContent += ` Words from outside (strangers, autonomy): ${money(c.outside_today_usd)} of ` +
+      `${money(c.outside_budget_usd)}.`;
+  }
+  if ((c.outside_spent || []).length) {
+    box.textContent += ` Share spent, their turns refused until tomorrow: ${c.outside_spent.join(", ")}.`;
+  }
 }
 
 export function renderGovernance(g) {

@@ -106,6 +106,9 @@ def test_every_call_publishes_the_dashboard_summary(tmp_path):
         "total_budget_usd": 100.0,
         "calls_today": 1,
         "tokens_today": 2,
+        "outside_today_usd": 0.0,
+        "outside_budget_usd": 0.25,
+        "outside_spent": [],
     }
 
 
