@@ -141,7 +141,7 @@ def test_status_shows_the_spent_budget_and_how_to_raise_it(workspace, tmp_path, 
     CostLedger(settings.workspace.root / "logs" / "cost.jsonl").record(
         CostEntry(__import__("time").time(), "openai", "gpt-4o-mini", 1000, 10, 0.6, "default")
     )
-    check = check_budget(settings)
+    check = check_budget(settings, "openai")
     assert not check.ok
     assert "$0.6000 of $0.50" in check.text and "SPENT (today)" in check.text
     assert "budget.daily_usd" in check.text
