@@ -20,11 +20,12 @@ import redis.asyncio.cluster as async_cluster
 import redis.asyncio.connection as async_connection
 import redis.asyncio.sentinel as async_sentinel
 from redis.backoff import NoBackoff
-from redis.cluster import ClusterNode, RedisCluster
+from redis.cluster import ClusterNode
 from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelManagedConnection, SentinelManagedSSLConnection
 
 from protocol.redis_address import RedisAddress, parse_address
+from protocol.redis_cluster import TaggedCluster
 from protocol.redis_safety import CheckedAsyncConnection, CheckedConnection, RedisUnsafe
 from protocol.redis_sentinel import AsyncFollowingSentinelPool, BlockingSentinelPool, FollowingSentinelPool
 
@@ -117,7 +118,7 @@ def sync_client(
     return redis.Redis(connection_pool=pool)
 
 
-def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) -> RedisCluster:
+def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) -> TaggedCluster:
     """A cluster client: one checked pool per node. Its own retries are off like every client's
     (a MOVED or ASK redirect is still followed: Redis ran nothing on the node that sent it)."""
     options = {**address.options, **common}
@@ -129,7 +130,7 @@ def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) ->
     nodes = [ClusterNode(other_host, other_port) for other_host, other_port in others]
     # Given a `url`, RedisCluster builds each node's pool from these options, so every node's
     # connections are of our checked class (without one it passes them to Redis(), which refuses).
-    return RedisCluster(url=f"redis://{host}:{port}", startup_nodes=nodes, connection_class=cls, **options)
+    return TaggedCluster(url=f"redis://{host}:{port}", startup_nodes=nodes, connection_class=cls, **options)
 
 
 @functools.lru_cache(maxsize=8)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from redis.cluster import RedisCluster
 
+from protocol.redis_cluster import raise_moved, slot_client
 from protocol.redis_link import no_retry, sync_client
 from protocol.redis_safety import RedisUnsafe
 from router.config.settings import RouterSettings
@@ -207,7 +207,8 @@ class Batch:
     def send(self, conn: redis.Redis) -> list[Any]:
         """Every answer, in order; an error answer is raised once all are read (as a pipeline
         does); a connection that failed midway is closed, never reused."""
-        pool = pool_for(conn, self.commands)
+        keyed = [command[1] for command in self.commands if command[0] != "WAIT"]
+        pool = slot_client(conn, *keyed[:1]).connection_pool
         connection = pool.get_connection()
         answers: list[Any] = []
         try:
@@ -222,21 +223,11 @@ class Batch:
             raise
         finally:
             pool.release(connection)
+        raise_moved(answers)
         for answer in answers:
             if isinstance(answer, redis.ResponseError):
                 raise answer
         return answers
-
-
-def pool_for(conn: redis.Redis, commands: list[tuple[Any, ...]]) -> redis.ConnectionPool:
-    """The pool a round trip goes out on: the client's, or on a cluster the pool of the node that
-    holds the slot of its keys (one slot: every key shares protocol.keys's hash tag)."""
-    if not isinstance(conn, RedisCluster):
-        return conn.connection_pool
-    keyed = [command[1] for command in commands if command[0] != "WAIT" and len(command) > 1]
-    node = conn.get_node_from_key(keyed[0]) if keyed else conn.get_default_node()
-    node_client = conn.get_redis_connection(node)
-    return node_client.connection_pool
 
 
 def pack(commands: list[tuple[Any, ...]]) -> bytes:

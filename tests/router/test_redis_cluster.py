@@ -1,0 +1,86 @@
+"""SafeClaw on a real Redis Cluster: three `redis-server --cluster-enabled yes` masters on loopback,
+a router and the agent's router client on a `redis+cluster://` URL, posts to a fake Mastodon.
+Every key shares one hash tag (protocol.keys), so the claim's script, BLMOVE into the processing
+list and each round trip of several keys are legal on a cluster: a burst of posts is each made
+exactly once and every reply comes back."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+
+from agent.link.origin import command_origin
+from agent.link.redis_pool import redis_client
+from agent.link.router_client import RouterClient
+from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
+from tests.support.fake_mastodon import FakeMastodon
+from tests.support.redis_cluster import RedisClusterSet, cluster_support
+
+pytestmark = pytest.mark.slow
+TOKEN = "cluster-masto-token"
+POSTS = 40
+THREADS = 4
+
+
+@pytest.fixture
+def cluster():
+    why_not = cluster_support()
+    if why_not:
+        pytest.skip(f"no Redis Cluster on this machine: {why_not}")
+    nodes = RedisClusterSet()
+    try:
+        yield nodes
+    finally:
+        nodes.cleanup()
+
+
+@pytest.fixture
+def mastodon():
+    fake = FakeMastodon(token=TOKEN).start()
+    yield fake
+    fake.stop()
+
+
+def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_answered(cluster, mastodon,
+                                                                                         tmp_path):
+    keys = cluster.keys
+    folder = tmp_path / "r1"
+    folder.mkdir()
+    router = RouterProcess(router_env(cluster.url("router"), folder, "r1", MASTODON_INSTANCE=mastodon.url,
+                                      MASTODON_TOKEN=TOKEN, ROUTER_QUOTAS="post=100000"))
+    admin = cluster.admin_client()
+    try:
+        wait_until(lambda: admin.exists(keys.router_heartbeat("r1")), "the router's heartbeat")
+        texts = [f"cluster post {n} {uuid.uuid4().hex}" for n in range(POSTS)]
+        replies: dict[str, dict] = {}
+        lock = threading.Lock()
+
+        def send(batch: list[str]) -> None:
+            client = RouterClient(redis_client(cluster.url("agent")), keys, timeout=60)
+            try:
+                with command_origin(OWNER_TURN):
+                    for text in batch:
+                        reply = client.call("CREATE_POST", {"platform": "mastodon", "text": text}, "burst")
+                        with lock:
+                            replies[text] = reply
+            finally:
+                client.conn.close()
+
+        threads = [threading.Thread(target=send, args=(texts[i::THREADS],)) for i in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert {text: reply["status"] for text, reply in replies.items()} == dict.fromkeys(texts, "ok"), replies
+        posted = sorted(status["text"] for status in mastodon.statuses.values())
+        assert posted == sorted(texts)  # each exactly once
+        assert len(mastodon.posts()) == POSTS  # no post request sent twice
+        # The keys really live on the cluster: one slot, served by one of the three masters.
+        slot = admin.cluster_keyslot(keys.command_queue)
+        assert admin.cluster_keyslot(keys.idempotency("any")) == slot
+        assert router.process.poll() is None
+    finally:
+        admin.close()
+        router.stop()
