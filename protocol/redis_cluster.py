@@ -29,6 +29,16 @@ def slot_client(conn: redis.Redis | RedisCluster, key: str | bytes = HASH_TAG) -
     return conn.get_redis_connection(conn.get_node_from_key(key))
 
 
+def disconnect_idle(conn: redis.Redis | RedisCluster) -> None:
+    """Close the idle pooled connections (of every node, on a cluster); those in use stay."""
+    if not isinstance(conn, RedisCluster):
+        conn.connection_pool.disconnect(inuse_connections=False)
+        return
+    for node in conn.get_nodes():
+        if node.redis_connection is not None:
+            node.redis_connection.connection_pool.disconnect(inuse_connections=False)
+
+
 def raise_moved(answers: list[Any]) -> None:
     for answer in answers:
         if isinstance(answer, redis.exceptions.MovedError | redis.exceptions.AskError):

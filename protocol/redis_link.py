@@ -133,6 +133,21 @@ def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) ->
     return TaggedCluster(url=f"redis://{host}:{port}", startup_nodes=nodes, connection_class=cls, **options)
 
 
+def _async_cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) -> async_cluster.RedisCluster:
+    """redis.asyncio's cluster client, its nodes' connections of our checked class. It takes no
+    connection class, so ours is set where it builds each node from, before any connection opens
+    (its nodes connect on the first command)."""
+    options = {**address.options, **common}
+    options.pop("ssl", None)
+    nodes = [async_cluster.ClusterNode(host, port) for host, port in address.cluster_nodes]
+    client = async_cluster.RedisCluster(startup_nodes=nodes, ssl=address.tls, retry=no_retry_async(), **options)
+    client.connection_kwargs["connection_class"] = cls
+    client.nodes_manager.connection_kwargs["connection_class"] = cls
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = cls
+    return client
+
+
 @functools.lru_cache(maxsize=8)
 def _async_sentinel(url: str) -> async_sentinel.Sentinel:
     """One set of Sentinel clients per URL for the process (an MCP server opens a client per call)."""
@@ -149,11 +164,7 @@ def async_client(url: str, *, decode_responses: bool, socket_connect_timeout: fl
     common: dict[str, Any] = {"decode_responses": decode_responses,
                               "socket_connect_timeout": socket_connect_timeout, **extra}
     if address.is_cluster:
-        options = {**address.options, **common}
-        options.pop("ssl", None)
-        nodes = [async_cluster.ClusterNode(host, port) for host, port in address.cluster_nodes]
-        return async_cluster.RedisCluster(  # type: ignore[return-value]
-            startup_nodes=nodes, connection_class=cls, retry=no_retry_async(), **options)
+        return _async_cluster_client(address, cls, common)  # type: ignore[return-value]
     if not address.is_sentinel:
         return aioredis.Redis.from_url(url, connection_class=cls, single_connection_client=True, **common)
     options = {**address.options, **common}

@@ -69,6 +69,8 @@ def anonymous_client(url: str) -> redis.Redis:
     address = parse_address(url)
     if address.is_sentinel:
         host, port = primary_address(address)
+    elif address.is_cluster:
+        host, port = address.cluster_nodes[0]
     else:
         host, port = address.options.get("host") or "127.0.0.1", address.options.get("port") or 6379
     return redis.Redis(host=host, port=port, socket_connect_timeout=CONNECT_TIMEOUT,

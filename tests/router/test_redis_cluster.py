@@ -6,6 +6,7 @@ exactly once and every reply comes back."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 
@@ -14,6 +15,7 @@ import pytest
 from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
+from protocol.redis_link import RedisUnsafe, async_client, sync_client
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
 from tests.support.redis_cluster import RedisClusterSet, cluster_support
@@ -84,3 +86,28 @@ def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_a
     finally:
         admin.close()
         router.stop()
+
+
+def test_every_node_is_checked_an_evicting_node_refused_by_both_kinds_of_client(cluster):
+    node = cluster.nodes[1]
+    admin = node.admin_client()
+    admin.config_set("maxmemory", "100mb")
+    admin.config_set("maxmemory-policy", "allkeys-lru")
+    admin.close()
+    sync = sync_client(cluster.url("router"), decode_responses=False, socket_timeout=5)
+    with pytest.raises(RedisUnsafe, match="maxmemory-policy is allkeys-lru"):
+        sync.execute_command("PING", target_nodes=sync.get_node("127.0.0.1", node.port))
+    sync.close()
+
+    async def mcp_ping() -> None:
+        client = async_client(cluster.url("mcp"), decode_responses=True)
+        try:
+            await client.initialize()
+            target = client.get_node("127.0.0.1", node.port)
+            assert target is not None
+            await client.execute_command("PING", target_nodes=target)
+        finally:
+            await client.aclose()
+
+    with pytest.raises(RedisUnsafe, match="maxmemory-policy is allkeys-lru"):
+        asyncio.run(mcp_ping())
