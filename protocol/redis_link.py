@@ -133,14 +133,16 @@ def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) ->
     return TaggedCluster(url=f"redis://{host}:{port}", startup_nodes=nodes, connection_class=cls, **options)
 
 
-def _async_cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) -> async_cluster.RedisCluster:
+def _async_cluster_client(address: RedisAddress, cls: type,
+                          common: dict[str, Any]) -> async_cluster.RedisCluster:
     """redis.asyncio's cluster client, its nodes' connections of our checked class. It takes no
     connection class, so ours is set where it builds each node from, before any connection opens
     (its nodes connect on the first command)."""
     options = {**address.options, **common}
     options.pop("ssl", None)
     nodes = [async_cluster.ClusterNode(host, port) for host, port in address.cluster_nodes]
-    client = async_cluster.RedisCluster(startup_nodes=nodes, ssl=address.tls, retry=no_retry_async(), **options)
+    client = async_cluster.RedisCluster(startup_nodes=nodes, ssl=address.tls, retry=no_retry_async(),
+                                        **options)
     client.connection_kwargs["connection_class"] = cls
     client.nodes_manager.connection_kwargs["connection_class"] = cls
     for node in client.nodes_manager.startup_nodes.values():
