@@ -14,7 +14,17 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
-from protocol.keys import HASH_TAG
+from protocol.keys import HASH_TAG, Keys
+from protocol.redis_address import RedisAddress
+
+
+def untagged_on_cluster(address: RedisAddress, keys: Keys) -> str | None:
+    """Why these key names cannot be used on this address (a cluster, a name without the tag)."""
+    names = keys.untagged()
+    if not address.is_cluster or not names:
+        return None
+    return (f"on a Redis Cluster every key name must start with {HASH_TAG} so SafeClaw's keys share "
+            f"one slot: {', '.join(names)} does not (COMMAND_QUEUE / RESPONSE_PREFIX; docs/deploy.md)")
 
 
 class SlotMoved(redis.ConnectionError):

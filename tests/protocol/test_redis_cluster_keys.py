@@ -54,3 +54,14 @@ def test_a_cluster_url_names_its_nodes_login_and_tls():
 def test_a_cluster_url_that_cannot_be_used_is_refused(url):
     with pytest.raises(AddressError):
         parse_address(url)
+
+
+def test_a_router_on_a_cluster_refuses_a_queue_name_without_the_tag():
+    from router.config.settings import RouterSettings
+    from router.errors import ConfigError
+
+    url = "redis+cluster://router:pw@127.0.0.1:7000"
+    assert RouterSettings.from_env({"REDIS_URL": url}).keys.command_queue.startswith("{safeclaw}")
+    with pytest.raises(ConfigError, match="must start with {safeclaw}"):
+        RouterSettings.from_env({"REDIS_URL": url, "COMMAND_QUEUE": "q"})
+    assert RouterSettings.from_env({"REDIS_URL": "redis://router:pw@h:1/0", "COMMAND_QUEUE": "q"})
