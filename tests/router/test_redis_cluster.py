@@ -16,6 +16,7 @@ from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from protocol.redis_link import RedisUnsafe, async_client, sync_client
+from protocol.redis_safety import current_eviction
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
 from tests.support.redis_cluster import RedisClusterSet, cluster_support
@@ -111,3 +112,18 @@ def test_every_node_is_checked_an_evicting_node_refused_by_both_kinds_of_client(
 
     with pytest.raises(RedisUnsafe, match="maxmemory-policy is allkeys-lru"):
         asyncio.run(mcp_ping())
+
+
+def test_a_running_router_asks_the_node_that_holds_safeclaws_slot_whether_it_evicts(cluster):
+    conn = sync_client(cluster.url("router"), decode_responses=False, socket_timeout=5)
+    try:
+        assert current_eviction(conn, "the cluster") is None
+        holder = conn.get_node_from_key(cluster.keys.command_queue)
+        node = next(node for node in cluster.nodes if node.port == holder.port)
+        admin = node.admin_client()
+        admin.config_set("maxmemory", "100mb")
+        admin.config_set("maxmemory-policy", "volatile-lru")
+        admin.close()
+        assert "maxmemory-policy is volatile-lru" in (current_eviction(conn, "the cluster") or "")
+    finally:
+        conn.close()
