@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 import redis.asyncio.cluster as async_cluster
 import redis.asyncio.connection as async_connection
 import redis.asyncio.sentinel as async_sentinel
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode
 from redis.retry import Retry
@@ -40,9 +41,7 @@ def no_retry() -> Retry:
     return Retry(NoBackoff(), 0)
 
 
-def no_retry_async() -> Any:
-    from redis.asyncio.retry import Retry as AsyncRetry
-
+def no_retry_async() -> AsyncRetry:
     return AsyncRetry(NoBackoff(), 0)
 
 
@@ -126,6 +125,7 @@ def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) ->
     # RedisCluster builds plain pools per node: a bound on them would fail a thread, not make it wait.
     options.pop("timeout", None)
     options.pop("max_connections", None)
+    options.setdefault("retry", no_retry())  # RedisCluster resends on a lost connection otherwise
     (host, port), *others = address.cluster_nodes
     nodes = [ClusterNode(other_host, other_port) for other_host, other_port in others]
     # Given a `url`, RedisCluster builds each node's pool from these options, so every node's
