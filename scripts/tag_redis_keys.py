@@ -6,7 +6,8 @@ Run it once, with every router, agent and dashboard stopped, as a Redis user tha
 key (the `admin` user of the generated ACL), the URL in the environment so no password shows in
 `ps`:
 
-    SAFECLAW_ADMIN_REDIS_URL=redis://admin:PASSWORD@127.0.0.1:6379/0 ./safeclaw python scripts/tag_redis_keys.py
+    SAFECLAW_ADMIN_REDIS_URL=redis://admin:PASSWORD@127.0.0.1:6379/0 \
+        ./safeclaw python scripts/tag_redis_keys.py
 
 RENAMENX keeps each key's value and TTL and never overwrites a key already under its new name (such
 a key is listed and left as it is). Then regenerate the ACL file and start again (docs/deploy.md).
@@ -40,7 +41,8 @@ def tagged_name(old: str, keys: Keys | None = None) -> str | None:
 
 def tag_keys(conn: redis.Redis) -> tuple[list[str], list[str]]:
     """Rename every old-named key: (the renamed, the ones whose new name was taken)."""
-    renamed, taken = [], []
+    renamed: list[str] = []
+    taken: list[str] = []
     for raw in list(conn.scan_iter(match=f"{OLD_PREFIX}*", count=1000)):
         old = raw.decode() if isinstance(raw, bytes) else str(raw)
         new = tagged_name(old)
