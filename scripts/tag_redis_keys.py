@@ -2,9 +2,9 @@
 `safeclaw:login:{mcp}:...`) to the tagged ones of `protocol.keys` (`{safeclaw}:...`), so queued
 commands, idempotency records, approvals and bounds survive the upgrade.
 
-Run it once, with every router, agent and dashboard stopped, as a Redis user that may RENAME any
-key (the `admin` user of the generated ACL), the URL in the environment so no password shows in
-`ps`:
+Run it once on the one Redis (before any move to a cluster), with every router, agent and dashboard
+stopped, as a Redis user that may RENAME any key (the `admin` user of the generated ACL), the URL in
+the environment so no password shows in `ps`:
 
     SAFECLAW_ADMIN_REDIS_URL=redis://admin:PASSWORD@127.0.0.1:6379/0 \
         ./safeclaw python scripts/tag_redis_keys.py
