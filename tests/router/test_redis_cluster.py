@@ -1,5 +1,5 @@
 """SafeClaw on a real Redis Cluster: three `redis-server --cluster-enabled yes` masters on loopback,
-a router and the agent's router client on a `redis+cluster://` URL, posts to a fake Mastodon.
+two routers and the agent's router client on a `redis+cluster://` URL, posts to a fake Mastodon.
 Every key shares one hash tag (protocol.keys), so the claim's script, BLMOVE into the processing
 list and each round trip of several keys are legal on a cluster: a burst of posts is each made
 exactly once and every reply comes back."""
@@ -49,13 +49,16 @@ def mastodon():
 def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_answered(cluster, mastodon,
                                                                                          tmp_path):
     keys = cluster.keys
-    folder = tmp_path / "r1"
-    folder.mkdir()
-    router = RouterProcess(router_env(cluster.url("router"), folder, "r1", MASTODON_INSTANCE=mastodon.url,
-                                      MASTODON_TOKEN=TOKEN, ROUTER_QUOTAS="post=100000"))
+    routers = []
+    for name in ("r1", "r2"):
+        (tmp_path / name).mkdir()
+        routers.append(RouterProcess(router_env(cluster.url("router"), tmp_path / name, name,
+                                                MASTODON_INSTANCE=mastodon.url, MASTODON_TOKEN=TOKEN,
+                                                ROUTER_QUOTAS="post=100000")))
     admin = cluster.admin_client()
     try:
-        wait_until(lambda: admin.exists(keys.router_heartbeat("r1")), "the router's heartbeat")
+        for name in ("r1", "r2"):
+            wait_until(lambda name=name: admin.exists(keys.router_heartbeat(name)), f"router {name}'s heartbeat")
         texts = [f"cluster post {n} {uuid.uuid4().hex}" for n in range(POSTS)]
         replies: dict[str, dict] = {}
         lock = threading.Lock()
@@ -83,10 +86,11 @@ def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_a
         # The keys really live on the cluster: one slot, served by one of the three masters.
         slot = admin.cluster_keyslot(keys.command_queue)
         assert admin.cluster_keyslot(keys.idempotency("any")) == slot
-        assert router.process.poll() is None
+        assert [router.process.poll() for router in routers] == [None, None]
     finally:
         admin.close()
-        router.stop()
+        for router in routers:
+            router.stop()
 
 
 def test_every_node_is_checked_an_evicting_node_refused_by_both_kinds_of_client(cluster):
