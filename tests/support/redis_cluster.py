@@ -7,13 +7,14 @@ the same passwords, so a login works on whichever node holds a key's slot.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
 
 import redis
 
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.redis_server import REDIS_SERVER_BINARY, RedisServer, free_port
 
 REDIS_CLI_BINARY = "/usr/bin/redis-cli"
 PASSWORDS = ("agent_password", "router_password", "admin_password", "control_password", "mcp_password")
@@ -28,6 +29,10 @@ def cluster_support() -> str | None:
                            timeout=10)
     if "create" not in probe.stdout + probe.stderr:
         return "redis-cli has no --cluster create"
+    version = subprocess.run([REDIS_SERVER_BINARY, "--version"], capture_output=True, text=True, timeout=10)
+    found = re.search(r"v=(\d+)\.", version.stdout)
+    if found is None or int(found.group(1)) < 7:  # `cluster-port` (a bus port of its own) is 7.0's
+        return f"redis-server is older than 7.0 ({version.stdout.strip()})"
     return None
 
 
