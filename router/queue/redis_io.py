@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from redis.cluster import RedisCluster
 
 from protocol.redis_cluster import raise_moved, slot_client
 from protocol.redis_link import no_retry, sync_client
@@ -207,8 +208,11 @@ class Batch:
     def send(self, conn: redis.Redis) -> list[Any]:
         """Every answer, in order; an error answer is raised once all are read (as a pipeline
         does); a connection that failed midway is closed, never reused."""
-        keyed = [command[1] for command in self.commands if command[0] != "WAIT"]
-        pool = slot_client(conn, *keyed[:1]).connection_pool
+        if not self.commands:
+            return []
+        on_cluster = isinstance(conn, RedisCluster)
+        # On a cluster: the node of the first command's key (a batch's keys share one slot).
+        pool = slot_client(conn, self.commands[0][1]).connection_pool if on_cluster else conn.connection_pool
         connection = pool.get_connection()
         answers: list[Any] = []
         try:
@@ -223,7 +227,8 @@ class Batch:
             raise
         finally:
             pool.release(connection)
-        raise_moved(answers)
+        if on_cluster:
+            raise_moved(answers)
         for answer in answers:
             if isinstance(answer, redis.ResponseError):
                 raise answer
