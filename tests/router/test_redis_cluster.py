@@ -1,5 +1,6 @@
 """SafeClaw on a real Redis Cluster: three `redis-server --cluster-enabled yes` masters on loopback,
-two routers and the agent's router client on a `redis+cluster://` URL, posts to a fake Mastodon.
+two routers, the agent's router client and the dashboard's reads on a `redis+cluster://` URL, posts
+to a fake Mastodon.
 Every key shares one hash tag (protocol.keys), so the claim's script, BLMOVE into the processing
 list and each round trip of several keys are legal on a cluster: a burst of posts is each made
 exactly once and every reply comes back."""
@@ -15,6 +16,7 @@ import pytest
 from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
+from dashboard.state import RouterKeys, read_raw
 from protocol.redis_link import RedisUnsafe, async_client, sync_client
 from protocol.redis_safety import current_eviction
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
@@ -87,6 +89,13 @@ def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_a
         slot = admin.cluster_keyslot(keys.command_queue)
         assert admin.cluster_keyslot(keys.idempotency("any")) == slot
         assert [router.process.poll() for router in routers] == [None, None]
+        # The dashboard's one round trip, as the control user, reads the same state from the cluster.
+        control = sync_client(cluster.url("control"), decode_responses=True, socket_timeout=5)
+        try:
+            raw = read_raw(control, keys, RouterKeys(keys).get(control))
+        finally:
+            control.close()
+        assert raw["queue"] == 0 and raw["dead"] == 0 and len(raw["routers"]) == 2
     finally:
         admin.close()
         for router in routers:
