@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 import redis  # noqa: E402
 
+from protocol.keys import Keys  # noqa: E402
 from router.bounds.fingerprints import Fingerprint  # noqa: E402
 from router.bounds.guard import HardBounds  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402
@@ -36,8 +37,10 @@ from router.bounds.text_trigrams import similarity, trigrams  # noqa: E402
 from router.policy.effects import Effect  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
+KEYS = Keys()
+
 RESULTS = REPO_ROOT / "bench" / "results" / "bounds_check.json"
-PREFIX = "safeclaw:router:"
+PREFIX = KEYS.router_prefix
 
 
 def text_of(rng: random.Random, length: int) -> str:
@@ -60,7 +63,7 @@ def one_case(server: RedisServer, history: int, length: int, checks: int) -> dic
     admin.flushall()
     admin.close()
     settings = BoundsSettings.from_env({"ROUTER_QUOTAS": "post=100000", "ROUTER_PACING": "bsky:post=0"})
-    bounds = HardBounds(settings, PREFIX, "safeclaw:notices")
+    bounds = HardBounds(settings, PREFIX, KEYS.owner_notices)
     rng = random.Random(history * 7919 + length)
     conn = redis.Redis.from_url(server.router_url, decode_responses=False)  # as the worker
     now = time.time()

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import redis  # noqa: E402
 
 from protocol.commands import CommandEnvelope  # noqa: E402
+from protocol.keys import Keys  # noqa: E402
 from protocol.origin import OWNER, Origin  # noqa: E402
 from router.bounds.guard import HardBounds  # noqa: E402
 from router.bounds.settings import BoundsSettings  # noqa: E402
@@ -43,6 +44,8 @@ from router.policy.effects import Effect  # noqa: E402
 from router.queue.claim_step import execute  # noqa: E402
 from router.queue.records import CommandRecords  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
+
+KEYS = Keys()
 
 RESULTS = REPO_ROOT / "bench" / "results" / "claim_step.json"
 WORDS = ("river", "stone", "lantern", "orchard", "meadow", "harbor", "violet", "ember", "quiet", "window")
@@ -115,8 +118,8 @@ def main() -> int:
         conn = redis.Redis.from_url(server.router_url, decode_responses=False)
         with tempfile.TemporaryDirectory() as folder:
             settings = RouterSettings.from_env({"REDIS_URL": server.router_url, "ROUTER_DATA_DIR": folder})
-        bounds = HardBounds(BoundsSettings.from_env({"ROUTER_QUOTAS": "post=10000000"}), "safeclaw:router:",
-                            "safeclaw:notices")
+        bounds = HardBounds(BoundsSettings.from_env({"ROUTER_QUOTAS": "post=10000000"}), KEYS.router_prefix,
+                            KEYS.owner_notices)
         ways = Ways(conn, CommandRecords(conn, settings), bounds)
         order = [("fused", ways.fused), ("two_trips", ways.two_trips), ("unfused_old", ways.unfused_old)]
         timed(ways.fused, 20, rng)  # warm-up: the script loaded, the guard's history read

@@ -9,9 +9,12 @@ import time
 
 import redis
 
+from protocol.keys import Keys
 from router.bounds.duplicates import DuplicateGuard
 from router.bounds.settings import BoundsSettings
 from tests.support.redis_server import RedisServer
+
+KEYS = Keys()
 
 WORDS = ("river", "stone", "lantern", "orchard", "meadow", "harbor", "violet", "ember", "quiet", "window")
 
@@ -31,7 +34,7 @@ def guard_cost(server: RedisServer, history: int, checks: int = 50) -> dict[str,
     """ms per check with an empty week, then with `history` texts of 2,000 characters sent over the
     week before (the guard running all along, as in a router)."""
     conn = redis.Redis.from_url(server.router_url)
-    guard = DuplicateGuard(BoundsSettings.from_env({}), "safeclaw:router:sent:")
+    guard = DuplicateGuard(BoundsSettings.from_env({}), f"{KEYS.router_prefix}sent:")
     rng = random.Random(7)
 
     def long_text() -> str:
@@ -52,7 +55,7 @@ def guard_cost(server: RedisServer, history: int, checks: int = 50) -> dict[str,
         return p50_ms(samples), p50_ms(cpu)
 
     admin = server.admin_client()
-    admin.delete("safeclaw:router:sent:mastodon")
+    admin.delete(f"{KEYS.router_prefix}sent:mastodon")
     start = time.time() - 6.9 * 86400
     empty = timed(start - 3600)
     for n in range(history):  # a week of posts, 10 minutes apart at 1,000

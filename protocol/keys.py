@@ -1,11 +1,17 @@
 """Every Redis key name of SafeClaw, under one prefix: the queue, replies, the router's own keys, the
-agent's summaries and the owner's control plane. The ACLs are generated from these too."""
+agent's summaries and the owner's control plane. The ACLs are generated from these too.
+
+The prefix is a Redis Cluster hash tag (`{safeclaw}`): every key hashes to one slot, so the claim's
+script, BLMOVE from a queue into a processing list and every round trip of several keys stay legal
+on a cluster (no CROSSSLOT), and moving to one is a change of REDIS_URL only (docs/deploy.md). A
+COMMAND_QUEUE or RESPONSE_PREFIX given in the settings must start with the same tag on a cluster."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+HASH_TAG = "{safeclaw}"
 AGENT_LOGIN = "agent"
 MCP_LOGIN = "mcp"
 # The Redis logins that may queue commands, each on its own queue with its own replies: the router
@@ -17,9 +23,9 @@ SENDING_LOGINS = (AGENT_LOGIN, MCP_LOGIN)
 class Keys:
     """Every Redis key name of SafeClaw, under one prefix. ACLs are generated from these too."""
 
-    prefix: str = "safeclaw:"
-    command_queue: str = "safeclaw:command_queue"
-    response_prefix: str = "safeclaw:response:"
+    prefix: str = f"{HASH_TAG}:"
+    command_queue: str = f"{HASH_TAG}:command_queue"
+    response_prefix: str = f"{HASH_TAG}:response:"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Keys:
@@ -29,19 +35,22 @@ class Keys:
             response_prefix=env.get("RESPONSE_PREFIX") or cls.response_prefix,
         )
 
+    def untagged(self) -> list[str]:
+        """The configured names that do not start with the hash tag (they break on a cluster)."""
+        return [name for name in (self.prefix, self.command_queue, self.response_prefix)
+                if not name.startswith(HASH_TAG)]
+
     def response(self, command_id: str) -> str:
         """The agent's reply key for a command (see `response_of` for another login's)."""
         return f"{self.response_prefix}{command_id}"
 
     # -- one queue and one set of replies per sending login ---------------------------------
-    # The agent's keep their first names (COMMAND_QUEUE, RESPONSE_PREFIX). Another login's queue
-    # and the routers' processing lists of it share a hash tag (BLMOVE/LMOVE touch both); its
-    # replies carry none, so in a cluster they spread over the slots.
+    # The agent's keep their first names (COMMAND_QUEUE, RESPONSE_PREFIX).
     def command_queue_of(self, login: str) -> str:
         """The queue only `login` may push to (the router's ACL may take from it)."""
         if login == AGENT_LOGIN:
             return self.command_queue
-        return f"{self.prefix}login:{{{login}}}:command_queue"
+        return f"{self.prefix}login:{login}:command_queue"
 
     def response_prefix_of(self, login: str) -> str:
         """The prefix of the replies to `login`'s commands: readable by that login only."""
@@ -56,7 +65,7 @@ class Keys:
         """A router's processing list of `login`'s queue (router_id `*`: every router's)."""
         if login == AGENT_LOGIN:
             return self.processing(router_id)
-        return f"{self.router_prefix}{{{login}}}:processing:{router_id}"
+        return f"{self.router_prefix}{login}:processing:{router_id}"
 
     @property
     def router_prefix(self) -> str:

@@ -1,6 +1,7 @@
 """The one way every SafeClaw process connects to Redis (router, agent, dashboard, MCP server,
 `status`/`doctor`, the control commands): a REDIS_URL read by `protocol.redis_address` (one server, or
-the primary Sentinel names, followed through a failover by `protocol.redis_sentinel`), and
+the primary Sentinel names, followed through a failover by `protocol.redis_sentinel`, or a Redis
+Cluster through redis-py's `RedisCluster`), and
 connections that each check, right after their login, that this Redis is the primary and keeps
 every key (`protocol.redis_safety`): at start, on every reconnect, after every failover.
 
@@ -15,13 +16,17 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+import redis.asyncio.cluster as async_cluster
 import redis.asyncio.connection as async_connection
 import redis.asyncio.sentinel as async_sentinel
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode
 from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelManagedConnection, SentinelManagedSSLConnection
 
 from protocol.redis_address import RedisAddress, parse_address
+from protocol.redis_cluster import TaggedCluster
 from protocol.redis_safety import CheckedAsyncConnection, CheckedConnection, RedisUnsafe
 from protocol.redis_sentinel import AsyncFollowingSentinelPool, BlockingSentinelPool, FollowingSentinelPool
 
@@ -36,9 +41,15 @@ def no_retry() -> Retry:
     return Retry(NoBackoff(), 0)
 
 
+def no_retry_async() -> AsyncRetry:
+    return AsyncRetry(NoBackoff(), 0)
+
+
 def _base_class(address: RedisAddress) -> type:
     if address.is_sentinel:
         return SentinelManagedSSLConnection if address.tls else SentinelManagedConnection
+    if address.is_cluster:
+        return redis.SSLConnection if address.tls else redis.Connection
     scheme = address.url.split("://", 1)[0].lower()
     classes = {"rediss": redis.SSLConnection, "unix": redis.UnixDomainSocketConnection}
     return classes.get(scheme, redis.Connection)
@@ -49,6 +60,8 @@ def _async_base_class(address: RedisAddress) -> type:
         if address.tls:
             return async_sentinel.SentinelManagedSSLConnection
         return async_sentinel.SentinelManagedConnection
+    if address.is_cluster:
+        return async_connection.SSLConnection if address.tls else async_connection.Connection
     scheme = address.url.split("://", 1)[0].lower()
     return {"rediss": async_connection.SSLConnection,
             "unix": async_connection.UnixDomainSocketConnection}.get(scheme, async_connection.Connection)
@@ -90,6 +103,8 @@ def sync_client(
         common["max_connections"] = max_connections
     if wait_for_connection is not None:
         common["timeout"] = wait_for_connection
+    if address.is_cluster:
+        return _cluster_client(address, cls, common)  # type: ignore[return-value]
     if address.is_sentinel:
         sentinel = Sentinel(list(address.sentinels), sentinel_kwargs=_sentinel_options(address, common))
         pool_cls = BlockingSentinelPool if wait_for_connection is not None else FollowingSentinelPool
@@ -100,6 +115,39 @@ def sync_client(
         plain_cls = redis.BlockingConnectionPool if wait_for_connection is not None else redis.ConnectionPool
         pool = plain_cls.from_url(url, connection_class=cls, **common)
     return redis.Redis(connection_pool=pool)
+
+
+def _cluster_client(address: RedisAddress, cls: type, common: dict[str, Any]) -> TaggedCluster:
+    """A cluster client: one checked pool per node. Its own retries are off like every client's
+    (a MOVED or ASK redirect is still followed: Redis ran nothing on the node that sent it)."""
+    options = {**address.options, **common}
+    options.pop("ssl", None)
+    # RedisCluster builds plain pools per node: a bound on them would fail a thread, not make it wait.
+    options.pop("timeout", None)
+    options.pop("max_connections", None)
+    options.setdefault("retry", no_retry())  # RedisCluster resends on a lost connection otherwise
+    (host, port), *others = address.cluster_nodes
+    nodes = [ClusterNode(other_host, other_port) for other_host, other_port in others]
+    # Given a `url`, RedisCluster builds each node's pool from these options, so every node's
+    # connections are of our checked class (without one it passes them to Redis(), which refuses).
+    return TaggedCluster(url=f"redis://{host}:{port}", startup_nodes=nodes, connection_class=cls, **options)
+
+
+def _async_cluster_client(address: RedisAddress, cls: type,
+                          common: dict[str, Any]) -> async_cluster.RedisCluster:
+    """redis.asyncio's cluster client, its nodes' connections of our checked class. It takes no
+    connection class, so ours is set where it builds each node from, before any connection opens
+    (its nodes connect on the first command)."""
+    options = {**address.options, **common}
+    options.pop("ssl", None)
+    nodes = [async_cluster.ClusterNode(host, port) for host, port in address.cluster_nodes]
+    client = async_cluster.RedisCluster(startup_nodes=nodes, ssl=address.tls, retry=no_retry_async(),
+                                        **options)
+    client.connection_kwargs["connection_class"] = cls
+    client.nodes_manager.connection_kwargs["connection_class"] = cls
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = cls
+    return client
 
 
 @functools.lru_cache(maxsize=8)
@@ -117,6 +165,8 @@ def async_client(url: str, *, decode_responses: bool, socket_connect_timeout: fl
     cls = checked_class(_async_base_class(address), (), accepted_eviction, CheckedAsyncConnection)
     common: dict[str, Any] = {"decode_responses": decode_responses,
                               "socket_connect_timeout": socket_connect_timeout, **extra}
+    if address.is_cluster:
+        return _async_cluster_client(address, cls, common)  # type: ignore[return-value]
     if not address.is_sentinel:
         return aioredis.Redis.from_url(url, connection_class=cls, single_connection_client=True, **common)
     options = {**address.options, **common}

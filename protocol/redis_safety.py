@@ -24,6 +24,8 @@ from typing import Any
 
 import redis
 
+from protocol.redis_cluster import slot_client
+
 NOEVICTION = "noeviction"
 ACCEPT_EVICTION_SETTING = "REDIS_ACCEPT_EVICTION"
 INFO_SECTIONS = ("memory", "replication")
@@ -147,9 +149,10 @@ def current_eviction(conn: redis.Redis, where: str, accepted: str = "") -> str |
     """Ask a live client now (a running router, on its heartbeat) whether its Redis may drop keys:
     why, or None. Redis unavailable raises as usual (a new connection to a replica: `RedisUnsafe`);
     a refused INFO is a reason. The role needs no asking here: a demoted primary refuses the next
-    write (READONLY), and the connection that replaces it checks the role."""
+    write (READONLY), and the connection that replaces it checks the role. On a cluster: the node
+    holding SafeClaw's slot (a cluster client would ask whichever node it picks)."""
     try:
-        info = conn.execute_command("INFO", *INFO_SECTIONS)
+        info = slot_client(conn).execute_command("INFO", *INFO_SECTIONS)
     except redis.ResponseError as exc:
         return denied_info(where, exc)
     if not isinstance(info, Mapping):

@@ -4,7 +4,7 @@ decisions typed in a chat. It can never decide by itself.
 The router pushes notices on `Keys.owner_notices`; the desk moves each into its in-flight list,
 hands it to `deliver`, then drops it (a notice in flight when the agent died is delivered at the
 next start). An `approval_requested` notice carries the one-time code the router will ask for:
-the desk keeps it under the agent's own key (`safeclaw:agent:approvals`), never in a prompt,
+the desk keeps it under the agent's own key (`{safeclaw}:agent:approvals`), never in a prompt,
 history or workspace file. `/approve ID` (or a Telegram button) sends `APPROVAL_DECISION` with
 that code; the router checks it. Notices reach the owner through channels only, never the model.
 """

@@ -16,6 +16,7 @@ from redis.sentinel import Sentinel
 from agent.config.settings import AgentSettings
 from agent.errors import ConfigError
 from protocol.redis_address import AddressError, RedisAddress, parse_address
+from protocol.redis_cluster import untagged_on_cluster
 from protocol.redis_link import RedisUnsafe, check_now, no_retry, sync_client
 
 CONNECT_TIMEOUT = 3.0
@@ -44,6 +45,9 @@ def build_redis(settings: AgentSettings) -> redis.Redis | None:
     if not settings.redis_url:
         return None
     try:
+        refusal = untagged_on_cluster(parse_address(settings.redis_url), settings.keys)
+        if refusal:
+            raise ConfigError(refusal)
         return redis_client(settings.redis_url, settings.redis_accept_eviction)
     except AddressError as exc:
         raise ConfigError(str(exc)) from None
@@ -69,6 +73,8 @@ def anonymous_client(url: str) -> redis.Redis:
     address = parse_address(url)
     if address.is_sentinel:
         host, port = primary_address(address)
+    elif address.is_cluster:
+        host, port = address.cluster_nodes[0]
     else:
         host, port = address.options.get("host") or "127.0.0.1", address.options.get("port") or 6379
     return redis.Redis(host=host, port=port, socket_connect_timeout=CONNECT_TIMEOUT,

@@ -61,7 +61,7 @@ def outcome_of(status: str, error: str | None) -> str:
 class CircuitBreaker:
     def __init__(self, settings: BoundsSettings, prefix: str, notices_key: str) -> None:
         self.settings = settings
-        self.prefix = prefix  # e.g. "safeclaw:router:circuit:"
+        self.prefix = prefix  # e.g. "{safeclaw}:router:circuit:"
         self.notices_key = notices_key
 
     def failures_key(self, platform: str) -> str:

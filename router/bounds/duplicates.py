@@ -57,7 +57,7 @@ class SentEntry:
 class DuplicateGuard:
     def __init__(self, settings: BoundsSettings, prefix: str) -> None:
         self.settings = settings
-        self.prefix = prefix  # e.g. "safeclaw:router:sent:"
+        self.prefix = prefix  # e.g. "{safeclaw}:router:sent:"
         self.window = settings.duplicate_days * DAY
         self._known: dict[str, KnownHistory] = {}
         self._lock = threading.Lock()

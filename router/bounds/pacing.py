@@ -28,7 +28,7 @@ class PaceSlot:
 class Pacing:
     def __init__(self, settings: BoundsSettings, prefix: str) -> None:
         self.settings = settings
-        self.prefix = prefix  # e.g. "safeclaw:router:pace:"
+        self.prefix = prefix  # e.g. "{safeclaw}:router:pace:"
 
     def key(self, platform: str, kind: str) -> str:
         return f"{self.prefix}{platform}:{kind}"

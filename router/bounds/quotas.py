@@ -33,7 +33,7 @@ def day_of(now: float) -> str:
 class DailyQuotas:
     def __init__(self, settings: BoundsSettings, prefix: str) -> None:
         self.settings = settings
-        self.prefix = prefix  # e.g. "safeclaw:router:quota:"
+        self.prefix = prefix  # e.g. "{safeclaw}:router:quota:"
 
     def key(self, platform: str, kind: str, now: float) -> str:
         return f"{self.prefix}{platform}:{kind}:{day_of(now)}"

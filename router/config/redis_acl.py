@@ -47,7 +47,10 @@ from protocol.keys import AGENT_LOGIN, MCP_LOGIN, SENDING_LOGINS, Keys
 # What redis-py needs to open a connection (AUTH or HELLO+AUTH, CLIENT SETNAME) and stay healthy.
 # INFO memory|replication: every connection reads the eviction policy and the role (protocol.redis_safety).
 CONNECTION_COMMANDS = ("+ping", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
-                       "+reset", "+quit", "+info|memory", "+info|replication")
+                       "+reset", "+quit", "+info|memory", "+info|replication",
+                       # On a Redis Cluster (redis+cluster://): where the slots are, the commands'
+                       # key positions (redis-py asks COMMAND once), and following an ASK redirect.
+                       "+cluster|slots", "+cluster|shards", "+cluster|nodes", "+command", "+asking")
 
 
 def password_hash(password: str) -> str:

@@ -14,6 +14,7 @@ from protocol.env_files import SettingError, parse_bool
 from protocol.hidden import HiddenValues
 from protocol.keys import Keys
 from protocol.redis_address import AddressError, parse_address
+from protocol.redis_cluster import untagged_on_cluster
 from protocol.redis_safety import ACCEPT_EVICTION_SETTING
 from router.bounds.settings import BoundsSettings
 from router.config.env_sources import check_setting_names, merged_environment
@@ -109,9 +110,12 @@ class RouterSettings:
                 "(see .env.example and `./safeclaw python -m router.config.redis_acl --help` for the users)"
             )
         try:
-            parse_address(redis_url)
+            address = parse_address(redis_url)
         except AddressError as exc:
             raise ConfigError(str(exc)) from None
+        refusal = untagged_on_cluster(address, Keys.from_env(env))
+        if refusal:
+            raise ConfigError(refusal)
         return cls._build(env, redis_url)
 
     @classmethod

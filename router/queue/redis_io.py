@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from redis.cluster import RedisCluster
 
+from protocol.redis_cluster import raise_moved, slot_client
 from protocol.redis_link import no_retry, sync_client
 from protocol.redis_safety import RedisUnsafe
 from router.config.settings import RouterSettings
@@ -206,7 +208,11 @@ class Batch:
     def send(self, conn: redis.Redis) -> list[Any]:
         """Every answer, in order; an error answer is raised once all are read (as a pipeline
         does); a connection that failed midway is closed, never reused."""
-        pool = conn.connection_pool
+        if not self.commands:
+            return []
+        on_cluster = isinstance(conn, RedisCluster)
+        # On a cluster: the node of the first command's key (a batch's keys share one slot).
+        pool = slot_client(conn, self.commands[0][1]).connection_pool if on_cluster else conn.connection_pool
         connection = pool.get_connection()
         answers: list[Any] = []
         try:
@@ -221,6 +227,8 @@ class Batch:
             raise
         finally:
             pool.release(connection)
+        if on_cluster:
+            raise_moved(answers)
         for answer in answers:
             if isinstance(answer, redis.ResponseError):
                 raise answer

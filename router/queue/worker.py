@@ -41,6 +41,7 @@ import redis
 from protocol.commands import CommandEnvelope
 from protocol.hidden import HiddenValues
 from protocol.keys import AGENT_LOGIN
+from protocol.redis_cluster import disconnect_idle
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.errors import ConfigError
@@ -170,7 +171,7 @@ class Worker:
             taker.next_recovery = 0.0
         # Idle pooled connections still point at the Redis that went away: a lane taking one
         # would fail once more and report a second outage.
-        self.conn.connection_pool.disconnect(inuse_connections=False)
+        disconnect_idle(self.conn)
 
     # -- heartbeat -------------------------------------------------------------------------
     def heartbeat_value(self, dead_letters: int | None = None, conn: redis.Redis | None = None) -> str:

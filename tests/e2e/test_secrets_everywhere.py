@@ -99,7 +99,7 @@ def test_planted_secrets_appear_nowhere(stack, redis_urls):
         redis_text = redis_dump(admin)
     finally:
         admin.close()
-    assert "safeclaw:router:idem:" in redis_text  # the stored replies are there to be searched
+    assert "{safeclaw}:router:idem:" in redis_text  # the stored replies are there to be searched
     haystacks = {
         "agent stdout/stderr": working.stdout + working.stderr + failing.stdout + failing.stderr,
         "agent environment": json.dumps(working.environ) + json.dumps(failing.environ),

@@ -23,7 +23,7 @@ def test_env_file_read_and_process_env_wins(tmp_path):
     settings = RouterSettings.load(env_file, environ={"ROUTER_ID": "from-env"})
     assert settings.redis_url == URL and settings.router_id == "from-env" and settings.max_attempts == 5
     assert settings.redis_password == "pw"
-    assert settings.keys.command_queue == "safeclaw:command_queue"
+    assert settings.keys.command_queue == "{safeclaw}:command_queue"  # the hash tag of protocol.keys
 
 
 def test_custom_queue_names():

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -95,7 +96,7 @@ class ReplicatedRedis:
         """The primary's port as Sentinel names it now (None while it cannot say)."""
         client = self.sentinel.client()
         try:
-            answer = client.sentinel_get_master_addr_by_name(SERVICE)
+            answer: Any = client.sentinel_get_master_addr_by_name(SERVICE)
         except redis.RedisError:
             return None
         finally:
@@ -103,7 +104,7 @@ class ReplicatedRedis:
         return int(answer[1]) if answer else None
 
     def server_at(self, port: int) -> MemberServer:
-        return next(server for server in self.servers if server.port == port)  # type: ignore[return-value]
+        return next(server for server in self.servers if server.port == port)
 
     def replica_in_sync(self) -> bool:
         """The replica has caught up with the primary and Sentinel knows it (failover can pick it)."""

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import redis
 
+from protocol.keys import Keys
 from router.bounds.settings import BoundsSettings
 
-PREFIX = "safeclaw:router:"
-NOTICES = "safeclaw:notices"
+PREFIX = Keys().router_prefix
+NOTICES = Keys().owner_notices
 # A Saturday noon, UTC: far enough from midnight that a test's few hours stay in one day.
 NOON = 1_795_867_200.0
 
