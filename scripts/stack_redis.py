@@ -20,7 +20,7 @@ from pathlib import Path
 import redis
 
 from protocol.keys import Keys
-from router.config.redis_acl import render_acl
+from router.config.redis_acl import password_hash, render_acl
 from scripts.stack_env import read_env_file, write_runtime_env
 from scripts.stack_processes import Stack, StackError, die_with_parent, say, shown_path
 
@@ -60,6 +60,12 @@ def find_redis_server() -> str:
     return binary
 
 
+def upgrade_user(password: str) -> str:
+    """The login that renames old-named keys: SCAN and RENAMENX on SafeClaw's keys, nothing else."""
+    return (f"user upgrade on {password_hash(password)} ~safeclaw:* ~{{safeclaw}}:* resetchannels -@all "
+            "+scan +renamenx +ping\n")
+
+
 class PrivateRedis:
     """One redis-server this process starts and stops; its files live in `<run_dir>/redis/`."""
 
@@ -72,17 +78,21 @@ class PrivateRedis:
         self.router_password = read_or_create_secret(self.dir / "router.password")
         self.control_password = read_or_create_secret(self.dir / "control.password")
         self.mcp_password = read_or_create_secret(self.dir / "mcp.password")
+        # Renames the keys an earlier SafeClaw wrote here before the cluster hash tag, nothing else.
+        self.upgrade_password = read_or_create_secret(self.dir / "upgrade.password")
+        self.admin_password: str | None = None  # a test's own all-powerful login, never the stack's
 
     def url(self, user: str) -> str:
         passwords = {"agent": self.agent_password, "router": self.router_password,
-                     "control": self.control_password, "mcp": self.mcp_password}
+                     "control": self.control_password, "mcp": self.mcp_password,
+                     "upgrade": self.upgrade_password, "admin": self.admin_password or ""}
         return f"redis://{user}:{passwords[user]}@127.0.0.1:{self.port}/0"
 
     def write_config(self) -> Path:
         acl = self.dir / "users.acl"
-        acl.write_text(render_acl(self.keys, self.agent_password, self.router_password,
-                                  control_password=self.control_password, mcp_password=self.mcp_password),
-                       encoding="utf-8")
+        acl.write_text(render_acl(self.keys, self.agent_password, self.router_password, self.admin_password,
+                                  control_password=self.control_password, mcp_password=self.mcp_password)
+                       + upgrade_user(self.upgrade_password), encoding="utf-8")
         acl.chmod(0o600)
         lines = [
             f"port {self.port}", "bind 127.0.0.1", "protected-mode yes", f'dir "{self.dir}"',
@@ -134,6 +144,22 @@ class PrivateRedis:
         finally:
             client.close()
 
+    def upgrade_key_names(self) -> None:
+        """Keys an earlier SafeClaw kept here under the names before the hash tag (queued commands,
+        idempotency records, approvals) move to today's names, so none is lost or run twice."""
+        from scripts.tag_redis_keys import tag_keys
+
+        conn = redis.Redis.from_url(self.url("upgrade"), socket_connect_timeout=2, socket_timeout=10)
+        try:
+            renamed, taken = tag_keys(conn)
+        finally:
+            conn.close()
+        if renamed:
+            say(f"moved {len(renamed)} key(s) an earlier SafeClaw kept to today's names")
+        if taken:
+            say(f"left {len(taken)} key(s) of an earlier SafeClaw as they are: today's names are taken "
+                f"({', '.join(taken[:3])}{', …' if len(taken) > 3 else ''})")
+
     def log_tail(self, lines: int = 8) -> str:
         try:
             text = (self.dir / "redis.log").read_text(encoding="utf-8", errors="replace")
@@ -165,6 +191,7 @@ def redis_urls(args: argparse.Namespace, stack: Stack, keys: Keys, agent_file: d
     def ready() -> None:
         private.wait_ready()
         say(f"private Redis on 127.0.0.1:{private.port} (data in {shown_path(private.dir)})")
+        private.upgrade_key_names()
 
     write_runtime_env(args.run_dir / "mcp.env", {"REDIS_URL": private.url("mcp")})  # for ./safeclaw mcp
     return private.url("agent"), private.url("router"), private.url("control"), ready
