@@ -164,6 +164,12 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
     from agent.logs import setup_logging
     from agent.service import enabled_channels
 
+    # From here until the console takes Ctrl-C, one is kept rather than lost: the stack's runner
+    # leaves Ctrl-C to the agent once it opens the gate, maybe while the agent still builds its
+    # service (it was started with SIGINT ignored, so that Python's own start cannot crash on one).
+    ctrl_c_before = threading.Event()
+    if gate and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda _signum, _frame: ctrl_c_before.set())
     removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line
     lock = WorkspaceLock(settings.workspace.root).acquire()  # one agent per workspace, for its life
     setup_logging(settings.workspace.log_path, settings.secrets(), args.verbose)
@@ -175,10 +181,6 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
         )
     try:
         service = build_service(settings)
-        # From here until the console takes Ctrl-C, one is kept rather than lost: the stack's
-        # runner leaves Ctrl-C to the agent once it opens the gate (started with SIGINT ignored).
-        ctrl_c_before = threading.Event()
-        signal.signal(signal.SIGINT, lambda _signum, _frame: ctrl_c_before.set())
         if not wait_for_the_stack(gate):
             return 0
         code = asyncio.run(service.run(args.channels or enabled_channels(settings), ctrl_c_before))

@@ -17,9 +17,10 @@ Standard library only: it runs before any of SafeClaw's packages can be imported
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
-from types import FrameType
+from types import FrameType, TracebackType
 
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
 
@@ -52,6 +53,18 @@ def leaving() -> bool:
     return _leaving
 
 
+def _quiet_when_leaving(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+    """The Ctrl-C's SystemExit can surface wrapped: Python 3.11 turns an exception raised in a
+    class's `__set_name__` (every dataclass field, while a module is imported) into RuntimeError.
+    Once leaving, such an error is the Ctrl-C's: the program ends with 130, no traceback."""
+    if _leaving and isinstance(error.__cause__ or error.__context__, SystemExit):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(INTERRUPTED)
+    sys.__excepthook__(kind, error, trace)
+
+
 def _terminated(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
@@ -63,6 +76,7 @@ def leave_on_ctrl_c() -> None:
     instead of dying with it on the disk."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _leave)
+        sys.excepthook = _quiet_when_leaving
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminated)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -75,7 +75,8 @@ def test_second_run_reuses_the_passwords_and_keeps_them_private(tmp_path):
     assert first.returncode == 0, first.stderr
     redis_dir = tmp_path / "run" / "redis"
     passwords = {p.name: p.read_text() for p in redis_dir.glob("*.password")}
-    assert set(passwords) == {"agent.password", "router.password", "control.password", "mcp.password"}
+    assert set(passwords) == {"agent.password", "router.password", "control.password", "mcp.password",
+                              "upgrade.password"}
     mcp_env = (tmp_path / "run" / "mcp.env").read_text()  # for ./safeclaw mcp: the mcp user's login
     assert f"redis://mcp:{passwords['mcp.password'].strip()}@127.0.0.1:" in mcp_env
     assert all((redis_dir / name).stat().st_mode & 0o077 == 0 for name in passwords)
