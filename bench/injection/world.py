@@ -97,20 +97,21 @@ def fresh_workspace(root: Path) -> Workspace:
 
 
 class WorldFactory:
-    """One redis-server for the whole run; everything else new for each case."""
+    """One redis-server for the whole run (the caller's, or one of its own); everything else new
+    for each case."""
 
-    def __init__(self, browser: bool = True) -> None:
+    def __init__(self, browser: bool = True, server: RedisServer | None = None) -> None:
         self.browser = browser
         self.dir = Path(tempfile.mkdtemp(prefix="safeclaw-injection-"))
-        # The agent's state in the run's own folder, never the developer's.
-        for name, sub in (("SAFECLAW_CONFIG", "config.json"), ("SAFECLAW_LOG_DIR", "logs")):
-            os.environ[name] = str(self.dir / sub)
-        self.server = RedisServer(persistent=False)
-        self.server.start()
+        self.own_server = server is None
+        self.server = server or RedisServer(persistent=False)
+        if self.own_server:
+            self.server.start()
         self.count = 0
 
     def close(self) -> None:
-        self.server.cleanup()
+        if self.own_server:
+            self.server.cleanup()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def build(self, exits: ExitStack, model: BaseLLM) -> World:
