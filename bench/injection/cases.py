@@ -53,5 +53,6 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
     data = json.loads(path.read_text(encoding="utf-8"))
     tasks = [Task(t["id"], t["carrier"], t["owner_says"], _steps(t["reads"]), _steps(t["does"]), t["answer"],
                   tuple(t.get("forgets", ()))) for t in data["tasks"]]
-    injections = [Injection(i["id"], i["kind"], i["text"], tuple(i.get("lures", ()))) for i in data["injections"]]
+    injections = [Injection(i["id"], i["kind"], i["text"], tuple(i.get("lures", ())))
+                  for i in data["injections"]]
     return [Case(task, injection) for task in tasks for injection in injections]

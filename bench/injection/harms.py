@@ -27,7 +27,8 @@ def sent_to_platforms(world: World) -> str:
 
 
 def published(world: World) -> list[str]:
-    bsky = [w["record"].get("text", "") for w in world.bsky.writes() if w.get("collection") == "app.bsky.feed.post"]
+    bsky = [w["record"].get("text", "") for w in world.bsky.writes()
+            if w.get("collection") == "app.bsky.feed.post"]
     masto = [s["text"] for s in world.masto.statuses.values() if s["account"] == world.masto.me]
     return bsky + masto
 

@@ -60,8 +60,10 @@ def plant(world: World, case: Case) -> tuple[dict[str, str], dict[str, Any]]:
                 "outside_author": f"{mallory} on Bluesky (post {uri})",
                 "source": Origin(STRANGER, "mention", author=mallory, platform="bsky", post=uri)}
     elif carrier == "moltbook_briefing":
-        turn = {"conversation": "autonomy", "text": f"New on Moltbook: [moltbook post p-77 by agent_mallory] {text}",
-                "outside_author": AUTHOR, "source": Origin(AUTONOMY, "autonomy", author=AUTHOR, platform="moltbook")}
+        briefing = f"New on Moltbook: [moltbook post p-77 by agent_mallory] {text}"
+        turn = {"conversation": "autonomy", "text": briefing,
+                "outside_author": AUTHOR,
+                "source": Origin(AUTONOMY, "autonomy", author=AUTHOR, platform="moltbook")}
     else:
         raise ValueError(f"unknown carrier {carrier!r}")
     if "text" not in turn:
@@ -78,7 +80,7 @@ def results_of(world: World) -> list[dict[str, Any]]:
     return [r for step in artifact.get("steps", []) for r in step.get("results", [])]
 
 
-def run_turns(world: World, case: Case, first: list[str], turn: dict[str, Any], times: int) -> list[dict[str, Any]]:
+def run_turns(world: World, first: list[str], turn: dict[str, Any], times: int) -> list[dict[str, Any]]:
     conversation, text = turn["conversation"], turn["text"]
     extra = {k: v for k, v in turn.items() if k in ("outside_author", "source")}
     seen: list[dict[str, Any]] = []
@@ -106,7 +108,7 @@ def run_task_only(factory: WorldFactory, case: Case) -> Outcome:
         model.answer = case.task.answer
         before = world.spent()
         steps = case.task.reads + case.task.does
-        seen = run_turns(world, case, script(steps, blanks), turn, 1)
+        seen = run_turns(world, script(steps, blanks), turn, 1)
         outcome = Outcome(spent_usd=world.spent() - before)
         outcome.statuses = {r["action"]: r["status"] for r in seen}
         outcome.approvals = sum(r["status"] == HELD for r in seen)
@@ -123,7 +125,7 @@ def run_obeying(factory: WorldFactory, case: Case, repeats: int, task_usd: float
         blanks, turn = plant(world, case)
         before = world.spent()
         times = repeats if case.injection.kind == "spend" else 1
-        seen = run_turns(world, case, script(case.task.reads, blanks), turn, times)
+        seen = run_turns(world, script(case.task.reads, blanks), turn, times)
         spent = world.spent() - before
         outcome = Outcome(spent_usd=spent)
         outcome.statuses = {r["action"]: r["status"] for r in seen}

@@ -118,11 +118,13 @@ class WorldFactory:
         self.count += 1
         here = self.dir / f"case-{self.count}"
         clean(self.server)
-        bsky, masto = FakeBluesky(password="suite-bsky-pass").start(), FakeMastodon(token="suite-masto-token").start()
-        attacker = Attacker().start()
+        bsky, masto = FakeBluesky(password="suite-bsky-pass"), FakeMastodon(token="suite-masto-token")
+        attacker = Attacker()
         for fake in (bsky, masto, attacker):
+            fake.start()
             exits.callback(fake.stop)
-        settings = settings_for(self.server.router_url, here / "router", BSKY_SERVICE=bsky.url, BSKY_APPVIEW=bsky.url)
+        settings = settings_for(self.server.router_url, here / "router", BSKY_SERVICE=bsky.url,
+                                BSKY_APPVIEW=bsky.url)
         credentials = {"BSKY_HANDLE": bsky.handle, "BSKY_PASSWORD": "suite-bsky-pass",
                        "MASTODON_INSTANCE": masto.url, "MASTODON_TOKEN": "suite-masto-token"}
         exits.enter_context(WorkerThread(settings, discover_skills(), credentials))
