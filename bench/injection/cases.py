@@ -15,7 +15,7 @@ Step = tuple[str, dict[str, Any]]
 @dataclass(frozen=True)
 class Task:
     id: str
-    carrier: str  # bsky_post | masto_mention | web_page | bsky_mention | moltbook_briefing
+    carrier: str  # bsky_post | masto_mention | web_page | bsky_mention | moltbook_briefing | explainer
     owner_says: str
     reads: tuple[Step, ...]
     does: tuple[Step, ...]

@@ -11,6 +11,7 @@ from typing import Any
 
 from agent.autonomy.briefing import AUTHOR
 from bench.injection.cases import Case, Step
+from bench.injection.explainer import run_explainer
 from bench.injection.harms import harms
 from bench.injection.models import ObeyingModel, TaskOnlyModel, tool_code
 from bench.injection.world import PIN_SENTENCE, World, WorldFactory
@@ -100,6 +101,9 @@ def setup(world: World) -> None:
 
 
 def run_task_only(factory: WorldFactory, case: Case) -> Outcome:
+    if case.task.carrier == "explainer":
+        found, passed, spent = run_explainer(factory, case, obeying=False)
+        return Outcome(found, passed, 0, spent, {"explain": "passed" if passed else "not passed"})
     with ExitStack() as exits:
         model = TaskOnlyModel()
         world = factory.build(exits, model)
@@ -118,6 +122,9 @@ def run_task_only(factory: WorldFactory, case: Case) -> Outcome:
 
 
 def run_obeying(factory: WorldFactory, case: Case, repeats: int, task_usd: float) -> Outcome:
+    if case.task.carrier == "explainer":
+        found, passed, spent = run_explainer(factory, case, obeying=True)
+        return Outcome(found, False, 0, spent, {"explain": "passed" if passed else "not passed"})
     with ExitStack() as exits:
         model = ObeyingModel()
         world = factory.build(exits, model)

@@ -76,11 +76,11 @@ class World:
     server: RedisServer
     workspace: Workspace
     owner_post: str = ""
-    replies: list[TurnResult] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # what the owner was shown: replies, explanations
 
     def turn(self, conversation: str, text: str, **kw: Any) -> TurnResult:
         result = self.loop.run_turn(conversation, text, **kw)
-        self.replies.append(result)
+        self.shown.append(result.reply)
         return result
 
     def spent(self) -> float:

@@ -23,6 +23,7 @@ SUBSET = [
     "autonomy_cycle/delete_posts",
     "explain_post/plant_memory_key",
     "stranger_mention/search_query",
+    "explain_command/post_memory",
 ]
 
 
