@@ -141,12 +141,13 @@ class AgentService:
             return AutonomyChannel(self.handle, cycle, self.settings.channels.autonomy.cycle_interval)
         raise ConfigError(f"unknown channel {name!r}; known: {', '.join(CHANNELS)}")
 
-    async def run(self, channel_names: list[str]) -> int:
-        """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive."""
+    async def run(self, channel_names: list[str], ctrl_c_before: threading.Event | None = None) -> int:
+        """Run the channels (see `_run_channels`) while a heartbeat in Redis says the agent is alive.
+        `ctrl_c_before`: set by a Ctrl-C that came before the channels took it (the agent leaves)."""
         asyncio.get_running_loop().set_default_executor(DaemonThreads())  # a stop never waits for a turn
         threading.Thread(target=self.warm_up, name="llm-warm-up", daemon=True).start()
         with AgentHeartbeat.from_settings(self.settings, self.conn, channel_names, self.loop.llm):
-            return await self._run_channels(channel_names)
+            return await self._run_channels(channel_names, ctrl_c_before)
 
     def warm_up(self) -> None:
         """Ready the LLM while the channels start (the embedded model evaluates its fixed prompt),
@@ -156,7 +157,9 @@ class AgentService:
         except Exception as exc:  # the first turn reports a real problem to the owner
             log.warning("could not warm up the LLM: %s", exc)
 
-    async def _run_channels(self, channel_names: list[str]) -> int:
+    async def _run_channels(
+        self, channel_names: list[str], ctrl_c_before: threading.Event | None = None
+    ) -> int:
         """Run the channels until a signal, the end of the console's input, or no channel is left.
 
         Exits 2 when a channel stopped on an error (e.g. Telegram rejected the token), else 0."""
@@ -167,6 +170,8 @@ class AgentService:
             leave = self._ctrl_c(stop) if signum == signal.SIGINT else stop.set
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 event_loop.add_signal_handler(signum, leave)
+        if ctrl_c_before is not None and ctrl_c_before.is_set():
+            stop.set()  # the owner pressed Ctrl-C while the agent started: leave, as at the prompt
         tasks: dict[asyncio.Task[Any], BaseChannel] = {
             asyncio.create_task(ch.start(), name=ch.name): ch for ch in self.channels
         }

@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -174,9 +175,13 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
         )
     try:
         service = build_service(settings)
+        # From here until the console takes Ctrl-C, one is kept rather than lost: the stack's
+        # runner leaves Ctrl-C to the agent once it opens the gate (started with SIGINT ignored).
+        ctrl_c_before = threading.Event()
+        signal.signal(signal.SIGINT, lambda _signum, _frame: ctrl_c_before.set())
         if not wait_for_the_stack(gate):
             return 0
-        code = asyncio.run(service.run(args.channels or enabled_channels(settings)))
+        code = asyncio.run(service.run(args.channels or enabled_channels(settings), ctrl_c_before))
         # Leaving (the console said Bye): the stack's runner may still ask it to stop, which
         # must not end it by the signal, as if it had been stopped before its console was up.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

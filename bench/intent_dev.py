@@ -42,9 +42,9 @@ def main() -> int:
         )
         snapshot = loop.snapshot("")
         engine = ClassifyThenFill(llama, persona_of(snapshot.template), use_rules=False)
-        engine.warm_up(AgentLoop.turn_request("", snapshot))
+        engine.warm_up(snapshot.request_for(""))
         for case in data["cases"]:
-            request = AgentLoop.turn_request(case["request"], snapshot)
+            request = snapshot.request_for(case["request"])
             started = time.perf_counter()
             label, ranking, _ = engine.classify(request, list(engine.offered(request)))
             seconds = time.perf_counter() - started

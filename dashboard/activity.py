@@ -11,6 +11,7 @@ from typing import Any
 
 from dashboard.values import number, text
 from protocol.platform_names import PLATFORM_NAMES
+from protocol.skill_words import ACTIVITY, in_words
 
 PLATFORMS = {**PLATFORM_NAMES, "router": "the router"}
 ORIGINS = {
@@ -106,9 +107,11 @@ def decision_words(decision: str) -> str:
 
 def sentence(kind: str, platform: str, outcome: str, dry_run: bool, action: str) -> str:
     name = platform_name(platform)
-    if kind not in VERBS:
-        what = f"run {action or 'a command'}"
-        past = f"Ran {action or 'a command'}"
+    if action in ACTIVITY:  # the router's own skills (a ping, a note): their words, not "read the router"
+        what, past = ACTIVITY[action]
+    elif kind not in VERBS:
+        what = f"run {in_words(action) if action else 'a command'}"
+        past = f"Ran {in_words(action) if action else 'a command'}"
     else:
         what, past = (phrase.format(p=name) for phrase in VERBS[kind])
     if outcome == "done":

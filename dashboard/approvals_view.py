@@ -10,9 +10,9 @@ import redis
 
 from dashboard.activity import VERBS, origin_of, platform_name
 from dashboard.values import json_object, text
+from protocol.approvals import public_view
 from protocol.invisible import shown
 from protocol.keys import Keys
-from router.policy.approvals import public_view
 
 PAGE = 50
 

@@ -11,11 +11,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent.governance.injections import MAX_PENDING
 from dashboard import readers
 from dashboard.endpoints import ApiError, Endpoints
-from protocol import kill_switch
-from router.policy import approvals
+from protocol import approvals, kill_switch
+from protocol.rule_injections import MAX_PENDING
 
 log = logging.getLogger("safeclaw.dashboard")
 MAX_BODY_BYTES = 16_384

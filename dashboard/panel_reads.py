@@ -47,7 +47,7 @@ class PanelReads(Endpoints):
         now = time.time()
         self.mirror.sync()
         cost = readers.cost(self.conn, self.keys)
-        budget = cost.get("daily_budget_usd") if cost.get("available") else None
+        budget = cost.get("daily_budget_usd") if cost.get("available") and not cost.get("free") else None
         stats = self._stats()
         days = self.cost_history.per_day()
         drawn = charts.all_charts(self.mirror.hourly_counts(), days, budget, stats["platforms"], now)

@@ -12,7 +12,10 @@ from typing import Any
 
 from dashboard import values
 from dashboard.values import json_object, number, text, texts
+from protocol.autonomy_heartbeat import Heartbeat, stuck_reason
 from protocol.heartbeat import is_alive, read_heartbeat
+from protocol.llm_cost import is_free
+from protocol.skill_words import can_do
 
 log = logging.getLogger("safeclaw.dashboard")
 NEAR_BUDGET = 0.8  # a share of the daily budget spent that is worth a look
@@ -69,8 +72,8 @@ def router_part(beat: dict[str, Any], now: float) -> dict[str, Any]:
             START_ROUTER,
         )
     platforms = texts(beat.get("platforms_with_credentials"), 40)
-    skills = len(beat["skills"]) if isinstance(beat.get("skills"), list) else 0
-    words = f"Router {router_id} is running: {skills} skill(s), " + (
+    skills = can_do(texts(beat.get("skills"), 40, 30))
+    words = f"Router {router_id} is running: it can {skills}; " + (
         f"connected to {', '.join(platforms)}" if platforms else "no platform connected yet"
     )
     young = texts(beat.get("new_account"), 40, 10)
@@ -151,6 +154,9 @@ def llm_part(agent_raw: Any, cost_raw: Any, now: float) -> dict[str, Any]:
     name = f"{text(beat.get('llm_provider'), 40) or '?'} {text(beat.get('llm_model'), 80)}".strip()
     report = beat.get("llm") if isinstance(beat.get("llm"), dict) else None
     spent = f"; ${today:.2f} of ${daily:.2f} spent today" if today is not None and daily is not None else ""
+    if is_free(beat.get("llm_provider")):
+        name = f"The embedded model ({text(beat.get('llm_model'), 80) or '?'})"
+        spent, daily = "; free, no money is spent", None
     if report is None:
         return part("llm", "LLM", OK, f"{name}: no call yet{spent}")
     if report.get("ok") is True:
@@ -174,8 +180,6 @@ def llm_part(agent_raw: Any, cost_raw: Any, now: float) -> dict[str, Any]:
 
 
 def autonomy_part(raw: Any, now: float) -> dict[str, Any]:
-    from agent.autonomy.health import stuck_reason
-
     beat = autonomy_heartbeat(raw)
     if beat is None and raw is not None:
         return part("autonomy", "Autonomy", UNKNOWN, "Autonomy's heartbeat in Redis cannot be read")
@@ -203,10 +207,8 @@ def autonomy_part(raw: Any, now: float) -> dict[str, Any]:
     return part("autonomy", "Autonomy", OK, f"Autonomy is on: cycle {beat.cycle_count}, {doing}")
 
 
-def autonomy_heartbeat(raw: Any) -> Any:
+def autonomy_heartbeat(raw: Any) -> Heartbeat | None:
     """autonomy's heartbeat with every field of the right type, or None."""
-    from agent.autonomy.state import Heartbeat
-
     data = json_object(raw)
     if data is None:
         return None

@@ -11,9 +11,10 @@ from typing import Any
 
 import redis
 
-from dashboard.values import agent_value, all_read, json_object, number, read_agent_key, text, whole
+from dashboard.values import agent_value, all_read, json_object, number, read_agent_key, text, texts, whole
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
+from protocol.llm_cost import FREE_WORDS, is_free
 
 GOVERNANCE_FILES = ("DOS.md", "VIOLATIONS.md", "UNKNOWNS.md", "PROPOSED_RULES.md", "external_overrides.md")
 MAX_GOVERNANCE_CHARS = 100_000
@@ -72,15 +73,24 @@ def stats(conn: redis.Redis, keys: Keys, router_keys: list[str], now: float) -> 
 def cost(conn: redis.Redis, keys: Keys) -> dict[str, Any]:
     pipe = conn.pipeline(transaction=False)
     read_agent_key(pipe, keys.agent_cost)
-    summary = _json(agent_value(pipe.execute(raise_on_error=False)[0]))
+    read_agent_key(pipe, keys.agent_heartbeat)
+    raw_summary, raw_beat = (agent_value(value) for value in pipe.execute(raise_on_error=False))
+    summary, beat = _json(raw_summary), read_heartbeat(raw_beat)
+    if beat is not None and is_free(beat.get("llm_provider")):
+        return {"available": True, "free": True, "message": f"No money budget: {FREE_WORDS}.",
+                "calls_today": whole((summary or {}).get("calls_today")),
+                "tokens_today": whole((summary or {}).get("tokens_today"))}
     if summary is None:
         return {"available": False, "message": "no LLM cost recorded yet"}
-    money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd")
+    money = ("today_usd", "total_usd", "daily_budget_usd", "total_budget_usd", "outside_today_usd",
+             "outside_budget_usd")
     counts = ("calls_today", "tokens_today")
     return {
         "available": True,
+        "free": False,
         **{name: number(summary.get(name)) for name in money},
         **{name: whole(summary.get(name)) for name in counts},
+        "outside_spent": texts(summary.get("outside_spent"), 100, 20),
     }
 
 

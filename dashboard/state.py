@@ -125,8 +125,7 @@ def status(raw: dict[str, Any] | None, now: float, redis_error: str = "") -> dic
                 "approvals",
                 "Approvals",
                 WARN,
-                f"{pending} action(s) wait for your approval",
-                "see Approvals below",
+                f"{pending} action(s) wait for your approval: decide on each under Approvals below",
             )
         )
     worst = max((SEVERITY.get(p["state"], 1) for p in parts), default=0)
@@ -168,7 +167,7 @@ def kill_state(raw: Any, alive: list[dict[str, Any]]) -> dict[str, Any]:
     elif floor:
         words = f"Posting is stopped: ROUTER_KILL_SWITCH=true in the settings of router {', '.join(floor)}"
     else:
-        words = "Posting is allowed: routers act under their policy"
+        words = "Posting is allowed: the routers post, reply, like and delete within your rules"
     fix = ""
     if floor:
         fix = "set ROUTER_KILL_SWITCH=false in router/.env and restart the router (this page cannot lift it)"

@@ -44,6 +44,7 @@ STRANGER = "stranger"
 AUTONOMY = "autonomy"
 KINDS = (OWNER, STRANGER, AUTONOMY)
 NO_ORIGIN = "no origin was sent with the command (counted as outside text)"
+MCP_VIA = "mcp"  # the path of an MCP client's commands (the router's MCP server)
 
 MAX_SOURCES = 64
 MAX_SOURCE_CHARS = 300

@@ -106,8 +106,9 @@ def suspicion(text: str) -> str | None:
     if invisible:
         first = f"U+{ord(text[invisible[0]]):04X}"
         return (
-            f"it holds {len(invisible)} invisible character(s) (first {first}: zero-width, tag or "
-            "selector characters no reader sees, which can carry a hidden message)"
+            f"it holds {len(invisible)} invisible {'character' if len(invisible) == 1 else 'characters'} "
+            f"(first {first}: zero-width, tag or selector characters no reader sees, which can carry "
+            "a hidden message)"
         )
     for blob in blobs(text, depth=1):
         readable = [t for t in blob.texts if _readable(t) and len(t) >= MIN_DECODED]
@@ -120,13 +121,13 @@ def suspicion(text: str) -> str | None:
     return None
 
 
-def fields_suspicion(fields: Iterable[tuple[str, str]]) -> str | None:
-    """The first published field (name, text) that is suspect, and why, named for the owner; a
-    target (`TARGET_FIELDS`, a post's id or address) is read for the names in it only."""
+def fields_suspicion(fields: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first published field (name, text) that is suspect: (its name, why), or None; a target
+    (`TARGET_FIELDS`, a post's id or address) is read for the names in it only."""
     for name, text in fields:
         why = target_suspicion(text) if name in TARGET_FIELDS else suspicion(text)
         if why is not None:
-            return why if name == "text" else f"its {name}: {why}"
+            return name, why
     return None
 
 

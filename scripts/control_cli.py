@@ -26,12 +26,11 @@ import redis
 
 from agent.channels.display import escaped
 from dashboard.approvals_view import in_words
-from protocol import kill_switch
+from protocol import approvals, kill_switch
 from protocol.keys import Keys
 from protocol.redis_link import sync_client
 from router.audit import verify as audit_verify_module
 from router.config.settings import audit_directory
-from router.policy import approvals
 from router.policy.payload_preview import lines as preview_lines
 from scripts.stack_env import merged, read_env_file
 
@@ -161,10 +160,11 @@ def run(
             elif command in ("stop-posting", "resume-posting"):
                 kill_switch.flip(conn, keys, command == "stop-posting", "owner (command line)")
                 print(
-                    "kill switch ON: every router denies every side effect from its next command"
+                    "kill switch ON: nothing is posted, replied to, liked or deleted from now on "
+                    "(./safeclaw resume-posting lifts it)"
                     if command == "stop-posting"
-                    else "kill switch off: routers act under their policy again (ROUTER_KILL_SWITCH=true "
-                    "in a router's environment still holds that router)"
+                    else "kill switch off: posting is allowed again, within your rules (a router with "
+                    "ROUTER_KILL_SWITCH=true in its settings still posts nothing)"
                 )
         finally:
             conn.close()

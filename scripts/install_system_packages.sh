@@ -22,6 +22,6 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "Please install as root: apt-get install ${need[*]}" >&2; exit 1
   fi
 fi
-echo "Installing system packages: ${need[*]}" >&2
+echo "safeclaw: step 1 of 3: installing the system packages ${need[*]} (apt-get; a minute or two)" >&2
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -143,30 +143,18 @@ def health(args: argparse.Namespace) -> int:
     return run_in_foreground(agent_command(args, args.command), cwd=REPO_ROOT, env=env)
 
 
-# Every command of ./safeclaw (the script runs some itself, this runner the rest), for --help
-# and for a misspelt one.
-COMMANDS_HELP = """commands:
-  (none), run, start  Redis + router + dashboard + agent, the console in the foreground
-  status              while it runs: the LLM the agent uses, Redis, routers, kill switch, dry run, queue
-  doctor              what is missing or wrong, one line each, and how to fix it
-  install             only install (what `make install` runs); fails if anything is missing
-  approvals           commands waiting for your decision; approve ID / deny ID
-  stop-posting        the live kill switch (resume-posting lifts it)
-  audit verify        check the audit log's hash chain
-  rules [accept N]    the agent's rule proposals
-  agent ARGS          the agent alone (./safeclaw agent --help)
-  router ARGS         the router alone (./safeclaw router --help)
-  social              the one-shot tool: one JSON command on stdin, one JSON answer
-  mcp                 the MCP server on stdio
-  python ARGS         the installed Python (e.g. ./safeclaw python -m router.catalogue)
-  compose-init        Redis users and passwords for docker compose
+# Every command of ./safeclaw, for --help and for a misspelt one: scripts/help.txt, which the shell
+# script prints itself, so the help works before anything is installed.
+HELP_TEXT = (REPO_ROOT / "scripts" / "help.txt").read_text(encoding="utf-8")
 
-environment: REDIS_URL (use that Redis; the router's own login goes in router/.env), SAFECLAW_RUN_DIR
-(default .run/: passwords, Redis data, pids), SAFECLAW_LLM_PROVIDER. Platform credentials go in
-router/.env only; see .env.example."""
-ALL_COMMANDS = ("run", "help", "status", "doctor", "install", "approvals", "approve", "deny", "stop-posting",
-                "resume-posting", "audit", "rules", "agent", "router", "social", "mcp", "python",
-                "compose-init")
+
+def listed_commands(help_text: str) -> tuple[str, ...]:
+    """The first word of each line of the help's `commands:` block."""
+    block = help_text.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    return tuple(line.split()[0] for line in block.splitlines() if line.strip())
+
+
+ALL_COMMANDS = listed_commands(HELP_TEXT)
 
 
 # What the words people try first mean here.
@@ -193,15 +181,21 @@ def unknown_command(word: str) -> str:
     return f"unknown command {word!r}{hint} (./safeclaw --help lists them)"
 
 
+class PrintHelp(argparse.Action):
+    """`--help` prints scripts/help.txt, the same text the shell script prints."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(HELP_TEXT, end="")
+        parser.exit()
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="./safeclaw",
-        description="Run SafeClaw: a private Redis, the router, the dashboard and the agent (console).",
-        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "status", "doctor"],
-                        help="run the stack (default), or status / doctor of the running one; the other "
-                             "commands are listed below")
+    parser = argparse.ArgumentParser(prog="./safeclaw", add_help=False)
+    parser.add_argument("-h", "--help", action=PrintHelp)
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "status", "doctor"])
     parser.add_argument("--no-dashboard", action="store_true", help="run without the dashboard")
     parser.add_argument("--channel", action="append", metavar="NAME", help="agent channel (repeatable)")
     parser.add_argument("--verbose", "-v", action="store_true", help="the agent logs INFO to stderr too")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "router", "protocol", "dashboard", "scripts", "evals", "bench")
-# What each process may import besides itself: the agent and the router meet only through Redis.
-MAY_IMPORT = {"agent": {"protocol"}, "router": {"protocol"}, "protocol": set()}
+# What each process may import besides itself: the agent, the router and the dashboard meet only
+# through Redis and what protocol/ says of it.
+MAY_IMPORT = {"agent": {"protocol"}, "router": {"protocol"}, "dashboard": {"protocol"}, "protocol": set()}
 
 
 def module_name(path: Path) -> str:

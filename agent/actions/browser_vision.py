@@ -31,6 +31,7 @@ from agent.actions.consent import dismiss_consent_banners
 from agent.actions.context import ActionContext, ActionError
 from agent.actions.guard_proxy import GuardProxy
 from agent.actions.summary import llm_summary
+from agent.actions.unreachable import NET_ERROR_HINTS
 from agent.actions.url_guard import CheckedURL
 from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
@@ -43,17 +44,6 @@ SCRIPT_TIMEOUT = 10.0
 MAX_TEXT_CHARS = 500_000
 MAX_HTML_CHARS = 5_000_000
 _NET_ERROR = re.compile(r"\b(?:net::)?(ERR_[A-Z0-9_]+)\b")
-NET_ERROR_HINTS = {
-    "ERR_CONNECTION_REFUSED": "connection refused: nothing is listening at that address",
-    "ERR_NAME_NOT_RESOLVED": "the host name does not resolve",
-    "ERR_CONNECTION_TIMED_OUT": "the connection timed out",
-    "ERR_TIMED_OUT": "the connection timed out",
-    "ERR_CONNECTION_RESET": "the connection was reset",
-    "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
-    "ERR_INTERNET_DISCONNECTED": "there is no network connection",
-    "ERR_CERT_AUTHORITY_INVALID": "the site's TLS certificate is not trusted",
-    "ERR_UNSAFE_PORT": "the browser refuses that port",
-}
 _PAGE_STATE = """
 const nav = performance.getEntriesByType('navigation')[0];
 return {href: location.href, ready: document.readyState,
@@ -102,7 +92,7 @@ def describe_net_error(url: str, detail: str) -> str:
         return f"could not open {url}: {first_line(detail) or 'the browser showed an error page'}"
     code = match.group(1)
     hint = NET_ERROR_HINTS.get(code)
-    return f"could not open {url}: {code}" + (f" ({hint})" if hint else "")
+    return f"could not open {url}: {hint} ({code})" if hint else f"could not open {url}: {code}"
 
 
 def wait_until_complete(driver: Any, deadline: Deadline) -> None:

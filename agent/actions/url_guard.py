@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from agent.actions.context import ActionError
+from agent.actions.unreachable import lookup_failure
 
 ALLOWED_SCHEMES = ("http", "https")
 MAX_URL_CHARS = 2048
@@ -116,10 +117,7 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        if exc.errno == socket.EAI_AGAIN:  # the name server gave no answer: no network, not a bad name
-            raise ActionError(f"cannot look up the host {host!r}: no answer from the name server "
-                              "(is this machine online?)") from None
-        raise ActionError(f"cannot resolve the host {host!r} (no such host); check the URL") from None
+        raise ActionError(lookup_failure(host, exc)) from None
     except UnicodeError:
         raise ActionError(f"{host!r} is not a valid host name; check the URL") from None
     addresses: list[IPAddress] = []

@@ -18,23 +18,21 @@ from typing import Any
 from agent.autonomy import CONVERSATION
 from agent.autonomy.briefing import AUTHOR, briefing, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
-from agent.autonomy.state import IDLE, AutonomyState, Heartbeat, Pause, StateFiles
+from agent.autonomy.pauses import PAUSING_ERRORS, RESTING_ERRORS, pause_seconds
+from agent.autonomy.state import AutonomyState, Pause, StateFiles
 from agent.config.channel_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
+from agent.cost.shares import OUTSIDE_POOL
 from agent.governance.files import stamp
 from agent.link.origin import command_origin
 from agent.mind.act import RouterPort
 from agent.mind.loop import AgentLoop
+from protocol.autonomy_heartbeat import IDLE, Heartbeat
 from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")
-# Router refusals that pause autonomy, and for how long (seconds) when the reply has no retry_after.
-PAUSING_ERRORS = {"kill_switch": 3600.0, "circuit_open": 900.0, "quota_exceeded": 3600.0, "paced": 60.0}
-# Refusals that pause only when every public write of a cycle got one: resting until the earliest
-# retry_after costs no LLM call, where the next turn would only draft texts the router refuses.
-RESTING_ERRORS = frozenset({"quota_exceeded", "paced", "circuit_open"})
-DAY = 86400.0
+AUTONOMY_SHARES = (OUTSIDE_POOL, "the autonomy channel")  # shares a cycle pays from
 FEED_LIMIT = 10
 NOTIFICATION_LIMIT = 20
 
@@ -122,9 +120,16 @@ class AutonomyCycle:
             if pause.until is not None and now < pause.until:
                 return CycleReport(state.cycle_count, f"paused:{pause.reason}", detail=pause.detail)
             self._resume(state, f"the {pause.reason.replace('_', ' ')} pause is over; trying again")
-        spent = self.guard.status().exhausted() or self._unaffordable(state)
-        if spent is not None:
+        status = self.guard.status()
+        spent = status.exhausted() or self._unaffordable(state)
+        share = next((s for s in status.outside_spent() if s in AUTONOMY_SHARES), None)
+        if spent is None and share is not None:
+            spent = "share"
+            detail = (f"today's LLM budget share for {share} is spent; the owner's turns go on "
+                      "(budget.outside_share, budget.channel_share in agent/config.json)")
+        elif spent is not None:
             detail = f"the {spent} LLM budget is spent; raise budget.{spent}_usd in agent/config.json"
+        if spent is not None:
             if state.pause is None or state.pause.reason != "budget":
                 state.pause = Pause("budget", now, None, detail)
                 self.notify("pause", f"autonomy paused: {detail}")
@@ -236,7 +241,7 @@ class AutonomyCycle:
             elif event.get("error") in ("kill_switch", "circuit_open") and state.pause is None:
                 reason = str(event["error"])
                 detail = f"the router answered {reason} to {event['action']}"
-                wait = _wait(event, now)
+                wait = pause_seconds(event, now)
                 state.pause = Pause(reason, now, now + wait, detail)
                 self.notify("pause", f"autonomy paused: {detail}; next try after {wait / 60:.0f} min")
 
@@ -246,7 +251,7 @@ class AutonomyCycle:
             return
         if any(e["status"] == "ok" or e.get("error") not in RESTING_ERRORS for e in events.public):
             return
-        waits = [(_wait(e, now), str(e["error"])) for e in events.public]
+        waits = [(pause_seconds(e, now), str(e["error"])) for e in events.public]
         wait, reason = min(waits)
         until = now + wait
         refusals = ", ".join(sorted({f"{e['action']}: {e['error']}" for e in events.public}))
@@ -262,16 +267,6 @@ class AutonomyCycle:
                 now, action, started, state.cycle_count, state.last_cycle_at, self.settings.cycle_interval
             )
         )
-
-
-def _wait(event: dict[str, Any], now: float) -> float:
-    """Seconds until the router may accept again: its retry_after, else a default for the error."""
-    given = event.get("retry_after")
-    if isinstance(given, int | float) and not isinstance(given, bool) and 0 < given <= 8 * DAY:
-        return float(given)
-    if event.get("error") == "quota_exceeded":  # the router's quotas reset at 00:00 UTC
-        return (now // DAY + 1) * DAY - now
-    return PAUSING_ERRORS.get(str(event.get("error")), 900.0)
 
 
 def _meter(llm: object) -> tuple[int, int, float]:

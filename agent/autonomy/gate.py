@@ -16,6 +16,7 @@ from typing import Any
 
 from agent.autonomy import CONVERSATION
 from agent.cost.metered import cost_label
+from agent.cost.shares import AUTONOMY_PAYER, cost_payer
 from agent.errors import BudgetExhausted, LLMError, StateFileError
 from agent.governance.files import Governance
 from agent.llm.base import BaseLLM
@@ -135,7 +136,7 @@ class PublicTextGate:
             draft=fence("draft", escape_text(draft_of(action, params))),
         )
         try:
-            with cost_label("autonomy:score"):
+            with cost_label("autonomy:score"), cost_payer(AUTONOMY_PAYER):
                 return parse_score(self.llm.chat(prompt))
         except BudgetExhausted as exc:
             return None, f"no scoring call: {exc.reply}"

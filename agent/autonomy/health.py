@@ -11,29 +11,14 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from agent.autonomy.state import IDLE, Heartbeat, StateFiles
+from agent.autonomy.state import StateFiles
 from agent.status.line import Check
+from protocol.autonomy_heartbeat import Heartbeat, stuck_reason
 
 if TYPE_CHECKING:
     from agent.config.settings import AgentSettings
 
 log = logging.getLogger("safeclaw.agent.autonomy")
-MISSED_INTERVALS = 3
-MAX_ACTION_SECONDS = 600.0
-
-
-def stuck_reason(beat: Heartbeat | None, now: float) -> str | None:
-    if beat is None:
-        return "no autonomy heartbeat yet"
-    silent = now - beat.timestamp
-    if silent > MISSED_INTERVALS * beat.cycle_interval:
-        return (
-            f"no heartbeat for {silent:.0f}s (over {MISSED_INTERVALS} intervals of {beat.cycle_interval:g}s)"
-        )
-    running = now - beat.action_started_at
-    if beat.current_action != IDLE and running > MAX_ACTION_SECONDS:
-        return f"'{beat.current_action}' has run for {running:.0f}s (over {MAX_ACTION_SECONDS:.0f}s)"
-    return None
 
 
 def health_summary(beat: Heartbeat | None, now: float, paused: str = "") -> dict[str, object]:

@@ -4,34 +4,15 @@ of what was already read, the pause, and one activity line per cycle."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent.errors import StateFileError
 from agent.workspace.folder import read_json, write_json_atomic
+from protocol.autonomy_heartbeat import Heartbeat
 
 SEEN_LIMIT = 1000  # ids remembered per source; older ones are forgotten (the feed moved on)
-IDLE = "idle"
-
-
-@dataclass
-class Heartbeat:
-    timestamp: float  # when this was written
-    current_action: str  # what the cycle is doing now; "idle" between cycles
-    action_started_at: float
-    cycle_count: int
-    last_cycle_at: float | None
-    cycle_interval: float
-    pid: int = field(default_factory=os.getpid)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Heartbeat | None:
-        try:
-            return cls(**data) if isinstance(data, dict) else None
-        except TypeError:
-            return None
 
 
 @dataclass

@@ -245,12 +245,7 @@ class BlueskyListener(BaseChannel):
             self.resume.post_done(time_us)
 
     async def _answer(self, post: Post) -> None:
-        message = IncomingMessage(
-            channel=self.name, conversation=f"bluesky:{post.author}", user_id=post.author, text=post.text,
-            outside_author=f"{post.author} on Bluesky (post {post.uri})",
-            source=Origin(STRANGER, "mention", author=clip(post.author, 300), platform="bsky",
-                          post=clip(post.uri, 300)),
-        )
+        message = mention_message(self.name, post)
         log.info("Bluesky: %s by %s addresses the owner", post.uri, post.author)
         try:
             reply = await self.handle(message)
@@ -258,3 +253,14 @@ class BlueskyListener(BaseChannel):
             log.exception("Bluesky: the turn for %s failed; moving on", post.uri)
             return
         await self.send(message.conversation, reply)
+
+
+def mention_message(channel: str, post: Post) -> IncomingMessage:
+    """A mention as the agent takes it: a turn someone else wrote, named by its author's DID (who
+    its replies and its share of the LLM budget belong to)."""
+    return IncomingMessage(
+        channel=channel, conversation=f"bluesky:{post.author}", user_id=post.author, text=post.text,
+        outside_author=f"{post.author} on Bluesky (post {post.uri})",
+        source=Origin(STRANGER, "mention", author=clip(post.author, 300), platform="bsky",
+                      post=clip(post.uri, 300)),
+    )

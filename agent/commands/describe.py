@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from protocol.hold_reasons import HoldReason, Sender, held_thing
 from protocol.platform_names import PLATFORM_NAMES
 from protocol.untrusted import sanitise_text
 
@@ -52,17 +53,24 @@ def asking(action: str, params: dict[str, Any] | None = None, platform: Any = No
     return f"{in_words(action)} on {where}" if (platform or params.get("platform")) else in_words(action)
 
 
-def the_thing(action: str, platform: Any, reply: bool = False) -> str:
-    """The command as a thing the owner owns: "your Bluesky post", "your like on Mastodon"."""
+def the_thing(action: str, platform: Any, reply: bool = False, why: Any = None) -> str:
+    """The command named by who asked for it (`why`, a stored `protocol.hold_reasons.HoldReason`):
+    "your Bluesky post", "your like on Mastodon", "a Bluesky post an MCP client asked for"."""
+    reason = HoldReason.from_dict(why)
+    sender, author = (reason.sender, reason.author) if reason is not None else (Sender.OWNER, "")
     where = platform_name(platform)
-    if action == "CREATE_POST":
-        return f"your {where} reply" if reply else f"your {where} post"
-    if action == "LIKE_POST":
-        return f"your like on {where}"
-    if action == "DELETE_POST":
+    if action == "DELETE_POST" and sender == Sender.OWNER:
         return f"the deletion of your post on {where}"
-    platform = None if platform == "router" else platform  # the router's own notebook: no platform
-    return f"your request to {asking(action, platform=platform)}"
+    if action == "CREATE_POST":
+        thing = f"{where} reply" if reply else f"{where} post"
+    elif action == "LIKE_POST":
+        thing = f"like on {where}"
+    elif action == "DELETE_POST":
+        thing = f"deletion of a post on {where}"
+    else:
+        platform = None if platform == "router" else platform  # the router's own notebook: no platform
+        thing = f"request to {asking(action, platform=platform)}"
+    return held_thing(thing, sender, author)
 
 
 def describe_results(results: list[dict[str, Any]]) -> str:

@@ -16,12 +16,22 @@ from typing import Any
 
 from agent.cost.ledger import CostEntry, CostLedger, utc_day
 from agent.cost.prices import Price, parse_overrides
+from agent.cost.shares import (
+    OUTSIDE_POOL,
+    SHARE_KEYS,
+    OutsideSpend,
+    ShareExhausted,
+    ShareSettings,
+    current_payer,
+    share_refusal,
+)
 from agent.errors import BudgetExhausted, ConfigError, CostsUnrecorded, StateFileError
 from agent.llm.usage import Usage
 from agent.workspace.folder import read_json, write_json_atomic
 
 log = logging.getLogger("safeclaw.agent.cost")
 ALERT_FRACTION = 0.8
+MAX_REFUSED_SHOWN = 1000  # refused shares kept per day for status (a flood of new authors is bounded)
 DEFAULT_DAILY_USD = 2.0
 DEFAULT_TOTAL_USD = 50.0
 MAX_USD = 1_000_000.0
@@ -35,6 +45,7 @@ class BudgetSettings:
     daily_usd: float = DEFAULT_DAILY_USD
     total_usd: float = DEFAULT_TOTAL_USD
     prices: dict[str, Price] = field(default_factory=dict)  # the owner's overrides, by model
+    shares: ShareSettings = field(default_factory=ShareSettings)  # what outside words may spend
 
     @classmethod
     def from_config(cls, data: Any, where: Path | str) -> BudgetSettings:
@@ -45,16 +56,17 @@ class BudgetSettings:
             raise ConfigError(
                 f'{where}: \'budget\' must be an object like {{"daily_usd": 2, "total_usd": 50}}'
             )
-        unknown = set(data) - {"daily_usd", "total_usd", "prices"}
+        unknown = set(data) - {"daily_usd", "total_usd", "prices", *SHARE_KEYS}
         if unknown:
             raise ConfigError(
                 f"{where}: unknown budget setting(s) {', '.join(sorted(unknown))}; "
-                "known: daily_usd, total_usd, prices"
+                f"known: daily_usd, total_usd, prices, {', '.join(SHARE_KEYS)}"
             )
         return cls(
             daily_usd=_usd(data, "daily_usd", DEFAULT_DAILY_USD, where),
             total_usd=_usd(data, "total_usd", DEFAULT_TOTAL_USD, where),
             prices=parse_overrides(data.get("prices"), str(where)),
+            shares=ShareSettings.from_budget(data, where),
         )
 
 
@@ -75,6 +87,22 @@ class BudgetStatus:
     total_budget_usd: float
     calls_today: int
     tokens_today: int
+    outside: OutsideSpend = field(default_factory=OutsideSpend)
+    shares: ShareSettings = field(default_factory=ShareSettings)
+    refused: tuple[str, ...] = ()  # the shares this process refused a call of today
+
+    def outside_spent(self) -> list[str]:
+        """The outside shares of today that are spent (reached, or refused a call: what is left
+        is less than a call), authors and channels; the owner's turns go on."""
+        limit = self.shares.author * self.daily_budget_usd
+        spent = [a for a, usd in sorted(self.outside.by_author.items()) if usd >= limit]
+        channel = self.shares.outside if self.shares.channel is None else self.shares.channel
+        spent += [f"the {c} channel" for c, usd in sorted(self.outside.by_channel.items())
+                  if usd >= channel * self.daily_budget_usd]
+        if self.outside.usd >= self.shares.outside * self.daily_budget_usd:
+            spent.insert(0, OUTSIDE_POOL)
+        spent += [name for name in self.refused if name not in spent]
+        return sorted(set(spent), key=lambda name: (name != OUTSIDE_POOL, spent.index(name)))
 
     def exhausted(self) -> str | None:
         """'total' or 'daily' when that budget is spent, else None."""
@@ -93,6 +121,9 @@ class BudgetStatus:
             "total_budget_usd": self.total_budget_usd,
             "calls_today": self.calls_today,
             "tokens_today": self.tokens_today,
+            "outside_today_usd": round(self.outside.usd, 6),
+            "outside_budget_usd": round(self.shares.outside * self.daily_budget_usd, 6),
+            "outside_spent": [name[:100] for name in self.outside_spent()[:20]],
         }
 
     def line(self) -> str:
@@ -101,7 +132,19 @@ class BudgetStatus:
             f"LLM cost today ${self.today_usd:.4f} of ${self.daily_budget_usd:.2f}, total "
             f"${self.total_usd:.4f} of ${self.total_budget_usd:.2f}, {self.calls_today} call(s), "
             f"{self.tokens_today} token(s) today" + (f" — {state[w]}" if (w := self.exhausted()) else "")
+            + self._outside_line()
         )
+
+    def _outside_line(self) -> str:
+        if not self.outside.usd:
+            return ""
+        line = (f"; outside words ${self.outside.usd:.4f} of "
+                f"${self.shares.outside * self.daily_budget_usd:.2f}")
+        spent = self.outside_spent()
+        if spent:
+            shown = ", ".join(spent[:5]) + (f" and {len(spent) - 5} more" if len(spent) > 5 else "")
+            line += f" (share spent, refused until tomorrow: {shown})"
+        return line
 
 
 class BudgetGuard:
@@ -122,6 +165,7 @@ class BudgetGuard:
         self.notify = notify
         self.publish = publish
         self.clock = clock
+        self._refused: dict[str, dict[str, None]] = {}  # day -> the shares refused a call (ordered)
 
     def status(self) -> BudgetStatus:
         today = self.ledger.today()
@@ -132,6 +176,9 @@ class BudgetGuard:
             self.settings.total_usd,
             today.calls,
             today.tokens,
+            today.outside,
+            self.settings.shares,
+            tuple(self._refused.get(utc_day(self.clock()), {})),
         )
 
     def refusal(self, price: Price, projected_input_tokens: int) -> tuple[str, float, float] | None:
@@ -161,9 +208,35 @@ class BudgetGuard:
                 f"(${spent:.4f} of ${limit:.2f}); autonomy pauses and chat makes no LLM call.",
             )
             raise BudgetExhausted(which, spent, limit)
+        self._check_share(price.usd(projected_input_tokens, 0))
+
+    def _check_share(self, projected: float) -> None:
+        """Refuse an outside payer's call past its share of the day (the owner's are not affected)."""
+        payer = current_payer()
+        status = self.status()
+        shares, daily = self.settings.shares, status.daily_budget_usd
+        refused = share_refusal(shares, daily, status.outside, payer, projected)
+        if refused is None:
+            return
+        what, spent, limit = refused
+        error = ShareExhausted(payer, what, spent, limit)
+        log.warning("LLM %s", error)
+        day = utc_day(self.clock())
+        self._refused = {day: self._refused.get(day, {})}
+        if what not in self._refused[day] and len(self._refused[day]) < MAX_REFUSED_SHOWN:
+            self._refused[day][what] = None
+            if self.publish is not None:
+                self.publish(self.status())
+        if what != payer.author:  # one alert per shared pool a day; an author's is in the log and status
+            self._alert_once(
+                "daily", f"share:{what}", f"LLM budget: the share of today for {what} is spent "
+                f"(${spent:.4f} of ${limit:.2f}); its turns are refused, yours go on.", limit,
+            )
+        raise error
 
     def record(self, provider: str, model: str, price: Price, usage: Usage, label: str = "") -> BudgetStatus:
         usd = price.usd(usage.input_tokens, usage.output_tokens)
+        payer = current_payer()
         self.ledger.record(
             CostEntry(
                 self.clock(),
@@ -175,6 +248,9 @@ class BudgetGuard:
                 price.source,
                 usage.estimated,
                 label,
+                payer.author,
+                payer.channel if payer.outside else "",
+                payer.outside,
             )
         )
         status = self.status()
@@ -193,10 +269,11 @@ class BudgetGuard:
             self.publish(status)
         return status
 
-    def _alert_once(self, which: str, level: str, text: str) -> None:
+    def _alert_once(self, which: str, level: str, text: str, limit: float | None = None) -> None:
         """One alert per budget, level and limit (a raised budget alerts afresh); per day for the
         daily budget."""
-        limit = self.settings.daily_usd if which == "daily" else self.settings.total_usd
+        if limit is None:
+            limit = self.settings.daily_usd if which == "daily" else self.settings.total_usd
         key = f"{which}:{level}:{limit:g}" + (f":{utc_day(self.clock())}" if which == "daily" else "")
         try:
             sent = read_json(self.alerts_path, {})

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.cost.shares import OutsideSpend
+
 log = logging.getLogger("safeclaw.agent.cost")
 MIN_FREE_BYTES = 64 * 1024  # below this at start, the ledger is taken as full
 
@@ -34,6 +36,7 @@ class DayTotals:
     usd: float = 0.0
     calls: int = 0
     tokens: int = 0
+    outside: OutsideSpend = field(default_factory=OutsideSpend)  # what outside payers spent
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ class CostEntry:
     price_source: str  # default | owner | local | assumed
     estimated: bool = False  # the provider reported no usage; the counts are guessed from the text
     label: str = ""  # which conversation (or the autonomy scorer) made the call
+    # Whose words it was spent on (agent.cost.shares): "" and False for the owner.
+    payer: str = ""
+    channel: str = ""
+    outside: bool = False
 
     def to_json(self) -> str:
         data = {
@@ -61,6 +68,8 @@ class CostEntry:
             "estimated": self.estimated,
             "label": self.label,
         }
+        if self.outside:
+            data |= {"outside": True, "payer": self.payer, "channel": self.channel}
         return json.dumps(data, ensure_ascii=False)
 
 
@@ -168,14 +177,20 @@ class CostLedger:
         day.usd += usd
         day.calls += 1
         day.tokens += tokens
+        if data.get("outside") is True:
+            day.outside.add(str(data.get("channel", "")), str(data.get("payer", "")), usd)
 
     def today(self) -> DayTotals:
         self.refresh()
         day = utc_day(self.clock())
         on_disk = self.days.get(day, DayTotals())
         kept = [e for e in list(self.unwritten) if utc_day(e.ts) == day]
+        outside = on_disk.outside.copy()
+        for entry in kept:
+            if entry.outside:
+                outside.add(entry.channel, entry.payer, entry.usd)
         return DayTotals(on_disk.usd + sum(e.usd for e in kept), on_disk.calls + len(kept),
-                         on_disk.tokens + sum(e.input_tokens + e.output_tokens for e in kept))
+                         on_disk.tokens + sum(e.input_tokens + e.output_tokens for e in kept), outside)
 
     def total(self) -> float:
         self.refresh()

@@ -4,6 +4,7 @@ with the explainer's progress handed to the channel while it works."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from agent.explain.errors import ExplainError
 from agent.explain.reader import RouterPort
@@ -21,13 +22,20 @@ def plain_explain_address(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def explain_reply(args: str, router: RouterPort, llm: BaseLLM, progress: Progress | None = None) -> str:
-    """The explanation as chat text, or a plain sentence saying why there is none."""
+def explain_reply(
+    args: str,
+    router: RouterPort,
+    llm: BaseLLM,
+    progress: Progress | None = None,
+    owner_words: Iterable[str] = (),
+) -> str:
+    """The explanation as chat text, or a plain sentence saying why there is none. `owner_words`:
+    the owner's own messages of the conversation (a link in them is shown as written)."""
     address = args.strip()
     if not address:
         return USAGE
     try:
-        result = explain_post(address, router, llm, progress)
+        result = explain_post(address, router, llm, progress, owner_words=owner_words)
     except ExplainError as exc:
         return f"I could not explain that post: {exc.message}"
     return render_text(result)

@@ -12,7 +12,8 @@ def render_text(result: ExplainResult) -> str:
     lines = [f"Background for @{result.author}'s post ({result.url}):", ""]
     lines += [f"• {bullet}" for bullet in result.bullets]
     lines += ["", "Sources:"]
-    lines += [f"[{s['n']}] @{s['author']}: {s['url']}" for s in result.sources] or ["(none)"]
+    lines += [f"[{s['n']}] {s.get('shown_author') or '@' + s['author']}: {s['url']}"
+              for s in result.sources] or ["(none)"]
     if not result.passed:
         lines += ["", f"(Not passing after {result.iterations} iterations: {result.verdict_reason})"]
     if result.stopped:

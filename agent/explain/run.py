@@ -10,6 +10,7 @@ attempt they are an ExplainError.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from agent.errors import BudgetExhausted, LLMError
 from agent.explain import checks, prompts, reader
 from agent.explain.address import post_address
 from agent.explain.errors import ExplainError
+from agent.explain.outside_links import OutsideLinks, mark_all
 from agent.explain.reader import RouterPort
 from agent.explain.session import BadAnswer, Progress, Session
 from agent.explain.sources import describe, outside
@@ -25,6 +27,7 @@ from protocol.untrusted import strip_invisible
 
 __all__ = ["MAX_ITERATIONS", "ExplainResult", "Progress", "explain_post"]
 MAX_ITERATIONS = 10
+EXPLAINER_HOST = "bsky.app"  # the explainer's own links (sources, the post) are pages of this host
 
 
 @dataclass
@@ -44,6 +47,7 @@ class ExplainResult:
     fetches: list[str] = field(default_factory=list)
     citation_validity: float = 0.0
     stopped: str = ""  # why the loop ended before its last iteration without a pass ("" if it did not)
+    outside_links: list[str] = field(default_factory=list)  # hosts and handles marked as outside
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -94,14 +98,23 @@ def explain_post(
     llm: BaseLLM,
     progress: Progress | None = None,
     max_iterations: int = MAX_ITERATIONS,
+    owner_words: Iterable[str] = (),
 ) -> ExplainResult:
-    """Explain the post at `address`; raises ExplainError when it cannot be read or explained."""
-    say = progress or (lambda _line: None)
+    """Explain the post at `address`; raises ExplainError when it cannot be read or explained.
+    `owner_words`: what the owner wrote besides the address (links in it are shown as written)."""
+    owner = [address, *owner_words, EXPLAINER_HOST]
+    links = OutsideLinks.for_explain(owner, "")
+    shown = progress or (lambda _line: None)
+
+    def say(line: str) -> None:  # progress quotes the model's queries and the critique's reasons
+        shown(links.mark(line)[0])
+
     url = post_address(address)
     run = Session(router, llm, say)
     say(f"reading the post: {url}")
     target = reader.fetch_post(router, url)
     post = target["post"]
+    links = OutsideLinks.for_explain(owner, str(post.get("author") or ""))
     target_number = run.add_thread(target)
     block = prompts.post_block(post, _context_of(target))
     best: _Attempt | None = None
@@ -127,7 +140,7 @@ def explain_post(
             if attempt.stop:
                 raise _Stop(attempt.stop)
             if attempt.critique_passed:
-                return _result(url, post, run, attempt, iteration)
+                return _result(url, post, run, attempt, iteration, links)
             feedback = attempt.reason
             run.note(f"finish: rejected ({attempt.reason[:300]})")
     except _Stop as stop:
@@ -147,14 +160,14 @@ def explain_post(
         )
     if not stopped:
         say(f"no passing answer after {max_iterations} iterations; returning the best attempt")
-    result = _result(url, post, run, best, iteration)
-    result.stopped = stopped
+    result = _result(url, post, run, best, iteration, links)
+    result.stopped = links.mark(stopped)[0]
     if run.searches and run.empty_searches == run.searches and not run.fetches:
         found_nothing = ", ".join(repr(q) for q in run.empty_searches[:5])
-        result.verdict_reason = (
+        result.verdict_reason = links.mark(
             f"Bluesky search found nothing for {found_nothing}, so there was no context to cite; "
             + best.reason
-        )
+        )[0]
     return result
 
 
@@ -223,20 +236,27 @@ def _judge(
 
 
 def _result(
-    url: str, post: dict[str, Any], run: Session, attempt: _Attempt, iterations: int
+    url: str, post: dict[str, Any], run: Session, attempt: _Attempt, iterations: int, links: OutsideLinks
 ) -> ExplainResult:
+    """The attempt as the owner is shown it: every outside host and handle marked (the checks
+    ran on the bullets as the model wrote them)."""
     cited = sorted({n for b in attempt.bullets for n in checks.citations(b)})
     sources = [s.to_json() for n in cited if (s := run.book.get(n)) is not None]
+    for source in sources:
+        source["shown_author"] = links.mark("@" + source["author"])[0]
+    bullets, marked = mark_all(attempt.bullets, links)
+    problems, _ = mark_all(attempt.problems, links)
     return ExplainResult(
         url=url,
         author=outside(post["author"], 100),
         post_text=outside(post["text"], 4000),
-        bullets=attempt.bullets,
+        bullets=bullets,
         sources=sources,
         passed=attempt.critique_passed and not attempt.problems,
         iterations=iterations,
-        verdict_reason=attempt.reason,
-        problems=attempt.problems,
+        verdict_reason=links.mark(attempt.reason)[0],
+        problems=problems,
+        outside_links=marked,
         llm_calls=run.calls,
         tokens=run.tokens,
         searches=run.searches,

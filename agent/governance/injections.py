@@ -5,8 +5,8 @@ The agent applies them oldest first, then removes each entry it has applied (LRE
 its Redis user has on the list). Nothing is lost and nothing is applied twice: an entry is
 removed only after it is in the workspace, and one applied but not yet removed (a crash in
 between) is known by its hash and only removed. A malformed entry is logged and removed, so it
-cannot block the list. The dashboard caps the list (`MAX_PENDING`), so it cannot grow without
-bound while the agent is away.
+cannot block the list. The dashboard caps the list (`protocol.rule_injections.MAX_PENDING`), so it
+cannot grow without bound while the agent is away.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from agent.governance.files import Governance, GovernanceError
 from protocol.keys import Keys
 
 log = logging.getLogger("safeclaw.agent.governance")
-MAX_PENDING = 200  # entries waiting for the agent; the dashboard refuses more (nothing is dropped)
 
 
 def apply_injections(conn: redis.Redis, keys: Keys, governance: Governance) -> int:

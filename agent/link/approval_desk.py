@@ -66,7 +66,8 @@ def notice_text(data: dict[str, Any]) -> str:
     """What the owner reads, in plain words: never the code, never an action's internal name."""
     if data.get("type") in ("circuit_open", "circuit_closed"):  # router.bounds.circuit
         return f"Circuit breaker: {data.get('message') or data.get('platform')}"
-    what = the_thing(str(data.get("action") or "?"), data.get("platform"), bool(data.get("reply_to")))
+    what = the_thing(str(data.get("action") or "?"), data.get("platform"), bool(data.get("reply_to")),
+                     data.get("why"))
     # Every field exactly as it would go out, one a line.
     text = "\n".join(escaped(line) for line in held_write_lines(data))
     ident = data.get("approval_id")
@@ -157,6 +158,7 @@ class ApprovalDesk:
                 "summary": notice_text({**data, "type": "summary"}).split("\n")[0],
                 "action": data.get("action"),
                 "platform": data.get("platform"),
+                "why": data.get("why"),
                 "text": str(data.get("text") or "")[:200],
                 "fields": [line[:500] for line in held_write_lines(data)],  # every field, why, what was read
             }
@@ -205,7 +207,7 @@ class ApprovalDesk:
                 lines.append(f"{ident}: waiting for your decision (its details: ./safeclaw approvals or "
                              "the dashboard)")
                 continue
-            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"))
+            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"), why=entry.get("why"))
             fields = entry.get("fields")
             if isinstance(fields, list) and fields:
                 lines.append(f"{ident}: {what}")
@@ -231,7 +233,7 @@ class ApprovalDesk:
         params = {"approval_id": approval_id.strip(), "decision": decision, "code": entry["code"]}
         result = self.router.call(APPROVAL_DECISION, params, conversation)
         if result.get("status") == "ok":
-            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"))
+            what = the_thing(str(entry.get("action") or "?"), entry.get("platform"), why=entry.get("why"))
             if decision == "approve":
                 return f"Done: {what} is approved; the router runs it once, and you will be told how it went."
             return f"Done: {what} is denied; it will not run."

@@ -19,6 +19,7 @@ from typing import Any
 from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
+from agent.cost.shares import cost_payer, payer_of
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
 from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
@@ -31,13 +32,12 @@ from agent.link.origin import (
     via_of,
 )
 from agent.llm.base import BaseLLM
-from agent.llm.turn import TurnRequest, turn_request
+from agent.llm.turn import turn_request
 from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
 from agent.mind.prompt import PromptInputs, render_prompt
 from agent.mind.tool_code import Action, parse_reply
 from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS, capped_reply
 from agent.workspace.folder import Workspace
-from agent.workspace.memory import entry_value, source_of, visible_to
 from agent.workspace.snapshot import TurnSnapshot
 from protocol.origin import OWNER, Origin
 
@@ -98,7 +98,7 @@ class AgentLoop:
         """One turn. `outside_author` names who wrote the message when it was not the owner;
         `source` is who wrote it as the channel knows it (a mention's post), else derived."""
         source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
-        with self._lock, cost_label(conversation):
+        with self._lock, cost_label(conversation), cost_payer(payer_of(source)):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
             try:
@@ -163,25 +163,10 @@ class AgentLoop:
             self._save_artifact(conversation, uuid.uuid4().hex, steps)
             return self._finish(conversation, describe(results), None, steps)
 
-    @staticmethod
-    def turn_request(
-        user_message: str, snapshot: TurnSnapshot, outside_author: str | None = None
-    ) -> TurnRequest:
-        """What a provider may read besides the prompt (the embedded model chooses from the schemas).
-        Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact;
-        and for a turn someone else wrote, only the entries the owner made public."""
-        instructions = {
-            str(entry["name"]): str(entry.get("instruction", ""))
-            for entry in [*snapshot.router_actions, *snapshot.agent_actions]
-        }
-        visible = visible_to(snapshot.memory, outside_author)
-        memory = {key: entry_value(entry) for key, entry in visible.items() if source_of(entry) is None}
-        return TurnRequest(user_message, snapshot.schemas, instructions, memory, outside_author)
-
     def warm_up(self) -> None:
         """Let the provider prepare what every turn shares (the embedded model: its fixed prompt)."""
         snapshot = self.snapshot("")
-        with turn_request(self.turn_request("", snapshot)):
+        with turn_request(snapshot.request_for("")):
             self.llm.prepare(snapshot.template)
 
     def set_memory_public(self, key: str, public: bool) -> None:
@@ -217,7 +202,7 @@ class AgentLoop:
             )
             self.workspace.write_prompt_cache(prompt)
             try:
-                with turn_request(self.turn_request(user_message, snapshot, outside_author)):
+                with turn_request(snapshot.request_for(user_message, outside_author)):
                     raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
             except LLMError as exc:
                 log.warning("LLM failed: %s", exc)

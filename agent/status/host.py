@@ -19,6 +19,7 @@ from agent.errors import AgentError
 from agent.llm import create_llm
 from agent.llm.select import choose_provider
 from agent.status.line import Check, first_line
+from protocol.llm_cost import FREE_WORDS, is_free
 
 MIN_PYTHON = (3, 11)
 BROWSER_TIMEOUT = 3.0
@@ -111,13 +112,17 @@ def _answers(llm: LLMSettings, name: str) -> Check:
     return Check(True, f"{name} answers")
 
 
-def check_budget(settings: AgentSettings) -> Check:
+def check_budget(settings: AgentSettings, provider: str) -> Check:
     status = budget_status(settings)
+    if is_free(provider) and status.exhausted() is None:
+        return Check(True, f"LLM cost: none, {FREE_WORDS} ({status.calls_today} call(s) today)")
     fix = "; raise budget.daily_usd / budget.total_usd in agent/config.json" if status.exhausted() else ""
     return Check(status.exhausted() is None, status.line() + fix)
 
 
-def agent_state_checks(settings: AgentSettings) -> list[Check]:
-    """What the workspace says: the LLM budget, and autonomy's health when it runs."""
+def agent_state_checks(settings: AgentSettings, agent: dict[str, Any] | None = None) -> list[Check]:
+    """What the workspace says: the LLM budget (none for a free model: the running agent's, else
+    the configured one), and autonomy's health when it runs."""
+    provider = str(agent.get("llm_provider") or settings.llm.provider) if agent else settings.llm.provider
     autonomy = autonomy_check(settings)
-    return [check_budget(settings)] + ([autonomy] if autonomy else [])
+    return [check_budget(settings, provider)] + ([autonomy] if autonomy else [])

@@ -35,7 +35,8 @@ def show(line: str) -> None:
 def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Check]:
     """`pool`: a client on the process's one pool (None without REDIS_URL); left open for its owner."""
     redis_check, conn = check_redis(settings, pool)
-    checks = [check_llm(settings, running_agent(conn, settings.keys)), redis_check]
+    agent = running_agent(conn, settings.keys)
+    checks = [check_llm(settings, agent), redis_check]
     if conn is None:
         checks.append(Check(False, "routers, queue, kill switch and dry run unknown while Redis does not "
                                    "answer"))
@@ -46,7 +47,7 @@ def status_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Che
         checks.append(queue_line(conn, settings.keys))
     except redis.RedisError as exc:
         checks.append(Check(False, f"Redis error while reading routers and queue: {first_line(exc)}"))
-    return checks + agent_state_checks(settings)
+    return checks + agent_state_checks(settings, agent)
 
 
 def status_lines(settings: AgentSettings, pool: redis.Redis | None) -> list[str]:
@@ -76,7 +77,7 @@ def doctor_checks(settings: AgentSettings, pool: redis.Redis | None) -> list[Che
             checks.append(Check(False, f"Redis error during the checks: {first_line(exc)}"))
     checks.append(check_browser(settings.browser))
     checks.append(check_llm(settings, agent))
-    checks += agent_state_checks(settings)
+    checks += agent_state_checks(settings, agent)
     return checks
 
 

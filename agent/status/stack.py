@@ -23,6 +23,7 @@ from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from protocol.redis_address import AddressError, parse_address
 from protocol.redis_safety import RedisUnsafe
+from protocol.skill_words import can_do
 
 NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
                 "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
@@ -94,13 +95,13 @@ def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
     checks = []
     for beat in beats:
         age = max(0.0, time.time() - float(beat.get("ts") or 0))
-        skills = ", ".join(str(s) for s in beat.get("skills") or []) or "none"
+        skills = can_do(beat.get("skills") or [])
         platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
         dead = beat.get("dead_letter")
         set_aside = isinstance(dead, int) and dead > 0
         dead_text = f"; dead-letter list: {dead} command(s) set aside" if set_aside else ""
         checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
-                                  f"skills: {skills}; platforms with credentials: {platforms}{dead_text}"))
+                                  f"it can {skills}; platforms with credentials: {platforms}{dead_text}"))
     return checks
 
 

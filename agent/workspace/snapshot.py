@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.llm.turn import TurnRequest
 from agent.workspace.folder import Workspace
+from agent.workspace.memory import entry_value, source_of, visible_to
 
 
 def for_conversation(actions: list[dict[str, Any]], conversation: str) -> list[dict[str, Any]]:
@@ -54,3 +56,15 @@ class TurnSnapshot:
             if local_names is None or entry["name"] in local_names:
                 schemas[entry["name"]] = entry.get("params") or {"type": "object"}
         return schemas
+
+    def request_for(self, user_message: str, outside_author: str | None = None) -> TurnRequest:
+        """What a provider may read besides the prompt (the embedded model chooses from the schemas).
+        Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact;
+        and for a turn someone else wrote, only the entries the owner made public."""
+        instructions = {
+            str(entry["name"]): str(entry.get("instruction", ""))
+            for entry in [*self.router_actions, *self.agent_actions]
+        }
+        visible = visible_to(self.memory, outside_author)
+        memory = {key: entry_value(entry) for key, entry in visible.items() if source_of(entry) is None}
+        return TurnRequest(user_message, self.schemas, instructions, memory, outside_author)

@@ -48,8 +48,8 @@ export function setupKill(refresh) {
   const toggle = document.getElementById("kill-toggle");
   toggle.addEventListener("click", () => {
     document.getElementById("kill-question").textContent = killOn
-      ? "Resume posting? Routers will act again under their policy."
-      : "Stop all posting now? Every side effect will be denied.";
+      ? "Resume posting? The routers will post, reply, like and delete again, within your rules."
+      : "Stop all posting now? Nothing will be posted, replied to, liked or deleted until you resume.";
     confirmBox.hidden = false;
     document.getElementById("kill-yes").focus();
   });

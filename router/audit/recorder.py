@@ -16,13 +16,13 @@ from typing import Any
 
 import redis
 
+from protocol import approvals
 from protocol.commands import CommandEnvelope
 from protocol.origin import Origin
 from protocol.replies import Reply, Status
 from router.audit import checkpoint as audit_checkpoint
 from router.audit.log import AuditLog, AuditUnavailable
 from router.config.settings import RouterSettings
-from router.policy import approvals
 from router.policy.effects import Effect
 from router.redaction import Redactor
 

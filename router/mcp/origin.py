@@ -8,8 +8,8 @@ for the owner's approval unless the router is told otherwise (ROUTER_APPROVE_TAI
 
 from __future__ import annotations
 
-from protocol.origin import OWNER, Origin
+from protocol.origin import MCP_VIA, OWNER, Origin
 
-MCP_VIA = "mcp"
-UNKNOWN_READING = "an MCP client (what it had read is not known to SafeClaw)"
+__all__ = ["MCP_ORIGIN", "MCP_VIA", "UNKNOWN_READING"]
+UNKNOWN_READING = "an MCP client, whose reading SafeClaw cannot see"
 MCP_ORIGIN = Origin(OWNER, MCP_VIA, taint=(UNKNOWN_READING,))

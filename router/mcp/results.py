@@ -9,9 +9,11 @@ are gathered and said at the top, and the text block is fenced as outside data w
 nonce, its JSON holding no `<` or `>` (escaped), so no text inside can close the fence. The
 result's `_meta` says `safeclaw/untrusted: true`; `structured_content` holds the same answer.
 
-A held call is not an error: it says the approval id and how the owner approves it. A refusal or
-a failure is `is_error` with the router's reason and when to retry; `unknown` says plainly that
-the action may have happened and must not simply be repeated.
+A held call is not an error: a result with no `error` key that says the approval id and how the
+owner approves it. A refusal or a failure is `is_error` with the router's reason and when to
+retry; `unknown` says plainly that the action may have happened and must not simply be repeated.
+A held call and arguments that do not fit the tool's schema carry only SafeClaw's own words (and
+the client's own arguments): they are said plainly, neither fenced nor marked untrusted.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from protocol.replies import Reply, Status
 from protocol.untrusted import FENCE_CLOSE, FENCE_OPEN
 
 UNTRUSTED = {"safeclaw/untrusted": True}
+OWN_WORDS = {"safeclaw/untrusted": False}
 _ADVICE = {
     Status.DENIED: "refused by the router's policy; it was not run",
     Status.ERROR: "it failed and did not happen",
@@ -37,6 +40,8 @@ _LABEL = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
 def tool_result(action: str, reply: Reply) -> types.CallToolResult:
+    if reply.status == Status.PENDING_APPROVAL or reply.error == "invalid_params":
+        return own_words_result(action, reply)
     answer = _answer(reply)
     reasons = flags_in(answer.get("result"))
     if reasons:
@@ -47,6 +52,31 @@ def tool_result(action: str, reply: Reply) -> types.CallToolResult:
         structured_content=answer,
         is_error=reply.status not in (Status.OK, Status.PENDING_APPROVAL),
         _meta=UNTRUSTED,
+    )
+
+
+def own_words_result(action: str, reply: Reply) -> types.CallToolResult:
+    """A held call (not an error, no `error` key) or arguments the router refused as not fitting
+    the schema (a tool error): nothing in it came from outside, so it is plain text."""
+    answer = _answer(reply)
+    if reply.status == Status.PENDING_APPROVAL:
+        answer.pop("error", None)
+        approval = answer.get("approval_id", "?")
+        text = (
+            f"{action} is held for the owner's approval (approval id {approval}). It has not run. The "
+            f"owner approves it on the dashboard or with `./safeclaw approve {approval}` (or denies it "
+            f"with `./safeclaw deny {approval}`); it then runs once. Do not call it again."
+        )
+        if answer.get("reason"):
+            text += f" Why it waits: {str(answer['reason']).rstrip('.')}."
+    else:
+        text = (f"{action}: the arguments do not fit the tool's input schema; it was not run. "
+                f"{answer.get('message', '')}").strip()
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=answer,
+        is_error=reply.status != Status.PENDING_APPROVAL,
+        _meta=OWN_WORDS,
     )
 
 
@@ -85,15 +115,6 @@ def _answer(reply: Reply) -> dict[str, Any]:
 def _text(action: str, status: Status, answer: dict[str, Any], reasons: list[str]) -> str:
     if status == Status.OK:
         head = f"{action}: done."
-    elif status == Status.PENDING_APPROVAL:
-        approval = answer.get("approval_id", "?")
-        head = (
-            f"{action} is held for the owner's approval (approval id {approval}). It has not run. The "
-            f"owner approves it on the dashboard or with `./safeclaw approve {approval}` (or denies it "
-            f"with `./safeclaw deny {approval}`); it then runs once. Do not call it again."
-        )
-    elif answer.get("error") == "invalid_params":
-        head = f"{action}: the arguments do not fit the tool's input schema; it was not run."
     else:
         head = f"{action}: {status} ({answer.get('error', status)}): {_ADVICE.get(status, '')}."
         if "retry_after" in answer:

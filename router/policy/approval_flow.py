@@ -23,13 +23,14 @@ from typing import Any
 
 import redis
 
+from protocol import approvals
 from protocol.commands import CommandEnvelope, command_fingerprint
+from protocol.hold_reasons import HoldReason, sentence
 from protocol.origin import NO_ORIGIN
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder, effect_dict
 from router.config.settings import RouterSettings
-from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.approval_outcomes import ApprovalOutcomes
 from router.policy.approval_store import ApprovalsBusy, ApprovalStore, PendingCaps, decided_at
@@ -71,15 +72,16 @@ class ApprovalFlow:
         self._next_sweep = 0.0
 
     # -- the hold ---------------------------------------------------------------------------------
-    def hold(self, effect: Effect, envelope: CommandEnvelope, reason: str, now: float) -> Decision | None:
-        """Hold the command for the owner, saying `reason`; None when the owner approved this very
+    def hold(self, effect: Effect, envelope: CommandEnvelope, why: HoldReason, now: float) -> Decision | None:
+        """Hold the command for the owner, saying `why`; None when the owner approved this very
         command (not another one sent with its id)."""
         if self.approval_of(envelope) is not None:
             return None
+        reason = sentence(why)
         text = self.redactor.text(effect.text or "")
         payload = self.redactor.value(preview(effect.kind, envelope.params))
         try:
-            request = self.store.request(envelope, effect_dict(effect), text, reason=reason, payload=payload)
+            request = self.store.request(envelope, effect_dict(effect), text, why=why, payload=payload)
         except ApprovalsBusy as exc:
             return Decision(
                 Status.ERROR, "busy", f"{envelope.action} was not run and not held: {exc}; "
@@ -100,6 +102,7 @@ class ApprovalFlow:
                 expires_at=now + self.settings.approval_ttl,
                 owner_code=owner_code,
                 reason=reason,
+                why=why.to_dict(),
                 payload=payload,
                 read=list(envelope.origin.taint) if envelope.origin is not None else [NO_ORIGIN],
             )
@@ -108,7 +111,7 @@ class ApprovalFlow:
             Status.PENDING_APPROVAL,
             "approval_required",
             f"{envelope.action} ({effect.scope}) waits for the owner's approval (id {request.approval_id}): "
-            f"{reason}; it runs once if approved, never if denied or after {hours:g} h",
+            f"{reason} It runs once if approved, never if denied or after {hours:g} h.",
             extra={"approval_id": request.approval_id, "reason": reason},
         )
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import redis
 
+from protocol import approvals
 from protocol.replies import Reply, Status
 from router.audit.recorder import AuditRecorder, url_of
 from router.config.settings import RouterSettings
-from router.policy import approvals
 from router.policy import owner_notices as notices
 from router.policy.approval_store import ApprovalStore
 from router.queue.dead_letter import DeadLetters
@@ -97,5 +97,6 @@ class ApprovalOutcomes:
             action=record.get("action"),
             platform=effect.get("platform"),
             text=str(record.get("text", ""))[:500],
+            why=record.get("why"),
             **outcome,
         )

@@ -1,7 +1,7 @@
 """The router's side of approvals: store a held command for the owner (within the caps on how many
 may wait), take the ids the owner decided, settle each record, and sweep the expired ones and the
 decisions whose wake-up was lost. The record's format and the owner's side are
-`router.policy.approvals`."""
+`protocol.approvals`."""
 
 from __future__ import annotations
 
@@ -16,10 +16,7 @@ from typing import Any
 
 import redis
 
-from protocol.commands import CommandEnvelope
-from protocol.keys import Keys
-from protocol.origin import NO_ORIGIN
-from router.policy.approvals import (
+from protocol.approvals import (
     DECISIONS,
     PENDING,
     SETTLED_KEEP_SECONDS,
@@ -31,6 +28,10 @@ from router.policy.approvals import (
     load_record,
     text,
 )
+from protocol.commands import CommandEnvelope
+from protocol.hold_reasons import HoldReason, sentence
+from protocol.keys import Keys
+from protocol.origin import NO_ORIGIN
 
 SWEEP_PAGE = 200  # approvals one sweep reads at most, each way (expired; a look for lost wake-ups)
 MAX_TEXT_CHARS = 2000
@@ -101,7 +102,7 @@ class ApprovalStore:
 
     def request(
         self, envelope: CommandEnvelope, effect: dict[str, Any], text: str, now: float | None = None,
-        reason: str = "", payload: list[dict[str, str]] | None = None,
+        why: HoldReason | None = None, payload: list[dict[str, str]] | None = None,
     ) -> ApprovalRequest:
         """Store the command for the owner. One command id makes one approval (a command handled
         again after a crash finds its request): then `owner_code` is empty and nothing is new."""
@@ -114,7 +115,8 @@ class ApprovalStore:
             "action": envelope.action,
             "effect": effect,
             "text": text[:MAX_TEXT_CHARS],
-            "reason": reason,  # why it waits, in words for the owner
+            "reason": sentence(why) if why is not None else "",  # why it waits, in words for the owner
+            "why": why.to_dict() if why is not None else None,  # the same, typed (protocol.hold_reasons)
             # Every field the platform will receive (router.payload_preview), not only the text.
             "payload": payload or [],
             # Who asked and what outside text that turn had read (protocol.origin).

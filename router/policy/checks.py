@@ -38,6 +38,7 @@ from typing import Any
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.hold_reasons import HoldReason, Why, sender_of, sentence
 from protocol.keys import Keys
 from protocol.replies import Reply, Status
 from protocol.suspicion import fields_suspicion
@@ -255,20 +256,23 @@ class Policy:
             return Decision(Status.DENIED, "secret_in_text", message)
         return None
 
-    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:
+    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> HoldReason | None:
         """Why this command waits for the owner, or None: its scope needs approval
         (ROUTER_REQUIRE_APPROVAL), its words are not the owner's (`whose_words`), or a text it
         publishes carries a decodable blob or a long random-looking run (a secret in an encoding no
         redactor lists) in any published field the owner did not write."""
         if effect.scope in self.approval_scopes:
-            return "it needs your approval"
+            return HoldReason(Why.SCOPE, sender_of(envelope.origin))
         if not effect.writes:
             return None
         whose = self.whose_words.hold_reason(effect, envelope)
         if whose is not None:
             return whose
-        why = fields_suspicion(unsaid_fields(envelope))
-        return None if why is None else f"{why}: check it is not a secret before it goes"
+        suspect = fields_suspicion(unsaid_fields(envelope))
+        if suspect is None:
+            return None
+        name, why = suspect
+        return HoldReason(Why.MAY_HIDE_SECRET, sender_of(envelope.origin), fields=(name,), detail=why)
 
     def approval(
         self, effect: Effect, envelope: CommandEnvelope, conn: redis.Redis | None, now: float
@@ -281,8 +285,8 @@ class Policy:
         return Decision(
             Status.PENDING_APPROVAL,
             "approval_required",
-            f"{envelope.action} ({effect.scope}) needs approval by the router's owner ({reason}); "
-            "it was not run",
+            f"{envelope.action} ({effect.scope}) needs approval by the router's owner: {sentence(reason)} "
+            "It was not run.",
         )
 
     def rate_limit(

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.hold_reasons import HoldReason
 from protocol.replies import Status
 from router.bounds import Denial, Staged
 from router.bounds.guard import Held
@@ -33,7 +34,7 @@ class Decision:
 Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
 # Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
 # command (it now runs under that approval).
-Hold = Callable[[Effect, CommandEnvelope, str, float], "Decision | None"]
+Hold = Callable[[Effect, CommandEnvelope, HoldReason, float], "Decision | None"]
 
 
 class Gate(Protocol):

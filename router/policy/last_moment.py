@@ -11,7 +11,7 @@ be read, the write is not sent: `SkillError("kill_switch")`, answered `denied` (
 with its audit line as any answer.
 
 Nothing else a person can flip changes under a running command: an approval is decided once (the
-first decision wins, `router.policy.approvals.decide`) and quotas and rate limits are settings read
+first decision wins, `protocol.approvals.decide`) and quotas and rate limits are settings read
 at start.
 """
 

@@ -25,13 +25,13 @@ import re
 from typing import Any
 
 from protocol.commands import CommandEnvelope
-from protocol.origin import AUTONOMY, NO_ORIGIN, OWNER, STRANGER, Origin, fold, foreign_links, said_by
+from protocol.hold_reasons import HoldReason, Sender, Why, sender_of
+from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, fold, foreign_links, said_by
 from router.policy.effects import LOCAL_PLATFORM, Effect
 
 # Params that say where a write goes or how it is built, not what it publishes.
 NOT_PUBLISHED = frozenset({"platform"})
 PUBLISHED_TEXT = ("text", "title", "url", "quote")  # what a reader of the reply sees or is sent to
-SHOWN_SOURCES = 4
 # The fields a reader sees as words: a target (a post id) or a community name is looked up, never
 # shown as text (`secret_in_text` reads them, as it reads every param).
 SUSPECT_FIELDS = ("text", "title", "url", "reply_to", "quote", "post_id")
@@ -52,12 +52,6 @@ def post_key(ref: str | None) -> str:
 def published_fields(params: dict[str, Any]) -> list[tuple[str, str]]:
     """Every string a write sends the platform (text, title, link, target, community)."""
     return [(k, v) for k, v in sorted(params.items()) if k not in NOT_PUBLISHED and isinstance(v, str) and v]
-
-
-def sources_line(origin: Origin) -> str:
-    shown = list(origin.taint[-SHOWN_SOURCES:])
-    more = len(origin.taint) - len(shown)
-    return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
 class WhoseWords:
@@ -83,42 +77,35 @@ class WhoseWords:
                 )
         return None
 
-    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> str | None:
+    def hold_reason(self, effect: Effect, envelope: CommandEnvelope) -> HoldReason | None:
         """Why this write waits for the owner because of whose words it carries, or None."""
         if not effect.writes or effect.platform == LOCAL_PLATFORM:
             return None
         origin = envelope.origin
-        if origin is not None and origin.holds:
-            read = f" (this turn had read {sources_line(origin)})" if origin.taint else ""
-            return f"this would publish what is yours only: {'; '.join(origin.holds[:3])}{read}"
-        if origin is not None and origin.kind == STRANGER:
+        sender = sender_of(origin)
+        if origin is None:
+            return HoldReason(Why.NO_ORIGIN, sender) if self.approve_tainted_writes else None
+        read = origin.taint if sender == Sender.OWNER else ()
+        if origin.holds:
+            return HoldReason(Why.OWNER_ONLY_DATA, sender, holds=origin.holds[:3], read=read,
+                              author=origin.author)
+        if origin.kind == STRANGER:
             published = " ".join(v for k, v in published_fields(envelope.params) if k in PUBLISHED_TEXT)
             foreign = foreign_links(published, [*origin.owner_words, *origin.author_words])
             if not foreign:
                 return None
-            return (
-                f"this reply to {origin.author or 'someone else'} carries {', '.join(foreign[:5])}, "
-                "which neither you nor they wrote"
-            )
-        if origin is not None and origin.hold_writes:
-            return f"you asked to approve every public write of {origin.via}"
-        if origin is not None and origin.kind == AUTONOMY and effect.kind == "delete":
-            return "autonomy deletes only with your approval (its orders come from other people's posts)"
-        if origin is not None and origin.kind == AUTONOMY:
-            return None  # its own gate: quality score, quotas, pacing, the duplicate guard, DOS.md
-        if not self.approve_tainted_writes:
+            return HoldReason(Why.STRANGER_LINKS, sender, author=origin.author, links=tuple(foreign[:5]))
+        if origin.hold_writes:
+            return HoldReason(Why.OWNER_ASKED, sender, via=origin.via, author=origin.author)
+        if origin.kind == AUTONOMY:
+            # Otherwise its own gate: quality score, quotas, pacing, the duplicate guard, DOS.md.
+            return HoldReason(Why.AUTONOMY_DELETE, sender) if effect.kind == "delete" else None
+        if not self.approve_tainted_writes or not origin.taint:
             return None
-        if origin is None:
-            return f"{NO_ORIGIN}; the words may not be yours"
-        if not origin.taint:
-            return None
-        unsaid = [k for k, v in published_fields(envelope.params) if not said_by(v, origin.owner_words)]
+        unsaid = tuple(k for k, v in published_fields(envelope.params) if not said_by(v, origin.owner_words))
         if not unsaid:
             return None
-        return (
-            f"this turn had read outside text ({sources_line(origin)}) and its {', '.join(unsaid)} "
-            "are not words you wrote"
-        )
+        return HoldReason(Why.NOT_OWNER_WORDS, sender, fields=unsaid, read=read)
 
 
 def stranger_refusal(effect: Effect, origin: Origin) -> tuple[str, str] | None:

@@ -23,9 +23,9 @@ from agent.llm.base import BaseLLM
 from agent.llm.turn import current_turn
 from agent.mind.loop import AgentLoop, LoopLimits
 from agent.workspace.memory import Provenance, source_of
+from protocol import approvals
 from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin
-from router.policy import approvals
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, reply_of, settings_for, wait_until
 from tests.support.fake_bsky import FakeBluesky
@@ -334,7 +334,7 @@ def test_a_reply_to_the_person_waits_when_it_carries_a_link_or_handle_nobody_wro
     assert stack.bsky_texts() == ([] if held else [reply])
     if held:
         [waiting] = stack.pending(control)
-        assert "neither you nor they wrote" in waiting["reason"]
+        assert f"which neither you nor {mallory} wrote" in waiting["reason"]
 
 
 def test_a_stranger_turn_never_opens_the_browser(stack):
@@ -402,7 +402,7 @@ def test_a_command_without_origin_counts_as_tainted(stack, control, redis_urls):
         reply = reply_of(admin, redis_urls.keys, command.id)
     finally:
         admin.close()
-    assert reply["status"] == "pending_approval" and "no origin" in reply["message"]
+    assert reply["status"] == "pending_approval" and "did not say who asked" in reply["message"]
     assert stack.bsky_texts() == []
 
 

@@ -58,3 +58,19 @@ def test_the_lock_is_free_again_when_its_holder_dies(workspace, other_agent):
     other_agent.wait()
     with WorkspaceLock(workspace.root) as lock:
         assert lock.holder() == os.getpid()
+
+
+def test_the_lock_file_does_not_show_in_git_status(tmp_path):
+    """`workspace/.agent.lock` showed as an untracked file in `git status` of a fresh clone."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    (clone / ".gitignore").write_text((REPO / ".gitignore").read_text(encoding="utf-8"), encoding="utf-8")
+    (clone / "workspace").mkdir()
+    lock = WorkspaceLock(clone / "workspace").acquire()
+    try:
+        assert (clone / "workspace" / ".agent.lock").exists()
+        shown = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
+                               capture_output=True, text=True, check=True).stdout
+    finally:
+        lock.release()
+    assert shown.splitlines() == ["?? .gitignore"], shown

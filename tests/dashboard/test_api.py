@@ -404,6 +404,16 @@ def test_cost_absent_then_present(api, redis_urls):
     assert cost["available"] and cost["today_usd"] == 0.5 and cost["tokens_today"] == 900
 
 
+def test_the_cost_panel_names_the_outside_shares_that_are_spent(api, redis_urls):
+    redis_urls.admin_client().set(KEYS.agent_cost, json.dumps({
+        "today_usd": 0.6, "daily_budget_usd": 2.0, "outside_today_usd": 0.5, "outside_budget_usd": 0.5,
+        "outside_spent": ["all words from outside", "mallory.test", 7, "x" * 500],
+    }))
+    cost = api.get("/api/cost").json()
+    assert cost["outside_today_usd"] == 0.5 and cost["outside_budget_usd"] == 0.5
+    assert cost["outside_spent"] == ["all words from outside", "mallory.test", "x" * 100]
+
+
 def test_governance_files_and_rule_injection(api, tmp_path, redis_urls):
     (tmp_path / "gov").mkdir()
     (tmp_path / "gov" / "DOS.md").write_text("- never post at night\n")

@@ -15,10 +15,10 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app
 from dashboard.settings import ConfigError, DashboardSettings
+from protocol.approvals import ApprovalError
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from router.policy.approval_store import ApprovalStore
-from router.policy.approvals import ApprovalError
 from tests.dashboard.helpers import BASE, TOKEN
 
 KEYS = Keys()
@@ -280,7 +280,7 @@ def test_a_relayed_code_works_only_for_its_own_approval_and_only_once(redis_urls
 
 
 def test_the_rule_list_is_capped_and_a_refused_rule_is_not_kept(client, redis_urls):
-    from agent.governance.injections import MAX_PENDING
+    from protocol.rule_injections import MAX_PENDING
 
     admin = redis_urls.admin_client()
     for i in range(MAX_PENDING - 1):

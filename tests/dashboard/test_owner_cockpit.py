@@ -258,7 +258,7 @@ def test_an_approval_shows_every_field_the_reply_it_answers_and_what_the_turn_ha
     dashboard,
     browser,
 ):
-    """A held reply as the router stores it (router.policy.approvals): the full payload, the post
+    """A held reply as the router stores it (protocol.approvals): the full payload, the post
     it answers fenced with its author, the outside text the asking turn had read, the expiry."""
     admin = redis_urls.admin_client()
     now = time.time()

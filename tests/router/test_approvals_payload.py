@@ -12,8 +12,8 @@ import pytest
 import redis
 
 from agent.link.approval_desk import notice_text
+from protocol import approvals
 from protocol.commands import CommandEnvelope
-from router.policy import approvals
 from router.policy.approval_store import ApprovalStore, PendingCaps
 from router.registry import discover_skills
 from scripts.control_cli import list_approvals

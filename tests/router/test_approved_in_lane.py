@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from router.policy import approvals
+from protocol import approvals
 from router.policy.effects import Effect, scopes
 from router.registry import Skill, SkillContext
 from tests.router.router_helpers import MY_SKILLS, WorkerThread, push, reply_of, settings_for, wait_until

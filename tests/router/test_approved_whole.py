@@ -11,7 +11,7 @@ import json
 import pytest
 import redis
 
-from router.policy import approvals
+from protocol import approvals
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for, wait_until
 from tests.support.fake_bsky import FakeBluesky

@@ -9,9 +9,10 @@ import time
 import pytest
 import redis
 
+from protocol import approvals
 from protocol.commands import CommandEnvelope
 from router.audit.chain_check import verify_directory
-from router.policy import approvals, kill_switch
+from router.policy import kill_switch
 from tests.router.router_helpers import (
     WorkerThread,
     note_lines,

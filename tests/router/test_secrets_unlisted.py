@@ -72,7 +72,7 @@ def test_the_routers_key_in_a_links_path_host_or_query_waits(redis_urls, admin, 
     answers = decide(redis_urls, tmp_path, commands)
     assert [a[:2] for a in answers] == [("pending_approval", "approval_required")] * 6, answers
     assert all("random" in message or "decodes" in message for _, _, message in answers), answers
-    assert all("its url" in message for _, _, message in answers[:3])
+    assert all("The link may hide a secret" in message for _, _, message in answers[:3])
     assert not (tmp_path / "outbox.jsonl").exists()
 
 
@@ -83,7 +83,7 @@ def test_a_link_the_owner_typed_is_published_and_the_same_link_from_autonomy_wai
     answers = decide(redis_urls, tmp_path, [(params, mine), (params, autonomy)])
     assert answers[0][0] == "ok", answers
     assert answers[1][:2] == ("pending_approval", "approval_required")
-    assert "its url" in answers[1][2] and "random" in answers[1][2]
+    assert "The link may hide a secret" in answers[1][2] and "random" in answers[1][2]
 
 
 def test_a_post_of_bits_in_a_title_waits(redis_urls, admin, tmp_path):
@@ -91,7 +91,7 @@ def test_a_post_of_bits_in_a_title_waits(redis_urls, admin, tmp_path):
     params = {"platform": "reddit", "subreddit": "test", "title": bits, "text": "hello there"}
     answers = decide(redis_urls, tmp_path, [(params, owner("console"))])
     assert answers[0][:2] == ("pending_approval", "approval_required")
-    assert "its title" in answers[0][2]
+    assert "The title may hide a secret" in answers[0][2]
 
 
 def test_a_post_carrying_a_message_in_invisible_characters_waits_for_the_owner(redis_urls, admin, tmp_path):

@@ -14,11 +14,11 @@ import json
 import pytest
 import redis
 
+from protocol.approvals import decide
 from protocol.commands import CommandEnvelope
 from protocol.keys import AGENT_LOGIN, MCP_LOGIN
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin
 from router.mcp.origin import MCP_ORIGIN, UNKNOWN_READING
-from router.policy.approvals import decide
 from tests.router.router_helpers import RouterProcess, login, reply_on, router_env, send, wait_until
 from tests.support.fake_mastodon import FakeMastodon
 

@@ -75,8 +75,9 @@ def with_ctrl_c_pending() -> None:
     signal.raise_signal(signal.SIGINT)
 
 
-# Every command of `./safeclaw` that runs one of SafeClaw's programs in its place.
-SCRIPT_COMMANDS = ("", "--help", "rules", "agent", "router", "social", "mcp", "compose-init")
+# Every command of `./safeclaw` that runs one of SafeClaw's programs in its place (`--help` runs none:
+# the script prints it itself).
+SCRIPT_COMMANDS = ("", "rules", "agent", "router", "social", "mcp", "compose-init")
 
 
 @pytest.mark.parametrize("command", SCRIPT_COMMANDS)

@@ -68,7 +68,9 @@ def test_status_of_a_running_stack(running_router):
     assert result.returncode == 0, out + result.stderr
     assert "✓ LLM scripted (scripted) answers" in out
     assert "✓ Redis answers at 127.0.0.1:" in out and "as user agent" in out
-    assert f"router {ROUTER_ID} alive (heartbeat" in out and "CREATE_POST" in out
+    assert f"router {ROUTER_ID} alive (heartbeat" in out and "it can post and reply, like posts" in out
+    for skill in ("CREATE_POST", "AUTH_TEST", "NOTE", "PING"):  # what it can do, not its skills' names
+        assert skill not in out, out
     assert "platforms with credentials: mastodon" in out
     assert "✓ queue: 0 command(s) waiting for a router" in out
     assert "dead-letter" not in out and "safeclaw:" not in out  # no Redis key, no empty list named
@@ -76,6 +78,15 @@ def test_status_of_a_running_stack(running_router):
     assert "✓ LLM cost today $0.0000 of $2.00, total $0.0000 of $50.00, 0 call(s)" in out
     assert running_router.server.agent_password not in out + result.stderr
     assert "planted-mastodon-token-91ac" not in out + result.stderr
+
+
+def test_status_shows_no_money_budget_for_the_free_embedded_model(running_router):
+    """A "$0.0000 of $2.00" for the embedded model read as if it were paid for."""
+    beat = {"ts": time.time(), "pid": os.getpid(), "llm_provider": "local", "llm_model": "smollm2-135m-instruct"}
+    running_router.admin_client().set(running_router.keys.agent_heartbeat, json.dumps(beat))
+    out = agent_cli("status", base_env(REDIS_URL=running_router.agent_url)).stdout
+    assert "✓ LLM cost: none, the embedded model runs on this machine and is free" in out, out
+    assert "$" not in out, out
 
 
 @pytest.mark.slow

@@ -61,9 +61,14 @@ def test_stop_and_resume_posting(control_env, redis_urls, capsys):
     admin = redis_urls.admin_client()
     assert cli(control_env, "stop-posting") == 0
     assert json.loads(admin.get(KEYS.kill_switch))["on"] is True
+    stopped = capsys.readouterr().out
+    assert "kill switch ON: nothing is posted, replied to, liked or deleted from now on" in stopped
     assert cli(control_env, "resume-posting") == 0
     assert json.loads(admin.get(KEYS.kill_switch))["on"] is False
-    assert "kill switch off" in capsys.readouterr().out
+    resumed = capsys.readouterr().out
+    assert "kill switch off: posting is allowed again, within your rules" in resumed
+    for internal in ("side effect", "under their policy"):
+        assert internal not in stopped + resumed, internal
 
 
 def test_approvals_approve_and_deny(control_env, redis_urls, capsys):

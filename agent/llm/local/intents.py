@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 
+from agent.llm.local.about_me import statement_about_me
 from agent.llm.local.message_values import (
     URL,
     URL_PARAMS,
@@ -108,6 +109,9 @@ def memory_intents(request: TurnRequest) -> list[Intent]:
         value = {"type": "string", "words": words, "max_words": 6}
 
         def write(values: Params) -> Params:
+            stated = statement_about_me(request.user_message)  # "call me Sam": the key is the name
+            if stated is not None:
+                return {"new_memory": {stated[0]: stated[1]}}
             fact = values["is"].strip().rstrip(".!")
             return {"new_memory": {memory_key(request.user_message, fact): fact}}
 

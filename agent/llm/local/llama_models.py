@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -29,6 +31,8 @@ CONTEXT_TOKENS = 2048
 # processes hold a core, a batch split over every core stalls at each step, measured 8x slower.
 THREADS = max((os.cpu_count() or 2) // 2, 1)
 CLOSE_WAIT_SECONDS = 60.0
+GGUF_MAGIC = b"GGUF"  # the first four bytes of every GGUF model file
+native_log = logging.getLogger("safeclaw.agent.llama_cpp")
 
 _models: dict[Path, Any] = {}
 _load_lock = threading.Lock()
@@ -41,7 +45,26 @@ def llama_cpp() -> Any:
         import llama_cpp
     except ImportError:
         raise LLMError("local", "llama-cpp-python is not installed", INSTALL_HINT) from None
+    _quiet_native_log(llama_cpp)
     return llama_cpp
+
+
+_native_log: Any = None  # the C callback, kept alive as long as llama.cpp may call it
+
+
+def _quiet_native_log(llama_cpp: Any) -> None:
+    """llama.cpp's own log lines go to our log at debug level, not onto the owner's terminal:
+    the bindings' filter reads llama.cpp's log levels by an older numbering and lets a warning
+    such as "n_ctx_per_seq < n_ctx_train" through even with verbose=False."""
+    global _native_log
+    if _native_log is not None:
+        return
+
+    def to_log(level: int, text: bytes, user_data: Any) -> None:
+        native_log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _native_log = llama_cpp.llama_log_callback(to_log)
+    llama_cpp.llama_log_set(_native_log, ctypes.c_void_p(0))
 
 
 def loaded_model(path: Path) -> Any:
@@ -94,6 +117,14 @@ def _close_models() -> None:
 
 def _load(path: Path) -> Any:
     llama = llama_cpp().Llama
+    try:
+        with path.open("rb") as file:
+            magic = file.read(len(GGUF_MAGIC))
+    except OSError as e:
+        raise LLMError("local", f"cannot load {path}: {e.strerror}", "is the model file readable?") from None
+    if magic != GGUF_MAGIC:  # told before llama.cpp half-builds a model it then fails to free
+        raise LLMError("local", f"cannot load {path}: it is not a GGUF model file",
+                       "give the path of a GGUF model file llama.cpp supports") from None
     try:
         return llama(
             model_path=str(path),

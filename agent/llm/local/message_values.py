@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent.commands.parse import platform_of_post
+from agent.llm.local.about_me import kin_keys
 
 URL = re.compile(r"(?:https?|at)://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 QUOTED = re.compile(r"[\"“”']([^\"“”']{1,300})[\"“”']")
@@ -79,6 +80,7 @@ def related_keys(keys: list[str], message: str) -> list[str]:
     """Memory keys sharing a word with the message (besides "my", "the"…): a fact is forgotten or
     recalled only when the message names it, never one picked from the rest."""
     words = {w.lower() for w in message_words(message)} - COMMON_WORDS
+    words |= kin_keys(words) - COMMON_WORDS  # "where do I live?" asks for the city
     return [key for key in keys if words & {part.lower() for part in key.split()}]
 
 

@@ -145,7 +145,10 @@ NEEDS = [
     (re.compile(r"\b(delete|remove|erase)\b", re.I),
      "I delete one post at a time, by its link: delete <post URL> (or /delete <post URL>). "
      "Nothing was done."),
-    (re.compile(r"\b(like|favou?rite|upvote)\b", re.I),
+    # "like" asked for, not "what's the weather like" or "I like cats"
+    (re.compile(r"^\W*(please\s+|can you\s+|could you\s+)?(like|favou?rite|upvote)\b|"
+                r"\b(like|favou?rite|upvote)\s+(this|that|the|a|an|my|their|his|her|its)\s+"
+                r"(post|tweet|toot|skeet|status|comment)\b", re.I),
      "To like a post I need its link: like <post URL> (or /like <post URL>). Nothing was done."),
     (re.compile(r"\bforget\b", re.I),
      "I forget one fact at a time: /memory lists them, /forget <key> forgets one. Nothing was done."),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from agent.commands.parse import platform_of_post
+from agent.llm.local.about_me import statement_about_me
 from agent.llm.local.intents import ANSWERS, CAPABILITIES, CHAT, RECALL, REFUSE, REPLY, WHO_AM_I
 
 SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credentials?|private key)s?\b"
@@ -48,8 +49,9 @@ ABOUT_ACCOUNTS = r"(?!.*\b(followers?|following|follows?|posts?|tweets?|toots?|l
                  r"mentions?|timeline|feed|profile|account)\b)"
 
 # (pattern, label) in order; the first match decides. Labels not on offer for a message are skipped.
+SHARING_A_SECRET = re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + SHARE, re.I)
 RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + SHARE, re.I), REFUSE),
+    (SHARING_A_SECRET, REFUSE),
     (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwho (made|built|created|wrote|develop\w*) you\b|"
                 r"\bare you (a |an )?(bot|robot|ai|human|person|real|machine)\b", re.I), WHO_AM_I),
     (MEMORY_LIST, RECALL),
@@ -86,6 +88,8 @@ def keyword_rule(message: str, offered: set[str]) -> str | None:
         label = keyword_rule(request, offered)
         if label is not None:
             return label
+    if "remember" in offered and statement_about_me(message) and not SHARING_A_SECRET.search(message):
+        return "remember"  # "my name is Dana": told, as a person tells a friend, to be remembered
     for pattern, label in RULES:
         if pattern.search(message):
             if label in offered:

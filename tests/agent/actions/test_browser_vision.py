@@ -113,8 +113,10 @@ def test_dead_url_is_a_clear_action_error(chromium, make_ctx, browser_sessions):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens here once the socket is closed
 
-    with pytest.raises(ActionError, match=r"ERR_CONNECTION_REFUSED \(connection refused"):
+    with pytest.raises(ActionError) as refused:
         browser_vision({"url": f"http://127.0.0.1:{port}/"}, make_ctx())
+    assert str(refused.value) == (f"could not open http://127.0.0.1:{port}/: the site refuses the connection: "
+                                  "nothing answers at that address (is it running?) (ERR_CONNECTION_REFUSED)")
     assert_all_quit(browser_sessions[0])
 
 

@@ -86,7 +86,7 @@ def test_every_resolved_address_is_checked(fake_dns):
 
 
 def test_a_name_that_does_not_resolve_is_a_clear_error(fake_dns):
-    with pytest.raises(ActionError, match=r"cannot resolve the host 'nowhere\.invalid'"):
+    with pytest.raises(ActionError, match=r"cannot reach 'nowhere\.invalid': its name could not be looked up"):
         check_url("https://nowhere.invalid/")
 
 
@@ -147,7 +147,8 @@ def test_no_network_is_told_apart_from_a_wrong_name(fake_dns, monkeypatch):
     resolution); check the URL": the URL was right, the machine had no network."""
     with pytest.raises(ActionError) as wrong:
         check_url("https://nowhere.invalid/")
-    assert "check the URL" in str(wrong.value) and "Errno" not in str(wrong.value)
+    assert "check the URL" not in str(wrong.value) and "Errno" not in str(wrong.value)
+    assert "cannot reach 'nowhere.invalid'" in str(wrong.value)
 
     def offline(host, port, *args, **kwargs):
         raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
@@ -158,3 +159,22 @@ def test_no_network_is_told_apart_from_a_wrong_name(fake_dns, monkeypatch):
     message = str(no_network.value)
     assert "'example.org'" in message and "is this machine online?" in message, message
     assert "check the URL" not in message and "Errno" not in message, message
+
+
+def test_a_real_name_that_does_not_resolve_says_it_cannot_be_reached_not_that_the_url_is_wrong():
+    """Offline, `/browse https://example.com` said "check the URL": offline every name fails to
+    resolve, so a name that does not resolve (here a real lookup of a .invalid name, which never
+    does) says the machine or the site cannot be reached."""
+    with pytest.raises(ActionError) as unknown:
+        check_url("https://nowhere.invalid/")
+    message = str(unknown.value)
+    assert message.startswith("cannot reach 'nowhere.invalid': "), message
+    assert "may be offline" in message or "has no network connection" in message, message
+    assert "check the URL" not in message and "Errno" not in message, message
+
+
+def test_only_a_malformed_address_is_told_to_check_the_url():
+    with pytest.raises(ActionError, match=r"^'a\.\.b' is not a valid host name; check the URL$"):
+        check_url("https://a..b/")  # an empty label: no name server is asked
+    with pytest.raises(ActionError, match=r"url is malformed"):
+        check_url("https://example.org:99999/")

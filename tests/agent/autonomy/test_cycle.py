@@ -9,6 +9,7 @@ import pytest
 
 from agent.autonomy.gate import parse_score
 from agent.autonomy.state import StateFiles
+from agent.cost.shares import ShareSettings
 from agent.llm.scripted.llm import ScriptedLLM
 from tests.agent.autonomy.helpers import StandInRouter, make_cycle
 from tests.support.eager_poster import EagerPoster
@@ -297,3 +298,23 @@ def test_an_agent_killed_after_its_comment_left_does_not_comment_again_after_a_r
     again, _, _ = make_cycle(workspace, EagerPoster(), restarted, clock=clock, submolts=("general",))
     report = again.run_once()
     assert report.new_items == 0 and restarted.writes() == []
+
+
+def test_autonomy_pays_from_the_outside_share_and_pauses_when_it_is_spent(workspace):
+    router = StandInRouter()
+    router.add_post()
+    llm = EagerPoster(model="eager-poster")
+    cycle, notices, clock = make_cycle(workspace, llm, router, daily=10.0, usd_per_million=1.0)
+    assert cycle.run_once().outcome == "acted"
+    status = cycle.guard.status()
+    assert status.outside.usd > 0 and status.outside.usd == pytest.approx(status.today_usd)  # turn, scoring
+    assert set(status.outside.by_channel) == {"autonomy"} and status.outside.by_author == {}
+    fraction = 0.99 * status.outside.usd / status.daily_budget_usd
+    cycle.guard.settings = replace(cycle.guard.settings, shares=ShareSettings(fraction, 0.05))
+    reads = len(router.calls)
+    router.add_post()
+    clock.now += 60
+    report = cycle.run_once()
+    assert report.outcome == "paused:budget" and "all words from outside" in report.detail
+    assert len(router.calls) == reads
+    assert notices[-1][1].startswith("autonomy paused: today's LLM budget share for all words from outside")

@@ -8,12 +8,11 @@ import sys
 
 import pytest
 
-from agent.autonomy.health import stuck_reason
 from agent.autonomy.journal import GitJournal
-from agent.autonomy.state import Heartbeat
 from agent.config.channel_sections import AutonomySettings
 from agent.config.reader import Section
 from agent.errors import ConfigError
+from protocol.autonomy_heartbeat import Heartbeat, stuck_reason
 from tests.agent.autonomy.helpers import StandInRouter, make_cycle
 from tests.stack.stack_helpers import REPO_ROOT, START_AGENT
 from tests.support.eager_poster import EagerPoster

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from agent.channels.display import wrapped
 
-STATUS = ("✓ router safeclaw-local alive (heartbeat 4s ago); skills: AUTH_TEST, CREATE_POST, "
-          "DELETE_POST; platforms with credentials: none")
+STATUS = ("✓ router safeclaw-local alive (heartbeat 4s ago); it can post and reply, delete your "
+          "posts and check your logins; platforms with credentials: none")
 
 
 def test_a_long_line_breaks_at_spaces_with_a_hanging_indent():

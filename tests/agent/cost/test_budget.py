@@ -106,6 +106,9 @@ def test_every_call_publishes_the_dashboard_summary(tmp_path):
         "total_budget_usd": 100.0,
         "calls_today": 1,
         "tokens_today": 2,
+        "outside_today_usd": 0.0,
+        "outside_budget_usd": 0.25,
+        "outside_spent": [],
     }
 
 
@@ -138,7 +141,7 @@ def test_status_shows_the_spent_budget_and_how_to_raise_it(workspace, tmp_path, 
     CostLedger(settings.workspace.root / "logs" / "cost.jsonl").record(
         CostEntry(__import__("time").time(), "openai", "gpt-4o-mini", 1000, 10, 0.6, "default")
     )
-    check = check_budget(settings)
+    check = check_budget(settings, "openai")
     assert not check.ok
     assert "$0.6000 of $0.50" in check.text and "SPENT (today)" in check.text
     assert "budget.daily_usd" in check.text

@@ -50,7 +50,7 @@ def test_text_output_has_bullets_then_numbered_sources(stack, bsky, tmp_path):
     assert done.stdout.splitlines()[2] == "• " + BULLETS[0]
     assert (
         "Sources:" in done.stdout
-        and "[3] @dictwatch.test: https://bsky.app/profile/dictwatch.test/post/" in done.stdout
+        and "[3] [outside: (at)dictwatch[.]test]: https://bsky.app/profile/dictwatch.test/post/" in done.stdout
     )
     for line in ("round 1 of 10", "searching Bluesky: enshittification", "checking the answer: it holds",
                  "second reading: pass (good)"):

@@ -46,7 +46,7 @@ def test_telegram_shows_progress_then_the_explanation(router, bsky, tmp_path):
     answer = first[-1]
     assert (
         f"• {BULLETS[0]}" in answer
-        and "[3] @dictwatch.test: https://bsky.app/profile/dictwatch.test/" in answer
+        and "[3] [outside: (at)dictwatch[.]test]: https://bsky.app/profile/dictwatch.test/" in answer
     )
     assert len(texts) == 2 * len(first)
     assert service.loop.workspace.load_history(f"telegram:{OWNER}") == []  # a command, not a model turn

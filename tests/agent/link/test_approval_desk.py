@@ -196,7 +196,7 @@ def test_with_chat_approvals_off_no_code_reaches_the_agent_and_the_owner_is_sent
 def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, workspace, redis_urls):
     """Issue 21, item 8: right after a post was held, /approvals said "No approval is waiting for
     you." while `./safeclaw approvals` listed it (the console knew only what notices had brought)."""
-    from router.policy import approvals
+    from protocol import approvals
     from scripts.control_cli import list_approvals
 
     client, desk, _ = stack
@@ -230,5 +230,5 @@ def test_approvals_in_the_console_show_every_field_why_and_what_was_read(stack, 
     loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)
     shown = CommandDispatcher(loop, None, desk).handle("console", "/approvals")
     assert "text: a held note" in shown
-    assert "Why it waits: it needs your approval" in shown
+    assert "Why it waits: You asked for every command of this kind to wait for your approval." in shown
     assert "The turn had read: _BROWSER_VISION https://page.example" in shown

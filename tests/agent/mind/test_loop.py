@@ -231,10 +231,11 @@ def test_a_held_post_is_said_to_wait_not_to_have_failed(workspace):
     did not fail, it waits for the owner."""
     router = RecordingRouter({"status": "pending_approval", "error": "approval_required",
                               "message": "CREATE_POST (bsky:post) waits for the owner's approval (id ab12): "
-                                         "it needs your approval; it runs once if approved"})
+                                         "You asked for every command of this kind to wait "
+                                         "for your approval. It runs once if approved."})
     loop, llm = make_loop(workspace, "Posting. " + tool(("CREATE_POST", {"platform": "bsky", "text": "hi"})),
                           router=router)
     llm.observes_results = False
     reply = loop.run_turn("console", "x").reply
-    assert reply == ("Waiting for your approval (id ab12): post on Bluesky. It needs your approval; "
-                     "it runs once if approved"), reply  # not "Posting." first: it is not posted
+    assert reply == ("Waiting for your approval (id ab12): post on Bluesky. You asked for every command of "
+                     "this kind to wait for your approval. It runs once if approved."), reply  # not "Posting." first: it is not posted

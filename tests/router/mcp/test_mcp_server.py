@@ -10,7 +10,10 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.policy.approvals import decide
+from agent.link.approval_desk import notice_text
+from dashboard.approvals_view import pending_page
+from protocol.approvals import decide
+from protocol.hold_reasons import HoldReason, Sender, Why, sentence
 from router.registry import discover_skills
 from tests.router.router_helpers import RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
@@ -133,8 +136,12 @@ def test_a_held_post_waits_for_the_owners_approval(stack, mastodon, redis_urls):
     result = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "may I post this?"})
     answer = result.structured_content
     assert result.is_error is False and answer["status"] == "pending_approval", text_of(result)
+    assert "error" not in answer  # held means waiting for the owner, not an error (docs/mcp.md)
     approval = answer["approval_id"]
     assert f"./safeclaw approve {approval}" in text_of(result) and "Do not call it again" in text_of(result)
+    # SafeClaw's own words: said plainly, not fenced or marked as outside data
+    assert "UNTRUSTED_DATA" not in text_of(result) and "untrusted" not in answer
+    assert result.meta == {"safeclaw/untrusted": False}
     assert mastodon.statuses == {}
     control = redis_urls.server.admin_client()
     decide(control, redis_urls.keys, approval, "approve", "the owner")
@@ -148,7 +155,8 @@ def test_by_default_an_mcp_clients_post_waits_for_the_owner_once_however_often_a
     arguments = {"platform": "mastodon", "text": "words an MCP client chose"}
     first, again = (session.call_tool("CREATE_POST", arguments) for _ in range(2))
     assert first.structured_content["status"] == "pending_approval", text_of(first)
-    assert "MCP client" in first.structured_content["reason"]
+    assert "MCP client" in first.structured_content["reason"] and "error" not in first.structured_content
+    assert f"Why it waits: {first.structured_content['reason']}" in text_of(first)
     assert again.structured_content["approval_id"] == first.structured_content["approval_id"]
     assert session.call_tool("GET_PROFILE", {"platform": "mastodon"}).is_error is False  # reads go on
     decide(redis_urls.server.admin_client(), redis_urls.keys, first.structured_content["approval_id"], "approve",
@@ -158,6 +166,22 @@ def test_by_default_an_mcp_clients_post_waits_for_the_owner_once_however_often_a
     origins = {json.dumps(a["origin"], sort_keys=True) for a in audit if a.get("action") == "CREATE_POST"}
     assert all('"via": "mcp"' in origin for origin in origins)
     assert len(mastodon.statuses) == 1
+
+
+def test_every_screen_says_why_an_mcp_post_waits_in_the_same_sentence(stack, redis_urls, admin):
+    """The MCP reply, the owner's notice (console, Telegram) and the dashboard's approval card show
+    one sentence, and call the post the MCP client's, not the owner's."""
+    session = stack(ROUTER_APPROVE_TAINTED_WRITES="true")
+    held = session.call_tool("CREATE_POST", {"platform": "mastodon", "text": "words an MCP client chose"})
+    said = sentence(HoldReason(Why.NOT_OWNER_WORDS, Sender.MCP, fields=("text",)))
+    assert held.structured_content["reason"] == said
+    assert f"Do not call it again. Why it waits: {said}" in text_of(held)
+    [card] = pending_page(admin, redis_urls.keys)["approvals"]
+    assert card["reason"] == said
+    [notice] = [json.loads(raw) for raw in admin.lrange(redis_urls.keys.owner_notices, 0, -1)]
+    shown = notice_text(notice)
+    assert shown.startswith("Approval needed: a Mastodon post an MCP client asked for\n"), shown
+    assert f"Why it waits: {said}" in shown and "your Mastodon post" not in shown
 
 
 def test_the_kill_switch_denies(stack, mastodon, admin, redis_urls):
@@ -194,6 +218,9 @@ def test_a_malformed_call_gets_a_clear_error_and_the_server_keeps_serving(stack)
     wrong = session.call_tool("CREATE_POST", {"platform": "myspace", "text": 42})
     assert wrong.is_error is True and wrong.structured_content["error"] == "invalid_params"
     assert "invalid params for CREATE_POST" in text_of(wrong) and "input schema" in text_of(wrong)
+    # SafeClaw's own check of the client's arguments: a plain tool error, not outside data
+    assert "UNTRUSTED_DATA" not in text_of(wrong) and "came from outside" not in text_of(wrong)
+    assert "untrusted" not in wrong.structured_content and wrong.meta == {"safeclaw/untrusted": False}
     # What the SDK's typed helper never sends: arguments that are not an object.
     params = types.CallToolRequestParams.model_construct(name="CREATE_POST", arguments=["not", "an", "object"])
     with pytest.raises(MCPError, match="Invalid request parameters"):
