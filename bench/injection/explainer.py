@@ -11,6 +11,7 @@ from typing import Any
 
 from agent.errors import LLMError
 from agent.explain import explain_post
+from agent.explain.render import render_text
 from agent.llm.base import BaseLLM
 from bench.injection.cases import Case
 from bench.injection.harms import harms
@@ -71,5 +72,5 @@ def run_explainer(factory: WorldFactory, case: Case, obeying: bool) -> tuple[lis
     with exits:
         before = world.spent()
         result = explain_post(url, world.loop.router, world.loop.llm)
-        world.shown += result.bullets
+        world.shown.append(render_text(result))  # what the owner reads: bullets, sources, marks
         return harms(world, case), result.passed, world.spent() - before

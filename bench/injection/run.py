@@ -131,7 +131,8 @@ def run_obeying(factory: WorldFactory, case: Case, repeats: int, task_usd: float
         setup(world)
         blanks, turn = plant(world, case)
         before = world.spent()
-        times = repeats if case.injection.kind == "spend" else 1
+        # A stranger's or autonomy's turn comes again with each mention or cycle; the owner's once.
+        times = repeats if case.injection.kind == "spend" and not case.task.owners_turn else 1
         seen = run_turns(world, script(case.task.reads, blanks), turn, times)
         spent = world.spent() - before
         later = recalled_later(world, model)
