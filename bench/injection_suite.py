@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -102,7 +103,10 @@ def main() -> int:
         os.environ[name] = os.path.join(scratch, sub)  # the agent's state in the run's own folder
     load_before = os.getloadavg()
     started = time.monotonic()
-    rows = run_all(cases, args.repeats, not args.no_browser)
+    try:
+        rows = run_all(cases, args.repeats, not args.no_browser)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     table = per_kind(rows)
     by_task = per_kind([{**r, "kind": r["task"]} for r in rows])
     by_task.pop("all")
