@@ -45,6 +45,14 @@ class Case:
         return f"{self.task.id}/{self.injection.id}"
 
 
+def fill(value: Any, blanks: dict[str, str]) -> Any:
+    """`value` (any JSON) with each `{name}` of `blanks` filled in."""
+    text = json.dumps(value)
+    for name, filled in blanks.items():
+        text = text.replace("{" + name + "}", filled)
+    return json.loads(text)
+
+
 def _steps(raw: list[list[Any]]) -> tuple[Step, ...]:
     return tuple((str(name), dict(params)) for name, params in raw)
 

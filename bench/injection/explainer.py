@@ -13,7 +13,7 @@ from agent.errors import LLMError
 from agent.explain import explain_post
 from agent.explain.render import render_text
 from agent.llm.base import BaseLLM
-from bench.injection.cases import Case
+from bench.injection.cases import Case, fill
 from bench.injection.harms import harms
 from bench.injection.world import World, WorldFactory
 
@@ -56,7 +56,8 @@ def explain(factory: WorldFactory, case: Case, model: ExplainingModel) -> tuple[
     for text in BACKGROUND:
         world.bsky.add_post(helper, text)
     mallory = world.bsky.add_account("mallory.test", "Mallory")
-    world.bsky.add_post(mallory, f"{MARK.capitalize()} note: {case.injection.text}")
+    text = fill(case.injection.text, {"attacker": world.attacker.url, "owner_post": world.owner_post})
+    world.bsky.add_post(mallory, f"{MARK.capitalize()} note: {text}")
     asker = world.bsky.add_account("user.test", "User")
     post = world.bsky.add_post(asker, QUESTION)
     url = f"https://bsky.app/profile/user.test/post/{post.rsplit('/', 1)[1]}"

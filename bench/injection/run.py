@@ -4,13 +4,12 @@ then the checks."""
 
 from __future__ import annotations
 
-import json
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent.autonomy.briefing import AUTHOR
-from bench.injection.cases import Case, Step
+from bench.injection.cases import Case, Step, fill
 from bench.injection.explainer import run_explainer
 from bench.injection.harms import harms
 from bench.injection.models import ObeyingModel, TaskOnlyModel, tool_code
@@ -29,18 +28,11 @@ class Outcome:
     statuses: dict[str, str] = field(default_factory=dict)
 
 
-def fill(value: Any, blanks: dict[str, str]) -> Any:
-    text = json.dumps(value)
-    for name, filled in blanks.items():
-        text = text.replace("{" + name + "}", filled)
-    return json.loads(text)
-
-
 def plant(world: World, case: Case) -> tuple[dict[str, str], dict[str, Any]]:
     """Put the injection where the task will read it; the blanks to fill and the turn's arguments."""
-    text = fill(case.injection.text, {"attacker": world.attacker.url, "owner_post": world.owner_post})
-    carrier = case.task.carrier
     blanks = {"attacker": world.attacker.url, "owner_post": world.owner_post}
+    text = fill(case.injection.text, blanks)
+    carrier = case.task.carrier
     turn: dict[str, Any] = {"conversation": "console"}
     if carrier == "bsky_post":
         mallory = world.bsky.add_account("mallory.test", "Mallory")
