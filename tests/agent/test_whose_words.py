@@ -140,7 +140,7 @@ def stack(redis_urls, tmp_path, fakes, workspace):
     with WorkerThread(settings, discover_skills(), credentials):
         client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
         llm, page = ObedientLLM(), Page()
-        local = {**local_actions(), "_BROWSER_VISION": page}
+        local: dict[str, Any] = {**local_actions(), "_BROWSER_VISION": page}
         loop = AgentLoop(workspace, llm, local, client, LoopLimits(6, 1))
         yield Stack(loop, llm, page, bsky, masto, redis_urls, tmp_path)
         client.close()
