@@ -14,7 +14,7 @@ standard way. Where the two differ, and how each difference is kept off the fast
   shape check admits exact types only, and `OPT_PASSTHROUGH_*` makes orjson refuse those as keys;
 - a record holding itself: the shape check runs out of stack, and the standard library then
   raises as it did before.
-tests/router/test_canonical_json.py compares the two on many generated records.
+tests/router/audit/test_canonical_json.py compares the two on many generated records.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ not done (in flight elsewhere), takes nothing and is dropped: the copy holding t
 id (a copy after it is done gets the stored reply). Only a recovery, or an approved command run
 again, answers a started record itself (`unknown`): its run may have been cut short.
 
-Round trips (issue 28: fused where `bench/router_post.py` and `tests/router/test_post_round_trips.py`
+Round trips (issue 28: fused where `bench/router_post.py` and `tests/router/queue/test_post_round_trips.py`
 show it matters, a post being the router's hot write): the record, the intent and the kill switch
 are read in one pipeline with the claim's script, which also takes the bounds when no check between
 could hold the command (`_read_ahead`); otherwise the script goes with the rate limits and bounds in

@@ -30,7 +30,7 @@ from tests.router.canonical_records import (
     plain_record,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KEY = bytes(range(32))
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from protocol.keys import AGENT_LOGIN
 from router.registry import discover_skills
+from tests.router.platforms.test_flaky_platforms import PLATFORMS, Platform
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
-from tests.router.test_flaky_platforms import PLATFORMS, Platform
 
 SKILLS = discover_skills()
 

@@ -18,7 +18,7 @@ from router.audit.lines import canonical, chain_files, record_hash
 from router.audit.log import AuditLog
 from router.audit.verify import BROKEN, OK, UNCHECKED, verify
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KEY = bytes(range(32))
 
 

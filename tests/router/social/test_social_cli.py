@@ -16,7 +16,7 @@ from router.social.cli import COMMANDS, SEED_ERRORS, CommandError, seed_kind
 from tests.support.fake_moltbook import FakeMoltbook
 from tests.support.fake_x import ME_ID, FakeX
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 PLANTED = "planted-Secret-7f3Kq9Zx"
 X_CREDS = {"X_API_KEY": "ck-cli-1234", "X_API_SECRET": "cs-cli-5678",
            "X_ACCESS_TOKEN": f"{ME_ID}-at-cli-9012", "X_ACCESS_SECRET": "as-cli-3456"}

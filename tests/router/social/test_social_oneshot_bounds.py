@@ -14,7 +14,7 @@ import pytest
 from router.audit.chain_check import verify_directory
 from tests.support.fake_mastodon import FakeMastodon
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "masto-oneshot-token-4471"
 
 

@@ -19,7 +19,7 @@ from router.audit.lines import chain_files
 from router.audit.log import AuditLog
 from router.audit.verify import BROKEN, OK, UNCHECKED, verify
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KEY = bytes(range(32))
 
 

@@ -10,8 +10,8 @@ import gzip
 
 from tests.protocol.test_redaction import spellings
 from tests.protocol.test_secret_shapes import MORE_ORDINARY, SHAPES, ordinary_posts
+from tests.router.policy.test_policy import CREDS, SKILLS, run
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
-from tests.router.test_policy import CREDS, SKILLS, run
 
 KEYS = [CREDS["MOLTBOOK_API_KEY"], CREDS["BSKY_PASSWORD"]]
 

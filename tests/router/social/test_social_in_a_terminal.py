@@ -12,7 +12,7 @@ import pexpect
 
 from router.social.usage import TYPE_ONE_COMMAND
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def social_env(tmp_path: Path) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.router.test_social_cli import run_cli
+from tests.router.social.test_social_cli import run_cli
 
 NOT_UTF8 = [
     b'{"command": "caf\xe9", "platform": "x"}',  # Latin-1

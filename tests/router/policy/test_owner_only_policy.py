@@ -5,7 +5,7 @@ autonomy's deletes wait for the owner."""
 from __future__ import annotations
 
 from protocol.origin import AUTONOMY, OWNER, Origin
-from tests.router.test_whose_words_policy import decide, policy
+from tests.router.policy.test_whose_words_policy import decide, policy
 
 HOLDS = ("its query carries your memory 'door_code', which is for you only",)
 PAGE = ("FETCH_POST at://did:plc:mallory/app.bsky.feed.post/1",)

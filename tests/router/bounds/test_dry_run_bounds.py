@@ -5,8 +5,8 @@ in bounds of its own: it rehearses them, and never spends or blocks the real one
 from __future__ import annotations
 
 from router.registry import discover_skills
+from tests.router.bounds.test_bounds_end_to_end import BSKY_PASSWORD, Clock, bsky  # noqa: F401
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
-from tests.router.test_bounds_end_to_end import BSKY_PASSWORD, Clock, bsky  # noqa: F401
 
 TEXT = "hello world, the first words of a new agent"
 

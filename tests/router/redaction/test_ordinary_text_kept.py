@@ -10,8 +10,8 @@ import json
 import pytest
 
 from router.registry import discover_skills
+from tests.router.platforms.test_flaky_platforms import PLATFORMS
 from tests.router.router_helpers import WorkerThread, push, reply_of, settings_for
-from tests.router.test_flaky_platforms import PLATFORMS
 
 SKILLS = discover_skills()
 

@@ -13,7 +13,7 @@ from router.audit.chain_check import verify_directory
 from router.audit.lines import GENESIS, chain_files
 from router.audit.log import AuditLog
 
-REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+REPO = __import__("pathlib").Path(__file__).resolve().parents[3]
 
 
 def write(tmp_path, n=5, max_bytes=10_000_000, name="r1"):

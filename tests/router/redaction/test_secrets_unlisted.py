@@ -3,7 +3,7 @@ bits, Morse, Braille, look-alike alphabets, code points) and in a link's path or
 published: refused when the redactor knows the spelling, else held for the owner with the reason.
 A link the owner typed is theirs, however random its id looks; the same link from autonomy waits.
 
-Policy decides on a real redis-server (`tests.router.test_policy.run` with dry run on), so an
+Policy decides on a real redis-server (`tests.router.policy.test_policy.run` with dry run on), so an
 allowed write lands in the outbox and nothing leaves for a platform.
 """
 
@@ -17,8 +17,8 @@ from router.queue.redis_io import connect
 from router.redaction import Redactor
 from router.registry import SkillContext
 from tests.protocol.test_suspicion import base58, unlisted_spellings
+from tests.router.policy.test_policy import CREDS, SKILLS
 from tests.router.router_helpers import settings_for
-from tests.router.test_policy import CREDS, SKILLS
 
 KEY = CREDS["MOLTBOOK_API_KEY"]
 DOC = "https://docs.google.com/document/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit"
