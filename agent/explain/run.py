@@ -18,10 +18,10 @@ from agent.errors import BudgetExhausted, LLMError
 from agent.explain import checks, prompts, reader
 from agent.explain.address import post_address
 from agent.explain.errors import ExplainError
-from agent.explain.outside_links import OutsideLinks, mark_all
 from agent.explain.reader import RouterPort
 from agent.explain.session import BadAnswer, Progress, Session
 from agent.explain.sources import describe, outside
+from agent.flow.outside_links import OutsideLinks, mark_all
 from agent.llm.base import BaseLLM
 from protocol.untrusted import strip_invisible
 

@@ -21,6 +21,7 @@ from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.cost.shares import cost_payer, payer_of
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
+from agent.flow.reply_links import checked_reply
 from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
     OWN_LOCAL_ACTIONS,
@@ -108,6 +109,8 @@ class AgentLoop:
             except NotSavedError as exc:  # kept in memory; nothing is done on a message not recorded
                 raise MessageNotSaved(exc.path, exc.reason) from None
             result = self._think_act_observe(conversation, user_message, snapshot, outside_author, source)
+            if outside_author is None:  # what the owner is shown: hosts and handles from outside marked
+                result.reply = checked_reply(result, user_message, snapshot, conversation)
             result.reply = self._finish(conversation, result.reply, turns, result.observations)
             return result
 

@@ -8,7 +8,7 @@ import re
 
 from agent.app import build_loop
 from agent.explain import explain_post, render_text
-from agent.explain.outside_links import WITHHELD_BULLET, OutsideLinks
+from agent.flow.outside_links import WITHHELD_BULLET, OutsideLinks
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.service import AgentService
 from tests.agent.channels.telegram_helpers import OWNER, make_settings, running, wait_for
