@@ -21,7 +21,7 @@ from tests.support.sentinel_redis import ReplicatedRedis
 
 pytestmark = pytest.mark.slow
 TOKEN = "failover-masto-token"
-POSTS = 120
+POSTS = 200  # the burst the issue asked for: the primary killed in the middle of it
 THREADS = 6
 KILL_AFTER = 30  # replies before the primary is killed
 
