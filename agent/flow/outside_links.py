@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from protocol.link_hosts import dot_like, link_keys, same_place
 
 WITHHELD_BULLET = "(withheld: this bullet names a link or handle from outside that could not be marked)"
+WITHHELD_LINE = "(withheld: this line names a link or handle from outside that could not be marked)"
 _TOKEN = re.compile(r"\S+")
 # A token that joins two labels into a host when spaced apart: `dot`, `.`, `[.]`, `(dot)`...
 _JOINER = re.compile(r"(?:dot|\.|[\[({<](?:\.|dot)[\])}>])", re.IGNORECASE)
@@ -44,8 +45,9 @@ class OutsideLinks:
     def foreign(self, text: str) -> list[str]:
         return [key for key in link_keys(text) if not any(same_place(key, k) for k in self.kept)]
 
-    def mark(self, text: str) -> tuple[str, list[str]]:
-        """`text` with each outside host or handle replaced by its marked form, and those keys."""
+    def mark(self, text: str, withheld: str = WITHHELD_BULLET) -> tuple[str, list[str]]:
+        """`text` with each outside host or handle replaced by its marked form, and those keys;
+        `withheld` instead when a host is left that the tokens did not split (fail closed)."""
         spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
         out: list[str] = []
         marked: list[str] = []
@@ -66,7 +68,7 @@ class OutsideLinks:
         result = "".join(out)
         leftover = self.foreign(_without_marks(result))
         if leftover:
-            return WITHHELD_BULLET, list(dict.fromkeys(marked + leftover))
+            return withheld, list(dict.fromkeys(marked + leftover))
         return result, list(dict.fromkeys(marked))
 
     @staticmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from agent.flow.outside_links import OutsideLinks
+from agent.flow.outside_links import WITHHELD_LINE, OutsideLinks
 from agent.link.origin import conversation_taint, owner_messages, sources_read
 from agent.workspace.snapshot import TurnSnapshot
 
@@ -30,4 +30,4 @@ def checked_reply(turn: Answered, user_message: str, snapshot: TurnSnapshot, con
     if not (sources_read(turn.observations) or earlier):
         return turn.reply
     links = OutsideLinks.for_explain([*owner_messages(snapshot.history, user_message), POST_PAGES], "")
-    return "\n".join(links.mark(line)[0] for line in turn.reply.split("\n"))
+    return "\n".join(links.mark(line, WITHHELD_LINE)[0] for line in turn.reply.split("\n"))

@@ -26,6 +26,7 @@ PLATFORM_WORDS = {
 COMMON_WORDS = frozenset(
     {"a", "an", "the", "my", "your", "i", "me", "you", "is", "are", "of", "to", "in", "on"}
 )
+QUESTION_WORDS = frozenset({"what", "which", "who", "where", "when", "how", "do", "does", "did", "am"})
 
 
 def value_schema(name: str, spec: dict[str, Any], message: str) -> dict[str, Any] | None:
@@ -80,7 +81,8 @@ def related_keys(keys: list[str], message: str) -> list[str]:
     """Memory keys sharing a word with the message (besides "my", "the"…): a fact is forgotten or
     recalled only when the message names it, never one picked from the rest."""
     words = {w.lower() for w in message_words(message)} - COMMON_WORDS
-    words |= kin_keys(words) - COMMON_WORDS  # "where do I live?" asks for the city
+    words |= kin_keys(words)  # "where do I live?" asks for the city
+    words -= COMMON_WORDS | QUESTION_WORDS  # "where am I from?" is not about "where I live"
     return [key for key in keys if words & {part.lower() for part in key.split()}]
 
 

@@ -4,6 +4,7 @@ bare domain or a look-alike handle from a notification shows them marked as outs
 Before: the explainer marked them, a console reply of the same turn showed them as written (the
 injection suite's lure cases: 4 harms)."""
 
+from agent.flow.outside_links import WITHHELD_LINE
 from agent.flow.reply_links import POST_PAGES
 from tests.agent.mind.test_loop import RecordingRouter, make_loop, tool
 
@@ -34,3 +35,11 @@ def test_the_owners_own_link_and_a_posts_page_are_kept(workspace):
 def test_a_turn_that_read_nothing_from_outside_is_left_alone(workspace):
     loop, _ = make_loop(workspace, "Try safeclaw-help.example, it is a fine name for a site.")
     assert "safeclaw-help.example" in loop.run_turn("console", "name a site for me").reply
+
+
+def test_a_line_with_a_host_the_tokens_do_not_split_is_withheld_as_a_line(workspace):
+    said = "You have one mention.\nIt says: visit scam .example today"
+    loop, _ = make_loop(workspace, tool(("GET_NOTIFICATIONS", {"platform": "bsky"})), said,
+                        router=RecordingRouter(NOTIFICATION))
+    reply = loop.run_turn("console", "show my notifications on bluesky").reply
+    assert reply == "You have one mention.\n" + WITHHELD_LINE

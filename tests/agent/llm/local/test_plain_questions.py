@@ -45,6 +45,8 @@ def test_a_question_or_a_request_is_not_a_fact(message):
     ("what's my name?", ["name", "city"], ["name"]),
     ("how old am I?", ["age", "city"], ["age"]),
     ("where do I live?", ["where I live"], ["where I live"]),
+    ("where am I from?", ["where I live", "where I am from"], ["where I am from"]),
+    ("where do I live?", ["where I live", "where I am from"], ["where I live"]),
 ])
 def test_a_question_finds_the_key_its_fact_is_kept_under(question, keys, found):
     assert related_keys(keys, question) == found
