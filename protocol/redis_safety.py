@@ -119,8 +119,10 @@ class CheckedConnection:
         self.send_command("INFO", *INFO_SECTIONS, check_health=False)  # type: ignore[attr-defined]
         try:
             answer = self.read_response()  # type: ignore[attr-defined]
-        except redis.ResponseError as exc:
+        except redis.exceptions.NoPermissionError as exc:
             raise RedisUnsafe(denied_info(self.where, exc)) from None
+        except redis.ResponseError as exc:  # not a refusal: a link answering garbage, try again
+            raise redis.ConnectionError(f"Redis at {self.where} answered INFO with an error: {exc}") from None
         check_info(parse_info(info_text(answer)), self.where, self.accepted_eviction)
 
     @property
@@ -140,8 +142,10 @@ class CheckedAsyncConnection:
         where = f"{getattr(self, 'host', '?')}:{getattr(self, 'port', '?')}"
         try:
             answer = await self.read_response()  # type: ignore[attr-defined]
-        except redis.ResponseError as exc:
+        except redis.exceptions.NoPermissionError as exc:
             raise RedisUnsafe(denied_info(where, exc)) from None
+        except redis.ResponseError as exc:  # not a refusal: a link answering garbage, try again
+            raise redis.ConnectionError(f"Redis at {where} answered INFO with an error: {exc}") from None
         check_info(parse_info(info_text(answer)), where, self.accepted_eviction)
 
 
@@ -153,8 +157,10 @@ def current_eviction(conn: redis.Redis, where: str, accepted: str = "") -> str |
     holding SafeClaw's slot (a cluster client would ask whichever node it picks)."""
     try:
         info = slot_client(conn).execute_command("INFO", *INFO_SECTIONS)
-    except redis.ResponseError as exc:
+    except redis.exceptions.NoPermissionError as exc:
         return denied_info(where, exc)
+    except redis.ResponseError as exc:  # not a refusal: a link answering garbage, unavailable for now
+        raise redis.ConnectionError(f"Redis at {where} answered INFO with an error: {exc}") from None
     if not isinstance(info, Mapping):
         info = parse_info(info_text(info))
     return eviction_reason(info, where, accepted)
