@@ -1,4 +1,4 @@
-"""The one command pipeline: decode -> validate -> effect -> policy -> run -> redact.
+"""The one command pipeline: decode -> plan (validate, effect) -> check (policy) -> run -> redact.
 
 Both the queue worker (`router.queue.worker`) and the one-shot CLI (`python -m router.social`) send
 every command through this; neither checks, runs or redacts on its own. The pipeline holds no
@@ -129,23 +129,8 @@ class Pipeline:
                 f"invalid params for {skill.name}: {problem}",
                 error="invalid_params",
             )
-        try:
-            effect = skill.effect_of(envelope.params)
-            if not isinstance(effect, Effect):
-                raise TypeError(f"effect() returned {type(effect).__name__}, not an Effect")
-        except SkillError as exc:
-            return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
-        except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
-            if ctrl_c.leaving():  # but the program's own Ctrl-C ends it
-                raise
-            log.error("skill %s cannot state its effect: %s", skill.name, describe(exc))
-            return Reply(
-                envelope.id,
-                Status.DENIED,
-                f"{skill.name} cannot say what it would do with these params; it was not run",
-                error="invalid_params",
-            )
-        return Planned(envelope, skill, effect)
+        effect = _effect_of(skill, envelope)
+        return Planned(envelope, skill, effect) if isinstance(effect, Effect) else effect
 
     def check(self, planned: Planned, conn: redis.Redis | None, ahead: Ahead | None = None) -> Reply | None:
         """The policy's refusal as a Reply, or None when the command may run."""
@@ -174,20 +159,12 @@ class Pipeline:
                     self.max_attempts,
                 )
                 last_error = f"{type(exc).__name__}: {exc}"
-                if skill.side_effect:
-                    # It may have acted before it crashed: running it again could act twice.
-                    message = (
-                        f"{envelope.action} crashed while running; it may or may not have happened, "
-                        "so it was not retried (details in the dead-letter list)"
-                    )
-                    return Outcome(
-                        Reply(envelope.id, Status.UNKNOWN, message, error="crashed"),
-                        f"crashed while running, not retried: {last_error}",
-                    )
+                if skill.side_effect:  # it may have acted before it crashed: a second run could act twice
+                    return _crashed_once(envelope, last_error)
                 continue
             extra: dict[str, Any] = {"dry_run": True} if ctx.dry_run and skill.side_effect else {}
-            extra["outside_text"] = bool(skill.others_words)  # the agent's taint reads it
-            return Outcome(Reply(envelope.id, Status.OK, result=result, extra=extra))
+            others = bool(skill.others_words)  # the agent labels the result by it
+            return Outcome(Reply(envelope.id, Status.OK, result=result, extra=extra, others_words=others))
         reason = f"crashed {self.max_attempts} times; last: {last_error}"
         return Outcome(
             Reply(
@@ -220,6 +197,34 @@ class Pipeline:
         """The reply as it may leave the router: every string through the one redactor."""
         value: dict[str, Any] = self.redactor.value(reply.to_dict())
         return value
+
+
+def _effect_of(skill: Skill, envelope: CommandEnvelope) -> Effect | Reply:
+    """What the skill says it would do with the command's params, or the refusal."""
+    try:
+        effect = skill.effect_of(envelope.params)
+        if not isinstance(effect, Effect):
+            raise TypeError(f"effect() returned {type(effect).__name__}, not an Effect")
+    except SkillError as exc:
+        return Reply(envelope.id, Status.DENIED, exc.message, error=exc.kind)
+    except BaseException as exc:  # whatever it raises: SystemExit, KeyboardInterrupt, ...
+        if ctrl_c.leaving():  # but the program's own Ctrl-C ends it
+            raise
+        log.error("skill %s cannot state its effect: %s", skill.name, describe(exc))
+        return Reply(
+            envelope.id,
+            Status.DENIED,
+            f"{skill.name} cannot say what it would do with these params; it was not run",
+            error="invalid_params",
+        )
+    return effect
+
+
+def _crashed_once(envelope: CommandEnvelope, error: str) -> Outcome:
+    message = (f"{envelope.action} crashed while running; it may or may not have happened, so it was "
+               "not retried (details in the dead-letter list)")
+    reply = Reply(envelope.id, Status.UNKNOWN, message, error="crashed")
+    return Outcome(reply, f"crashed while running, not retried: {error}")
 
 
 def refusal(envelope: CommandEnvelope, decision: Decision) -> Reply:

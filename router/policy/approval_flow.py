@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -47,8 +47,9 @@ LOST_WAKE_UP_SECONDS = 30.0  # a decision still unsettled this long after is pus
 # Settle: called once when an approved command's run is over, with its reply (None: another
 # router runs it) and whether the run ended normally (False: it stays held, recovery settles it).
 Settle = Callable[["Reply | None", bool], None]
-# RunApproved: start the approved command; False when it cannot start now (its lane is full).
-RunApproved = Callable[[CommandEnvelope, Settle], bool]
+# RunApproved: start the approved command as a run that carries its approval record (the record
+# with the owner's decision); False when it cannot start now (its lane is full).
+RunApproved = Callable[[CommandEnvelope, Mapping[str, Any], Settle], bool]
 
 
 class ApprovalFlow:
@@ -65,18 +66,15 @@ class ApprovalFlow:
             PendingCaps(settings.max_pending_approvals, settings.max_pending_per_conversation),
         )
         self.outcomes = ApprovalOutcomes(settings, self.store, redactor, audit, conn)
-        # The approvals whose commands run right now, by command id, and their approval ids.
-        self._approved: dict[str, dict[str, Any]] = {}
+        # The approvals whose commands run right now (their approval ids).
         self._running: set[str] = set()
-        self._approved_lock = threading.Lock()
+        self._running_lock = threading.Lock()
         self._next_sweep = 0.0
 
     # -- the hold ---------------------------------------------------------------------------------
-    def hold(self, effect: Effect, envelope: CommandEnvelope, why: HoldReason, now: float) -> Decision | None:
-        """Hold the command for the owner, saying `why`; None when the owner approved this very
-        command (not another one sent with its id)."""
-        if self.approval_of(envelope) is not None:
-            return None
+    def hold(self, effect: Effect, envelope: CommandEnvelope, why: HoldReason, now: float) -> Decision:
+        """Hold the command for the owner, saying `why` (a run the owner approved is not asked
+        again: the policy skips its hold, `Ahead.approved`)."""
         reason = sentence(why)
         text = self.redactor.text(effect.text or "")
         payload = self.redactor.value(preview(effect.kind, envelope.params))
@@ -115,17 +113,6 @@ class ApprovalFlow:
             extra={"approval_id": request.approval_id, "reason": reason},
         )
 
-    def approval_of(self, envelope: CommandEnvelope) -> dict[str, Any] | None:
-        """The owner's approval this very command runs under, or None."""
-        approved = self.approved_record(envelope.id)
-        if approved is not None and is_same_command(approved.get("command"), envelope):
-            return approved
-        return None
-
-    def approved_record(self, command_id: str) -> dict[str, Any] | None:
-        with self._approved_lock:
-            return self._approved.get(command_id)
-
     # -- decisions ------------------------------------------------------------------------------
     def poll(self, run: RunApproved, recovering: bool = False) -> None:
         """Act on decided approvals (and, at recovery, on those this router held when it stopped),
@@ -151,7 +138,7 @@ class ApprovalFlow:
         contain(step, partial(self.outcomes.set_aside, approval_id), f"approval {approval_id}")
 
     def _is_running(self, approval_id: str) -> bool:
-        with self._approved_lock:
+        with self._running_lock:
             return approval_id in self._running
 
     def _settle(self, approval_id: str, run: RunApproved) -> None:
@@ -187,13 +174,11 @@ class ApprovalFlow:
             self.outcomes.close(record, "denied", Status.ERROR, unreadable)
             self.store.done(approval_id)
             return
-        with self._approved_lock:
-            self._approved[envelope.id] = {**record, "decision": decision}
+        with self._running_lock:
             self._running.add(approval_id)
 
         def release() -> None:
-            with self._approved_lock:
-                self._approved.pop(envelope.id, None)
+            with self._running_lock:
                 self._running.discard(approval_id)
 
         def settle(reply: Reply | None, ran: bool) -> None:
@@ -206,7 +191,7 @@ class ApprovalFlow:
             finally:
                 release()
 
-        if not run(envelope, settle):
+        if not run(envelope, {**record, "decision": decision}, settle):
             release()
             log.warning(
                 "approval %s: its lane is full; it stays held and is tried again at recovery", approval_id

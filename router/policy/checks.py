@@ -119,8 +119,8 @@ class Policy:
         for check in self.checks:
             if ahead is not None and check == self.kill_switch and ahead.switch_read:
                 decision = self.switch_decision(effect, envelope, ahead.kill_switch, conn)
-            elif ahead is not None and check == self.approval and ahead.bounds_taken:
-                decision = None  # `stage_bounds` took the bounds only after finding no hold reason
+            elif ahead is not None and check == self.approval and (ahead.bounds_taken or ahead.approved):
+                decision = None  # approved, or `stage_bounds` took the bounds after finding no hold reason
             elif check == self.rate_limit and ahead is not None and ahead.gate is not None and conn:
                 decision = None  # counted with the bounds, in the claim's step (`hard_bounds`)
             elif ahead is not None and check == self.hard_bounds:

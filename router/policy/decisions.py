@@ -32,9 +32,8 @@ class Decision:
 # conn is None where no Redis is at hand (the one-shot tool without REDIS_URL): counters then go
 # to `Policy.embedded`; a check that needs Redis itself must refuse rather than let it through.
 Check = Callable[[Effect, CommandEnvelope, "redis.Redis | None", float], "Decision | None"]
-# Hold: keep a command for the owner's approval, saying why; None when the owner approved this very
-# command (it now runs under that approval).
-Hold = Callable[[Effect, CommandEnvelope, HoldReason, float], "Decision | None"]
+# Hold: keep a command for the owner's approval, saying why (stored, the owner told), or refuse it.
+Hold = Callable[[Effect, CommandEnvelope, HoldReason, float], "Decision"]
 
 
 class Gate(Protocol):
@@ -52,14 +51,17 @@ class Gate(Protocol):
 
 @dataclass(frozen=True)
 class Ahead:
-    """What the caller read for this command in its own round trip: the live kill switch's raw
-    value (`queue_kill_switch`), and its claim, to take with the counted checks as one step."""
+    """What the caller knows of this command before the checks: the live kill switch's raw value
+    read in its own round trip (`queue_kill_switch`), its claim, to take with the counted checks
+    as one step, and whether the run is the owner's approval of this very command (`approved`: it
+    is not held again; every other check still applies)."""
 
     kill_switch: bytes | str | None = None
     switch_read: bool = False  # False: the policy reads the switch itself
     gate: Gate | None = None
     bounds: Held | Denial | None = None  # the bounds' answer in the caller's round trip (`stage_bounds`)
     bounds_taken: bool = False
+    approved: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from router.audit.recorder import AuditRecorder
 from router.config.credentials import secret_values
 from router.config.settings import RouterSettings
 from router.pipeline import Outcome, Pipeline, Planned
-from router.policy.approval_flow import ApprovalFlow
 from router.policy.checks import Policy
 from router.policy.effects import LOCAL_PLATFORM, Effect
 from router.policy.last_moment import kill_switch_check
 from router.queue import hangup
+from router.queue.command_run import CommandRun
 from router.queue.lanes import Once
 from router.queue.results import ResultWriter
 from router.queue.timers import Timers
@@ -42,7 +42,6 @@ class DeadlineRunner:
         credentials: Mapping[str, str],
         pipeline: Pipeline,
         policy: Policy,
-        approvals: ApprovalFlow,
         audit: AuditRecorder,
         results: ResultWriter,
         conn: redis.Redis,
@@ -53,29 +52,27 @@ class DeadlineRunner:
         self.credentials = credentials
         self.pipeline = pipeline
         self.policy = policy
-        self.approvals = approvals
         self.audit = audit
         self.results = results
         self.conn = conn
         self.environment = {**public_environment(settings.env, credentials), "ROUTER_ID": settings.router_id}
 
-    def run(
-        self, raw: bytes, planned: Planned, approved: bool = False, taken_at: float | None = None
-    ) -> Outcome | None:
+    def run(self, run: CommandRun) -> Outcome | None:
         """Run the skill; if it is still running at the command's deadline, answer then (`unknown`
         for a side effect: it may yet happen), hang up its connections and drop the run's own
         answer when it comes. An approved command's own expiry has passed by design: it gets one
-        platform timeout from when it was taken (`taken_at`, else now)."""
-        envelope = planned.envelope
-        left = seconds_left(envelope, approved, taken_at)
-        ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left))
+        platform timeout from when it was taken."""
+        planned, envelope = run.planned, run.envelope
+        assert isinstance(planned, Planned)
+        left = seconds_left(envelope, run.approved, run.taken_at)
+        ctx = self.context(envelope, timeout=min(PLATFORM_TIMEOUT_SECONDS, left), approved=run.approved)
         ctx.last_moment = kill_switch_check(self.conn, self.settings.keys, envelope, planned.effect)
         if is_own_read(planned.effect):
             return self.pipeline.run(planned, ctx)
         once = Once()
         with hangup.tracked() as command:
-            queued = max(0.0, time.time() - taken_at) if taken_at is not None else 0.0
-            args = (raw, planned, once, command, queued, left)
+            queued = max(0.0, time.time() - run.taken_at)
+            args = (run, once, command, queued, left)
             timer = self.timers.after(left, self._deadline_passed, *args)
             try:
                 outcome = self.pipeline.run(planned, ctx)
@@ -92,11 +89,12 @@ class DeadlineRunner:
         return outcome
 
     def _deadline_passed(
-        self, raw: bytes, planned: Planned, once: Once, command: hangup.Command, queued: float,
-        at_platform: float,
+        self, run: CommandRun, once: Once, command: hangup.Command, queued: float, at_platform: float
     ) -> None:
         if not once.claim():
             return
+        planned = run.planned
+        assert isinstance(planned, Planned)
         hangup.hang_up(command)  # the lane's thread returns now, whatever its platform does
         envelope, side_effect = planned.envelope, planned.skill.side_effect
         # Most of its time spent waiting in our own lane: not the platform's failure (the circuit
@@ -121,15 +119,17 @@ class DeadlineRunner:
         log.warning("command %s %s: deadline passed while running", envelope.id, envelope.action)
         try:
             self.record_outcome(planned, reply)
-            self.audit.command(envelope, reply, planned.effect, self.approvals.approval_of(envelope))
-            self.results.finish(raw, reply, side_effect)
+            self.audit.command(envelope, reply, planned.effect, run.approval)
+            self.results.finish(run.raw, reply, side_effect)
         except Exception:
             log.exception("could not answer command %s at its deadline", envelope.id)
 
     def record_outcome(self, planned: Planned, reply: Reply) -> None:
         self.policy.record(planned.effect, planned.envelope, reply, self.conn)
 
-    def context(self, envelope: CommandEnvelope, timeout: float = PLATFORM_TIMEOUT_SECONDS) -> SkillContext:
+    def context(
+        self, envelope: CommandEnvelope, timeout: float = PLATFORM_TIMEOUT_SECONDS, approved: bool = False
+    ) -> SkillContext:
         return SkillContext(
             timeout=timeout,
             command_id=envelope.id,
@@ -138,14 +138,12 @@ class DeadlineRunner:
             env=dict(self.environment),
             data_dir=self.settings.data_dir,
             dry_run=self.settings.dry_run,
-            approved=self.approvals.approval_of(envelope) is not None,
+            approved=approved,
             log=logging.getLogger(f"safeclaw.router.skill.{envelope.action}"),
         )
 
 
-def seconds_left(
-    envelope: CommandEnvelope, approved: bool = False, taken_at: float | None = None
-) -> float:
+def seconds_left(envelope: CommandEnvelope, approved: bool = False, taken_at: float | None = None) -> float:
     """Until the command is answered at the latest: its expiry (an approved one: one platform
     timeout from when it was taken), less the margin that lets the agent still read the answer."""
     deadline = (taken_at or time.time()) + PLATFORM_TIMEOUT_SECONDS if approved else envelope.expires_at

@@ -29,9 +29,10 @@ from protocol.wire import ProtocolError
 from router.audit.recorder import AuditRecorder
 from router.config.settings import RouterSettings
 from router.errors import ConfigError, describe
-from router.pipeline import Pipeline, Planned, decode, readable_id
+from router.pipeline import Pipeline, decode, readable_id
 from router.policy.approval_flow import ApprovalFlow
 from router.policy.checks import Policy
+from router.queue.command_run import CommandRun
 from router.queue.containment import contain
 from router.queue.dead_letter import DeadLetters
 from router.queue.deadline import DeadlineRunner, is_own_read
@@ -91,15 +92,12 @@ class QueueTaker:
         conn, audit, pipeline = worker.conn, worker.audit, worker.pipeline
         self.results = ResultWriter(conn, settings, worker.redactor, pipeline.redact, audit,
                                     worker.dead_letters, worker.health, worker.stop_event, sender)
-        self.runner = DeadlineRunner(settings, worker.credentials, pipeline, worker.policy, worker.approvals,
-                                     audit, self.results, conn, worker.timers)
+        self.runner = DeadlineRunner(settings, worker.credentials, pipeline, worker.policy, audit,
+                                     self.results, conn, worker.timers)
         self.decider = Decider(settings, worker.records, worker.approvals, audit, pipeline, self.runner,
                                self.results, conn)
-        self.handoff = Handoff(
-            worker.lanes, self.in_flight, pipeline, self.decider, self.results, audit, worker.health,
-            lambda raw, envelope, planned, recovering, started, taken_at: self._complete(
-                raw, envelope, planned, recovering, started, taken_at=taken_at),
-            self._set_aside, worker.timers)
+        self.handoff = Handoff(worker.lanes, self.in_flight, pipeline, self.decider, self.results, audit,
+                               worker.health, worker.timers)
         self.next_recovery = 0.0
         # Commands moved into our processing list by the last replies' round trip: while the queue
         # is busy, one round trip answers a batch and takes the next (not a BLMOVE per command).
@@ -222,11 +220,11 @@ class QueueTaker:
         except OriginRefused as exc:
             self._refuse_origin(raw, stated, str(exc))
             return
-        planned = self.worker.pipeline.plan(envelope)
-        if isinstance(planned, Planned) and not is_own_read(planned.effect):
-            self.handoff.to_lane(raw, planned, recovering, started)
+        run = CommandRun(raw, envelope, self.worker.pipeline.plan(envelope), recovering, started=started)
+        if run.effect is not None and not is_own_read(run.effect):
+            self.handoff.to_lane(run)
         else:
-            self._complete(raw, envelope, planned, recovering, started, answers)
+            self.decider.complete(run, answers)
 
     def _refuse_origin(self, raw: bytes, stated: CommandEnvelope, reason: str) -> None:
         """Dead-letter (and answer) a command whose origin its login may not send; its audit line
@@ -234,29 +232,6 @@ class QueueTaker:
         log.warning("command %s on %s refused: %s", stated.id, self.sender.queue, reason)
         self.worker.audit.command(stated, Reply(stated.id, Status.DENIED, reason, error=ORIGIN_REFUSED), None)
         self.results.dead_letter(raw, stated.action, reason, stated.id, ORIGIN_REFUSED, Status.DENIED)
-
-    def _complete(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply, recovering: bool,
-                  started: float, answers: list[Answer] | None = None, taken_at: float | None = None) -> None:
-        """Decide and answer one command, or add its answer to `answers` (written by the caller)."""
-        contain(lambda: self._decide_and_answer(raw, envelope, planned, recovering, started, answers,
-                                                taken_at), lambda reason: self._set_aside(raw, reason),
-                f"command {envelope.id}")
-
-    def _decide_and_answer(self, raw: bytes, envelope: CommandEnvelope, planned: Planned | Reply,
-                           recovering: bool, started: float, answers: list[Answer] | None,
-                           taken_at: float | None = None) -> None:
-        reply, record = self.decider.decide(envelope, planned, raw, recovering, taken_at=taken_at)
-        if reply is None:
-            return
-        if answers is None:
-            self.results.finish(raw, reply, record, recovering)
-        else:
-            answers.append(Answer(raw, reply, record, recovering))
-        # A PING answered ok is not worth a log line (it was a third of its own cost).
-        quiet = isinstance(planned, Planned) and is_own_read(planned.effect) and reply.status == "ok"
-        level = logging.DEBUG if quiet else logging.INFO
-        log.log(level, "command %s %s -> %s in %.0f ms", envelope.id, envelope.action, reply.status,
-                (time.monotonic() - started) * 1000)
 
     def _set_aside(self, raw: bytes, reason: str) -> None:
         self.results.set_aside(raw, reason, self.worker.skills)

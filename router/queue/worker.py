@@ -20,12 +20,15 @@ retried up to `max_attempts` only when it has no side effect; a side-effecting o
 side-effecting skill's `request_failed` (timeout, 5xx) is answered `unknown` too: the request may
 have acted before its answer was lost.
 
-Around the loop (this package): `taker` takes one queue, `triage` decides each command's answer and
-writes its audit line, `deadline` runs a skill within its command's deadline, `results` writes
-results (and sets an item aside), `records` keeps the idempotency and intent records, `heartbeat`
-beats, `handoff` hands a command to its platform's lane (`lanes`) and `redis_io` connects and tracks
-whether Redis answers. The worker builds the policy (`router.policy.checks`) with the approval
-flow's hold and the audit recorder (`router.audit`).
+A command's way, in the order a reader follows it: `taker` takes it from its queue and makes it one
+`CommandRun` (`command_run`: the envelope, its plan, its approval, its clock), `router.pipeline`
+decodes and plans it, `handoff` puts a platform's command in that platform's lane (`lanes`),
+`triage` moves the run through its stages (read ahead, checks, claim, audit line, run, answer),
+`deadline` runs its skill within the command's deadline and `results` writes its reply and record
+(`records`: the idempotency and intent records). Around it: `heartbeat` beats, `redis_io` connects
+and tracks whether Redis answers. The worker builds the policy (`router.policy.checks`) with the
+approval flow's hold and the audit recorder (`router.audit`); an approved command is its stored
+envelope run again as a run that carries the approval (`Handoff.run_approved`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import redis
 
@@ -160,11 +164,11 @@ class Worker:
         self.dead_letters.age_out(self.conn)
         self.approvals.poll(self.run_approved, recovering=True)
 
-    def run_approved(self, envelope: CommandEnvelope, settle: Settle) -> bool:
+    def run_approved(self, envelope: CommandEnvelope, approval: Mapping[str, Any], settle: Settle) -> bool:
         """An approved command runs in the loop of the login that sent it: its reply goes to that
         login's replies (its stored origin, attached by that loop, says which)."""
         sender = sender_of(envelope.origin, self.senders)
-        return self.takers[sender.login].handoff.run_approved(envelope, settle)
+        return self.takers[sender.login].handoff.run_approved(envelope, approval, settle)
 
     def _recover_soon(self) -> None:
         for taker in self.takers.values():  # Redis is back: re-handle anything left in our lists

@@ -147,8 +147,11 @@ def test_an_action_or_conversation_that_could_forge_a_log_line_is_malformed(fiel
 
 
 def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls, tmp_path):
+    """Approved is a field of the run built from the approval's stored command: a copy sent with
+    the same id (other words) is a run of its own and waits, even while the approved one runs."""
+    from protocol.keys import AGENT_LOGIN
     from router.app import build_worker
-    from router.policy.effects import LOCAL_PLATFORM, Effect
+    from router.queue.command_run import CommandRun
     from router.skills.note.skill import SKILL as NOTE
 
     settings = settings_for(redis_urls.router_url, tmp_path, ROUTER_REQUIRE_APPROVAL="NOTE")
@@ -156,21 +159,21 @@ def test_a_forged_command_with_an_approved_commands_id_is_still_held(redis_urls,
     approved = CommandEnvelope.new("NOTE", {"text": "what the owner approved"}, "t", ttl_seconds=60)
     forged = CommandEnvelope.new("NOTE", {"text": "something else entirely"}, "t", ttl_seconds=60)
     forged.id = approved.id
-    # The owner's approval is being run: the window in which the router skips the approval check.
-    worker.approvals._approved[approved.id] = {
-        "id": "a1",
-        "command": json.loads(approved.to_json()),
-        "decision": {},
-    }
+    approval = {"id": "a1", "command": json.loads(approved.to_json()), "decision": {}}
+    decider = worker.taker(AGENT_LOGIN).decider
+
+    def run_of(envelope: CommandEnvelope, **options) -> CommandRun:
+        return CommandRun(envelope.to_json().encode(), envelope, worker.pipeline.plan(envelope), **options)
+
     try:
-        same = worker.policy.approval(
-            Effect(LOCAL_PLATFORM, "post", "what the owner approved"), approved, None, 0
-        )
-        other = worker.policy.approval(
-            Effect(LOCAL_PLATFORM, "post", "something else entirely"), forged, None, 0
-        )
+        unapproved = decider.decide(run_of(approved))[0]
+        other = decider.decide(run_of(forged))[0]
+        same = decider.decide(run_of(approved, approval=approval))[0]
+        after = decider.decide(run_of(forged))[0]  # the id now names the command that ran
     finally:
         worker.conn.close()
         worker.audit.close()
-    assert same is None
+    assert unapproved is not None and unapproved.status == "pending_approval", unapproved
+    assert same is not None and same.status == "ok", same
     assert other is not None and other.status == "pending_approval", other
+    assert after is not None and after.error == "id_reused", after

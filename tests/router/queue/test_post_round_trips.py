@@ -15,6 +15,7 @@ from protocol.commands import CommandEnvelope
 from protocol.keys import AGENT_LOGIN
 from router.pipeline import Planned
 from router.policy import kill_switch
+from router.queue.command_run import CommandRun
 from router.queue.worker import Worker
 from router.registry import discover_skills
 from tests.router.router_helpers import OWNER_TURN, settings_for
@@ -78,7 +79,7 @@ def decide(worker: Worker, envelope: CommandEnvelope):
     assert isinstance(planned, Planned)
     raw = envelope.to_json().encode()
     agent_queue = worker.taker(AGENT_LOGIN)
-    reply, record = agent_queue.decider.decide(envelope, planned, raw, recovering=False)
+    reply, record = agent_queue.decider.decide(CommandRun(raw, envelope, planned))
     if reply is not None:
         agent_queue.results.finish(raw, reply, record)
     return reply
@@ -108,7 +109,8 @@ def test_a_post_is_checked_and_claimed_in_one_round_trip(worker, bsky):
         reads = ["GET", "GET"] + (["GET"] if intent else []) + ["GET"]  # record, fingerprint, intent, switch
         before = used(worker)
         sent.clear()
-        reply = worker.taker(AGENT_LOGIN).decider.decide(envelope, worker.pipeline.plan(envelope), b"{}", recovering=False)[0]
+        run = CommandRun(b"{}", envelope, worker.pipeline.plan(envelope))
+        reply = worker.taker(AGENT_LOGIN).decider.decide(run)[0]
         assert reply is not None and reply.status == "ok"
         # The claim and the bounds (quota, duplicate guard) in one script, after the reads.
         assert sent[0] == [*reads, "EVALSHA"], sent
