@@ -31,7 +31,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from agent.actions import local_actions  # noqa: E402
-from agent.link.origin import command_origin  # noqa: E402
 from agent.link.pending_commands import PendingCommands  # noqa: E402
 from agent.link.redis_pool import redis_client  # noqa: E402
 from agent.link.router_client import RouterClient  # noqa: E402
@@ -86,8 +85,7 @@ def raw_calls(client: RouterClient, calls: int) -> list[float]:
     for n in range(calls):
         started = time.perf_counter()
         params = {"platform": "bsky", "text": f"raw post {n} {time.time()}"}
-        with command_origin(RAW_ORIGIN):  # what a console turn that read nothing sends
-            reply = client.call("CREATE_POST", params, "bench")
+        reply = client.call("CREATE_POST", params, "bench", origin=RAW_ORIGIN)  # a turn that read nothing
         samples.append(time.perf_counter() - started)
         assert reply["status"] == "ok", reply
     return samples

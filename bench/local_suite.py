@@ -43,7 +43,7 @@ class RecordingRouter:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "", origin: Any = None
     ) -> dict[str, Any]:
         self.calls.append({"name": action, "params": params})
         return {"status": "ok", "result": {"recorded": True}}

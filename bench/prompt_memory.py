@@ -34,7 +34,7 @@ RESULTS = ROOT / "bench" / "results" / "prompt_memory.json"
 
 class NoRouter:
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "", origin: Any = None
     ) -> dict[str, Any]:
         return {"status": "error", "message": "no router in this bench"}
 

@@ -39,7 +39,7 @@ ACTION = '<tool_code>[{"name": "PING", "params": {}}]</tool_code>'
 
 class Router:
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "", origin: Any = None
     ) -> dict[str, Any]:
         return {"status": "ok", "result": {"pong": True}}
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from protocol.wire import ProtocolError, load_object, require_field
 
+OTHERS_WORDS = "outside_text"  # the wire name of `Reply.others_words`
+
 
 class Status(StrEnum):
     OK = "ok"
@@ -30,6 +32,9 @@ class Reply:
     result: dict[str, Any] | None = None  # present when status is ok
     error: str | None = None  # a machine-readable error type when status is not ok
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"dry_run": true}
+    # Whether the result holds words someone other than the owner wrote (a read of a post, a
+    # feed, a page); None: not said, which the agent counts as outside words (fail closed).
+    others_words: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "status": str(self.status), "message": self.message}
@@ -38,6 +43,8 @@ class Reply:
         if self.error is not None:
             data["error"] = self.error
         data.update(self.extra)
+        if self.others_words is not None:
+            data[OTHERS_WORDS] = self.others_words
         return data
 
     def to_json(self) -> str:
@@ -50,7 +57,8 @@ class Reply:
             status = Status(require_field(data, "status", str))
         except ValueError:
             raise ProtocolError(f"invalid reply: unknown status {data.get('status')!r}") from None
-        known = {"id", "status", "message", "result", "error"}
+        known = {"id", "status", "message", "result", "error", OTHERS_WORDS}
+        others = data.get(OTHERS_WORDS)
         result = data.get("result")
         return cls(
             id=require_field(data, "id", str),
@@ -59,4 +67,5 @@ class Reply:
             result=result if isinstance(result, dict) else None,
             error=data.get("error") if isinstance(data.get("error"), str) else None,
             extra={k: v for k, v in data.items() if k not in known},
+            others_words=others if isinstance(others, bool) else None,
         )

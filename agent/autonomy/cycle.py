@@ -25,7 +25,6 @@ from agent.cost.budget import BudgetGuard, Notify
 from agent.cost.metered import MeteredLLM
 from agent.cost.shares import OUTSIDE_POOL
 from agent.governance.files import stamp
-from agent.link.origin import command_origin
 from agent.mind.act import RouterPort
 from agent.mind.loop import AgentLoop
 from protocol.autonomy_heartbeat import IDLE, Heartbeat
@@ -35,6 +34,7 @@ log = logging.getLogger("safeclaw.agent.autonomy")
 AUTONOMY_SHARES = (OUTSIDE_POOL, "the autonomy channel")  # shares a cycle pays from
 FEED_LIMIT = 10
 NOTIFICATION_LIMIT = 20
+READING = Origin(AUTONOMY, "autonomy", platform="moltbook")  # whose the cycle's own reads are
 
 
 @dataclass
@@ -169,8 +169,7 @@ class AutonomyCycle:
     def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
         report = CycleReport(state.cycle_count, "rested")
         self._beat(state, "reading", now)
-        with command_origin(Origin(AUTONOMY, "autonomy", platform="moltbook")):
-            items, fresh = self._read_new(state, report)
+        items, fresh = self._read_new(state, report)
         for source, ids in fresh.items():
             state.mark_seen(source, ids)
         if fresh:
@@ -213,7 +212,8 @@ class AutonomyCycle:
         fresh: dict[str, list[str]] = {}
         for submolt in self.settings.submolts:
             reply = self.router.call(
-                "MOLTBOOK_FEED", {"submolt": submolt, "sort": "new", "limit": FEED_LIMIT}, CONVERSATION
+                "MOLTBOOK_FEED", {"submolt": submolt, "sort": "new", "limit": FEED_LIMIT}, CONVERSATION,
+                origin=READING,
             )
             posts = _listed(reply, "posts", report, f"feed m/{submolt}")
             source = f"feed:{submolt}"
@@ -221,7 +221,8 @@ class AutonomyCycle:
             fresh[source] = new
             items += [{**p, "source": "post"} for p in posts if str(p.get("id", "")) in new]
         reply = self.router.call(
-            "GET_NOTIFICATIONS", {"platform": "moltbook", "limit": NOTIFICATION_LIMIT}, CONVERSATION
+            "GET_NOTIFICATIONS", {"platform": "moltbook", "limit": NOTIFICATION_LIMIT}, CONVERSATION,
+            origin=READING,
         )
         notes = _listed(reply, "notifications", report, "notifications")
         keyed = {_notification_id(n): n for n in notes}

@@ -23,6 +23,7 @@ from agent.llm.base import BaseLLM
 from agent.mind.act import RouterPort
 from agent.mind.prompt import escape_text
 from agent.workspace.folder import Workspace
+from protocol.origin import Origin
 from protocol.untrusted import fence
 
 log = logging.getLogger("safeclaw.agent.autonomy")
@@ -97,10 +98,11 @@ class PublicTextGate:
         self.events = CycleEvents()
 
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "",
+        origin: Origin | None = None,
     ) -> dict[str, Any]:
         if conversation != CONVERSATION or action in READ_ACTIONS:
-            return self.inner.call(action, params, conversation, intent)
+            return self.inner.call(action, params, conversation, intent, origin=origin)
         score, why = self._score(action, params)
         if score is None or score < self.threshold:
             shown = "none" if score is None else f"{score:.2f}"
@@ -109,7 +111,7 @@ class PublicTextGate:
             self.events.refused.append({"action": action, "score": score, "why": why})
             return {"status": "denied", "error": "quality_below_threshold", "message": reason}
         self.events.scores.append(score)
-        reply = self.inner.call(action, params, conversation, intent)
+        reply = self.inner.call(action, params, conversation, intent, origin=origin)
         self.events.public.append(
             {
                 "action": action,

@@ -24,7 +24,7 @@ from agent.commands.parse import (
 )
 from agent.cost.metered import cost_label
 from agent.explain.command import explain_reply, plain_explain_address
-from agent.link.origin import command_origin, explain_origin, owner_messages
+from agent.link.origin import Speaking, explain_origin, owner_messages
 from agent.workspace.memory import MemoryRefused, is_public
 
 if TYPE_CHECKING:
@@ -121,8 +121,8 @@ class CommandDispatcher:
         """/explain: the post explainer, reading through the router's public skills."""
         origin = explain_origin(args)
         said = owner_messages(self.loop.workspace.load_history(conversation), None)
-        with cost_label(f"{conversation}:explain"), command_origin(origin):
-            return explain_reply(args, self.loop.router, self.loop.llm, progress, said)
+        with cost_label(f"{conversation}:explain"):
+            return explain_reply(args, Speaking(self.loop.router, origin), self.loop.llm, progress, said)
 
     def view(self, spec: CommandSpec, args: str, conversation: str, specs: dict[str, CommandSpec]) -> str:
         """The commands that only show or clear agent-side state; they take no arguments."""

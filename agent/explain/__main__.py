@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.app import build_guard, build_llm, build_router
     from agent.config.settings import load_settings
     from agent.cost.metered import meter
-    from agent.link.origin import command_origin, explain_origin
+    from agent.link.origin import Speaking, explain_origin
     from agent.link.redis_pool import build_redis
 
     def progress(line: str) -> None:
@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         # the owner's budget applies here too
         llm = meter(build_llm(settings), build_guard(settings, conn=conn))
         router = build_router(settings, conn)
-        with command_origin(explain_origin(args.url)):
-            result = explain_post(args.url, router, llm, progress, max(1, args.max_iterations))
+        reader = Speaking(router, explain_origin(args.url))
+        result = explain_post(args.url, reader, llm, progress, max(1, args.max_iterations))
     except ExplainError as exc:
         return _fail(args, exc.kind, exc.message)
     except AgentError as exc:

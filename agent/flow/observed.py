@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from agent.flow.labels import AGENT_TAINTED, OWNER_ONLY, PUBLIC, Label, outside, owners
+from protocol.replies import OTHERS_WORDS
 
 # Local actions whose results hold no one else's words (the rest may: pages, summaries of them).
 OWN_LOCAL_ACTIONS = frozenset(
     {"_MEMORY_WRITE", "_MEMORY_FORGET", "_RECORD_VIOLATION", "_NOTE_UNKNOWN", "_PROPOSE_RULE"}
 )
-ROUTER_FLAG = "outside_text"  # the router's word on a read; the agent keeps a label instead
+ROUTER_FLAG = OTHERS_WORDS  # the router's word on a read (`Reply.others_words`); a label replaces it
 
 
 def others_words(observation: dict[str, Any]) -> bool:

@@ -11,18 +11,16 @@ until the owner forgets it or says it again in their own words. Fresh words the 
 never tainted: a write whose every published field is already in the owner's own messages needs
 no approval (the router checks this).
 
-The origin travels in a context variable set around each router call, so wrappers in between
-(autonomy's gate, the cost meter) pass it on unchanged; a command sent without one counts as
-tainted at the router.
+The origin is a value: the loop passes it with each router call (`RouterPort.call(origin=…)`),
+wrappers in between (autonomy's gate) pass it on unchanged, and a reader that sends many commands
+for one request (the explainer) is handed a port bound to it (`Speaking`). A command sent without
+one counts as tainted at the router.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
-from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from agent.flow.labels import label_of
 from agent.flow.observed import OWN_LOCAL_ACTIONS as OWN_LOCAL_ACTIONS
@@ -38,20 +36,28 @@ TARGET_PARAMS = ("url", "uri", "post_id", "query", "submolt", "content", "platfo
 READ_KEY = "read"  # a history turn's list of the outside sources it read
 _VIA = re.compile(r"[^a-z0-9_-]")
 
-_current: ContextVar[Origin | None] = ContextVar("safeclaw_command_origin", default=None)
 
 
-@contextlib.contextmanager
-def command_origin(origin: Origin | None) -> Iterator[None]:
-    token = _current.set(origin)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+class _Router(Protocol):
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "",
+        origin: Origin | None = None,
+    ) -> dict[str, Any]: ...
 
 
-def current_origin() -> Origin | None:
-    return _current.get()
+class Speaking:
+    """A router port whose every command carries one origin, fixed where the port is made: the
+    explainer's reads are the owner's request about one post (`explain_origin`), whatever the
+    reader's code between asks."""
+
+    def __init__(self, router: _Router, origin: Origin) -> None:
+        self.router = router
+        self.origin = origin
+
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+    ) -> dict[str, Any]:
+        return self.router.call(action, params, conversation, intent, origin=self.origin)
 
 
 def via_of(conversation: str) -> str:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from agent.errors import NotSavedError
-from agent.link.origin import current_origin
 from agent.link.redis_pool import BLOCK_SLICE
 from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
-from protocol.replies import Reply, Status
+from protocol.origin import Origin
+from protocol.replies import OTHERS_WORDS, Reply, Status
 from protocol.wire import ProtocolError
 
 if TYPE_CHECKING:
@@ -51,13 +51,16 @@ class RouterClient:
         self.conn = conn
         self._down = False
 
-    def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "",
+        origin: Origin | None = None,
+    ) -> Observation:
         """Send one command and wait up to `timeout` seconds for its reply. `intent`
         (`protocol.commands.intent_key(turn, action, params)`) lets the router answer a repeat of the same
-        request from the first one's record instead of acting twice. The command carries the origin
-        the loop set around this call (`agent.link.origin.command_origin`); none: counted tainted."""
+        request from the first one's record instead of acting twice. `origin`: whose words the
+        command is, as loop code states it (none: the router counts it tainted)."""
         envelope = CommandEnvelope.new(
-            action, params, conversation, ttl_seconds=self.timeout, intent=intent, origin=current_origin()
+            action, params, conversation, ttl_seconds=self.timeout, intent=intent, origin=origin
         )
         deadline = time.monotonic() + self.timeout
         if self.outbox is not None:
@@ -173,7 +176,10 @@ class RouterClient:
 class NoRouter:
     """The router stand-in when REDIS_URL is unset: every router action says how to connect one."""
 
-    def call(self, action: str, params: dict[str, Any], conversation: str, intent: str = "") -> Observation:
+    def call(
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "",
+        origin: Origin | None = None,
+    ) -> Observation:
         return {"status": "error", "error": "router_not_connected",
                 "message": "router not connected: set REDIS_URL in agent/.env and start the router"}
 
@@ -205,4 +211,6 @@ def reply_observation(command_id: str, raw: str) -> Observation:
         result = {"status": str(reply.status), "error": reply.error or str(reply.status),
                   "message": reply.message}
     result.update({k: v for k, v in reply.extra.items() if k not in result})
+    if reply.others_words is not None:  # labelled by the loop (`agent.flow.observed.labelled`)
+        result[OTHERS_WORDS] = reply.others_words
     return result

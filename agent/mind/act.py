@@ -15,7 +15,7 @@ from agent.config.sections import BrowserSettings
 from agent.errors import AgentError
 from agent.flow.observed import labelled
 from agent.flow.sinks import SinkGuard
-from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, command_origin, owner_messages, result_label
+from agent.link.origin import OUTSIDE_TURN_LOCAL_ACTIONS, owner_messages, result_label
 from agent.llm.base import BaseLLM
 from agent.mind.tool_code import Action
 from agent.workspace.folder import Workspace
@@ -29,10 +29,13 @@ SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
 
 
 class RouterPort(Protocol):
-    """How the loop reaches the router: `agent.link.router_client.RouterClient` or `NoRouter`."""
+    """How the loop reaches the router: `agent.link.router_client.RouterClient` or `NoRouter`.
+    `origin`: whose words the command is and what its turn read, stated by loop code (none sent:
+    the router counts it tainted)."""
 
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "",
+        origin: Origin | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -80,8 +83,7 @@ def execute(
     holds = sinks.holds(action.params)
     if holds:  # the router refuses it (a read of a tainted turn) or holds it for the owner (a write)
         origin = (origin or Origin(OWNER, "other", taint=(NO_ORIGIN,))).with_holds(holds)
-    with command_origin(origin):
-        reply = hands.router.call(action.name, action.params, conversation, intent)
+    reply = hands.router.call(action.name, action.params, conversation, intent, origin=origin)
     # Only what an observation holds: a router reply cannot add keys the loop acts on.
     kept = {k: v for k, v in reply.items() if k not in base and k not in ("follow_up", "label")}
     return _labelled({**base, **kept}, origin, seen)

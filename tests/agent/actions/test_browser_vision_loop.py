@@ -32,7 +32,7 @@ class RecordingRouter:
     def __init__(self):
         self.calls = []
 
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, json.loads(json.dumps(params)), conversation))
         return {"status": "denied", "message": f"{action} needs the owner's approval"}
 

@@ -48,7 +48,7 @@ class StandInRouter:
         return [c for c in self.calls if c[0] not in ("MOLTBOOK_FEED", "GET_NOTIFICATIONS")]
 
     def call(
-        self, action: str, params: dict[str, Any], conversation: str, intent: str = ""
+        self, action: str, params: dict[str, Any], conversation: str, intent: str = "", origin: Any = None
     ) -> dict[str, Any]:
         self.calls.append((action, params))
         if action == "MOLTBOOK_FEED":

@@ -176,10 +176,10 @@ def test_one_write_getting_through_is_no_reason_to_rest(workspace):
     router.add_post()
     real_call = router.call
 
-    def posts_refused(action, params, conversation, intent=""):
+    def posts_refused(action, params, conversation, intent="", origin=None):
         if action == "CREATE_POST":
             return {"status": "denied", "error": "quota_exceeded", "retry_after": 9000}
-        return real_call(action, params, conversation, intent)
+        return real_call(action, params, conversation, intent, origin)
 
     router.call = posts_refused  # type: ignore[method-assign]
     cycle, notices, clock = make_cycle(workspace, EagerPoster(), router)
@@ -274,7 +274,7 @@ class Killed(BaseException):
 
 
 class DiesAfterItsComment(StandInRouter):
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         reply = super().call(action, params, conversation, intent)
         if action not in ("MOLTBOOK_FEED", "GET_NOTIFICATIONS"):
             raise Killed

@@ -143,7 +143,7 @@ def test_an_injection_in_a_mention_reaches_the_llm_only_fenced_as_not_the_owners
     calls = []
 
     class Router:
-        def call(self, action, params, conversation, intent=""):
+        def call(self, action, params, conversation, intent="", origin=None):
             calls.append(action)
             return {"status": "denied"}
 

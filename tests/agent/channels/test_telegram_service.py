@@ -87,7 +87,7 @@ class RecordingRouter:
     def __init__(self):
         self.calls = []
 
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params, conversation))
         return {"status": "denied", "error": "kill_switch", "message": "the kill switch is on"}
 

@@ -24,7 +24,7 @@ class RecordingRouter:
             "result": {"id": "p1", "url": "https://bsky.app/profile/me/post/p1"},
         }
 
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params, conversation))
         return dict(self.reply)
 

@@ -129,7 +129,7 @@ class RecordingRouter:
     def __init__(self):
         self.calls = []
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params))
         return {"status": "error", "error": "router_not_connected", "message": "no router"}
 

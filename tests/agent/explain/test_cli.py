@@ -115,7 +115,7 @@ def test_a_router_that_times_out_is_json_with_its_kind(monkeypatch, capsys):
     import agent.explain.__main__ as cli
 
     class Slow:
-        def call(self, action, params, conversation):
+        def call(self, action, params, conversation, intent="", origin=None):
             return {"status": "unknown", "message": "no answer within 30s yet"}
 
     monkeypatch.setenv("SAFECLAW_LLM_PROVIDER", "scripted")

@@ -153,7 +153,7 @@ def test_a_malformed_url_is_refused_before_the_router_is_asked(bsky):
     class Recording(NoRouter):
         calls = 0
 
-        def call(self, action, params, conversation):
+        def call(self, action, params, conversation, intent="", origin=None):
             Recording.calls += 1
             return super().call(action, params, conversation)
 

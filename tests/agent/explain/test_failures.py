@@ -172,7 +172,7 @@ class FakeRouter:
         self.answer = answer
         self.calls = []
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append(action)
         return self.answer(action, params)
 
@@ -250,7 +250,7 @@ class FailingAfter:
     def __init__(self, router, n, reply):
         self.router, self.n, self.reply = router, n, reply
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.n -= 1
         return self.router.call(action, params, conversation) if self.n >= 0 else self.reply
 
@@ -280,7 +280,7 @@ def test_a_failed_search_mid_loop_is_noted_and_the_loop_goes_on(router, bsky):
     url, _ = seed(bsky)
 
     class RateLimitedOnce(FailingAfter):
-        def call(self, action, params, conversation):
+        def call(self, action, params, conversation, intent="", origin=None):
             if action == "SEARCH_POSTS" and params["query"] == "first":
                 return {"status": "error", "error": "rate_limited", "message": "slow down"}
             return self.router.call(action, params, conversation)

@@ -81,7 +81,7 @@ class Recording:
         self.router = router
         self.calls = []
 
-    def call(self, action, params, conversation):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params))
         return self.router.call(action, params, conversation)
 

@@ -35,8 +35,8 @@ def stack(redis_urls, tmp_path):
     client.close()
 
 
-def held(client, conversation=f"telegram:{OWNER}"):
-    observation = client.call("NOTE", {"text": "a held note"}, conversation)
+def held(client, conversation=f"telegram:{OWNER}", origin=None):
+    observation = client.call("NOTE", {"text": "a held note"}, conversation, origin=origin)
     assert observation["status"] == "pending_approval", observation
     return observation["approval_id"]
 
@@ -219,12 +219,10 @@ def test_approvals_in_the_console_agree_with_the_routers_list_at_once(stack, wor
 
 
 def test_approvals_in_the_console_show_every_field_why_and_what_was_read(stack, workspace):
-    from agent.link.origin import command_origin
     from protocol.origin import OWNER, Origin
 
     client, desk, _data = stack
-    with command_origin(Origin(OWNER, "console", taint=("_BROWSER_VISION https://page.example",))):
-        held(client, "console")
+    held(client, "console", Origin(OWNER, "console", taint=("_BROWSER_VISION https://page.example",)))
     [notice] = wait_until(desk.take, "the request notice")
     desk.delivered(notice)
     loop = AgentLoop(workspace, ScriptedLLM([]), local_actions(), client)

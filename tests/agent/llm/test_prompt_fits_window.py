@@ -33,7 +33,7 @@ def notification(i: int) -> dict:
 
 
 class NotificationsRouter:
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         return {"status": "ok", "result": {"notifications": [notification(i) for i in range(20)]}}
 
 

@@ -17,7 +17,7 @@ class RecordingRouter:
         self.intents = []
         self.answer = answer or {"status": "ok", "result": {"pong": True}}
 
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params, conversation))
         self.intents.append(intent)
         return dict(self.answer)

@@ -13,7 +13,6 @@ import uuid
 
 import pytest
 
-from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from dashboard.state import RouterKeys, read_raw
@@ -68,11 +67,11 @@ def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_a
         def send(batch: list[str]) -> None:
             client = RouterClient(redis_client(cluster.url("agent")), keys, timeout=60)
             try:
-                with command_origin(OWNER_TURN):
-                    for text in batch:
-                        reply = client.call("CREATE_POST", {"platform": "mastodon", "text": text}, "burst")
-                        with lock:
-                            replies[text] = reply
+                for text in batch:
+                    reply = client.call("CREATE_POST", {"platform": "mastodon", "text": text}, "burst",
+                                        origin=OWNER_TURN)
+                    with lock:
+                        replies[text] = reply
             finally:
                 client.conn.close()
 

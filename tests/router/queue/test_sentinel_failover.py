@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 
-from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
@@ -67,14 +66,14 @@ class Burst:
     def run(self, texts: list[str]) -> None:
         client = RouterClient(redis_client(self.url), self.keys, timeout=45)
         try:
-            with command_origin(OWNER_TURN):
-                for text in texts:
-                    sent_at = time.monotonic()
-                    reply = client.call("CREATE_POST", {"platform": "mastodon", "text": text}, "burst")
-                    with self._lock:
-                        self.replies[text] = reply
-                        if self.killed_at is not None and sent_at > self.killed_at and reply["status"] == "ok":
-                            self.first_ok_after.setdefault("ok", time.monotonic() - self.killed_at)
+            for text in texts:
+                sent_at = time.monotonic()
+                reply = client.call("CREATE_POST", {"platform": "mastodon", "text": text}, "burst",
+                                    origin=OWNER_TURN)
+                with self._lock:
+                    self.replies[text] = reply
+                    if self.killed_at is not None and sent_at > self.killed_at and reply["status"] == "ok":
+                        self.first_ok_after.setdefault("ok", time.monotonic() - self.killed_at)
         finally:
             client.conn.close()
 

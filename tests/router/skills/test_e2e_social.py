@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from agent.link.origin import command_origin
+from agent.link.origin import Speaking
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from router.registry import discover_skills
@@ -37,8 +37,7 @@ def router(redis_urls, tmp_path, fakes):
     }
     with WorkerThread(settings, discover_skills(), credentials) as worker:
         client = RouterClient(redis_client(redis_urls.agent_url), redis_urls.keys, timeout=30)
-        with command_origin(OWNER_TURN):  # the owner at the console, having read nothing
-            yield client, worker
+        yield Speaking(client, OWNER_TURN), worker  # the owner at the console, having read nothing
         client.conn.close()
 
 

@@ -18,7 +18,7 @@ class Recorder:
     def __init__(self):
         self.calls = []
 
-    def call(self, action, params, conversation, intent=""):
+    def call(self, action, params, conversation, intent="", origin=None):
         self.calls.append((action, params))
         return {"status": "ok", "result": {"id": "1", "url": "https://bsky.app/profile/me/post/1"}}
 
