@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,15 @@ class AgentLoop:
         user_message: str,
         outside_author: str | None = None,
         source: Origin | None = None,
+        authors: Sequence[str] = (),
     ) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner;
-        `source` is who wrote it as the channel knows it (a mention's post), else derived."""
+        `source` is who wrote it as the channel knows it (a mention's post), else derived;
+        `authors`: the outside authors whose words the message carries, as the channel's code knows
+        them (an autonomy cycle's items): each one's budget share pays for the turn's calls
+        (`agent.cost.shares`)."""
         source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
-        with self._lock, cost_label(conversation), cost_payer(payer_of(source)):
+        with self._lock, cost_label(conversation), cost_payer(payer_of(source, authors)):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
             try:
