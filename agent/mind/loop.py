@@ -21,6 +21,8 @@ from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.cost.shares import cost_payer, payer_of
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
+from agent.flow import mention_replies
+from agent.flow.owner_only import Needle
 from agent.flow.reply_links import checked_reply
 from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
@@ -244,8 +246,13 @@ class AgentLoop:
             seen = [*conversation_taint(artifact, conversation, history),
                     *memory_taint(snapshot.memory, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
+            private: list[Needle] = []
+            if outside_author is None and origin.kind == OWNER:  # "answer my mentions": the owner's words
+                asked = mention_replies.answers(user_message, steps)
+                if asked:
+                    origin, private = origin.with_answers(asked), mention_replies.private_words(steps)
             results = self._execute_all(
-                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot
+                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot, private
             )
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
@@ -278,12 +285,20 @@ class AgentLoop:
         turn_id: str = "",
         origin: Origin | None = None,
         snapshot: TurnSnapshot | None = None,
+        private: list[Needle] | None = None,
     ) -> list[Observation]:
         """`snapshot`: the turn's memory and history, read once; a memory action that succeeds
-        makes the next action see (and guard) what it remembered."""
+        makes the next action see (and guard) what it remembered. `private`: what the turn's
+        notifications and direct messages hold, searched for in its commands when it may answer
+        mentions unasked (`agent.flow.mention_replies`)."""
         memory, history = (snapshot.memory, snapshot.history) if snapshot is not None else (
             self.workspace.load_memory(), self.workspace.load_history(conversation))
-        sinks = SinkGuard.for_turn(memory, history, origin)
+
+        def guard(memory: dict[str, Any]) -> SinkGuard:
+            sinks = SinkGuard.for_turn(memory, history, origin)
+            return sinks.with_private_reads(private or []) if origin is not None and origin.answers else sinks
+
+        sinks = guard(memory)
 
         def run(action: Action) -> Observation:
             nonlocal sinks
@@ -292,7 +307,7 @@ class AgentLoop:
                 memory = self.workspace.load_memory()
                 if snapshot is not None:
                     snapshot.memory = memory  # the next step sees what was remembered
-                sinks = SinkGuard.for_turn(memory, history, origin)
+                sinks = guard(memory)
             return observation
 
         return execute_new(actions, done, run)
