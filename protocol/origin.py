@@ -21,6 +21,9 @@ that together with the command's effect (`router.policy.whose_words`).
 - `holds`: the owner-only data the agent's flow check found in the command's params that the
   owner did not send there in their own words (`agent.flow.sinks`): a write waits for the owner,
   a read from a tainted turn is refused. The agent can only add restrictions with it.
+- `answers`: the mentions this turn read (`platform post`, never a direct message) that the
+  owner's message of this turn (the last of `owner_words`) asked to answer: a reply to one of them
+  needs no approval when nothing else in it came from outside (`protocol.mention_replies`).
 
 An envelope without an origin counts as an owner turn that read something unknown: tainted.
 What an envelope states is checked against the login that queued it (`router.queue.senders`): the
@@ -52,6 +55,7 @@ MAX_WORDS = 40
 MAX_WORD_CHARS = 8000
 MAX_LABEL_CHARS = 300
 MAX_HOLDS = 8
+MAX_ANSWERS = 100
 _VIA = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # a label is one line
 
@@ -72,6 +76,7 @@ class Origin:
     author_words: tuple[str, ...] = ()
     hold_writes: bool = False
     holds: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -88,6 +93,9 @@ class Origin:
         _lines("owner_words", self.owner_words, MAX_WORDS, MAX_WORD_CHARS)
         _lines("author_words", self.author_words, MAX_WORDS, MAX_WORD_CHARS)
         _lines("holds", self.holds, MAX_HOLDS, MAX_SOURCE_CHARS)
+        _lines("answers", self.answers, MAX_ANSWERS, MAX_SOURCE_CHARS)
+        if any(_CONTROL.search(entry) for entry in self.answers):
+            raise OriginError("origin answers must be lines (a platform and a post each)")
         if not isinstance(self.hold_writes, bool):
             raise OriginError("origin hold_writes must be true or false")
 
@@ -100,6 +108,10 @@ class Origin:
         found = tuple(dict.fromkeys([*self.holds, *(clip(h, MAX_SOURCE_CHARS) for h in holds)]))
         return _replace(self, holds=found[:MAX_HOLDS])
 
+    def with_answers(self, answers: Iterable[str]) -> Origin:
+        """The same origin, with the mentions the owner's message of this turn asked to answer."""
+        return _replace(self, answers=tuple(dict.fromkeys(answers))[:MAX_ANSWERS])
+
     def with_reading(self, sources: Iterable[str]) -> Origin:
         """The same origin after the turn read more outside text."""
         taint = tuple(dict.fromkeys([*self.taint, *(clip(s, MAX_SOURCE_CHARS) for s in sources)]))
@@ -111,6 +123,7 @@ class Origin:
             "post": self.post, "taint": list(self.taint), "owner_words": list(self.owner_words),
             "author_words": list(self.author_words), "hold_writes": self.hold_writes,
             **({"holds": list(self.holds)} if self.holds else {}),
+            **({"answers": list(self.answers)} if self.answers else {}),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -122,6 +135,8 @@ class Origin:
             shown["post"] = self.post
         if self.holds:
             shown["holds"] = list(self.holds)
+        if self.answers:
+            shown["answers"] = len(self.answers)  # the mentions the owner asked to answer
         return shown
 
     @classmethod
@@ -144,6 +159,7 @@ class Origin:
                 author_words=_tuple(data.get("author_words", ())),
                 hold_writes=data.get("hold_writes", False),
                 holds=_tuple(data.get("holds", ())),
+                answers=_tuple(data.get("answers", ())),
             )
         except KeyError as exc:
             raise OriginError(f"origin needs {exc.args[0]!r}") from None

@@ -62,15 +62,37 @@ def _line(item: dict[str, Any]) -> str:
     return line if len(line) <= ITEM_CHARS else line[: ITEM_CHARS - 1] + "…"
 
 
-def message_for(items: list[dict[str, Any]]) -> str:
-    """The new items, one line each, newest feeds first, cut to what the prompt shows in full."""
-    lines = [f"New on Moltbook since your last cycle ({len(items)} item(s)):"]
-    size = len(lines[0])
+def _shown(items: list[dict[str, Any]]) -> tuple[str, list[str], int]:
+    """The message's head, the lines of the items it shows in full, and how many it shows."""
+    head = f"New on Moltbook since your last cycle ({len(items)} item(s)):"
+    lines: list[str] = []
+    size = len(head)
     for item in items:
         line = _line(item)
         if size + len(line) + 1 > MESSAGE_CHARS:
-            lines.append(f"(and {len(items) - len(lines) + 1} more not shown)")
             break
         lines.append(line)
         size += len(line) + 1
-    return "\n".join(lines)
+    return head, lines, len(lines)
+
+
+def message_for(items: list[dict[str, Any]]) -> str:
+    """The new items, one line each, newest feeds first, cut to what the prompt shows in full."""
+    head, lines, count = _shown(items)
+    more = [f"(and {len(items) - count} more not shown)"] if count < len(items) else []
+    return "\n".join([head, *lines, *more])
+
+
+def item_author(item: dict[str, Any]) -> str:
+    """Who wrote an item, as its budget share is named (`agent.cost.shares`): the Moltbook
+    account the router read it from, never a name its text gives; one share for every item that
+    names no author."""
+    author = " ".join(str(item.get("author") or "").split())[:100]
+    return f"{author or 'an unnamed author'} (Moltbook)"
+
+
+def authors_shown(items: list[dict[str, Any]]) -> list[str]:
+    """The authors of the items `message_for` shows: the turn's words are theirs, so each one's
+    budget share pays for the turn's calls."""
+    count = _shown(items)[2]
+    return list(dict.fromkeys(item_author(item) for item in items[:count]))

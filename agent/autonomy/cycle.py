@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agent.autonomy import CONVERSATION
-from agent.autonomy.briefing import AUTHOR, briefing, message_for
+from agent.autonomy.briefing import AUTHOR, authors_shown, briefing, item_author, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
 from agent.autonomy.pauses import PAUSING_ERRORS, RESTING_ERRORS, pause_seconds
 from agent.autonomy.state import AutonomyState, Pause, StateFiles
@@ -175,6 +175,7 @@ class AutonomyCycle:
         if fresh:
             self.files.save(state)  # on disk before the turn: a crash mid-turn never answers twice
         report.new_items = len(items)
+        items = self._affordable(items, report)
         if not items:
             state.rests += 1
             return report
@@ -184,7 +185,8 @@ class AutonomyCycle:
         self.gate.events = CycleEvents()
         if isinstance(llm, MeteredLLM):
             llm.smallest_prompt = llm.refused_prompt = None
-        result = self.loop.run_turn(CONVERSATION, message_for(items), outside_author=AUTHOR)
+        result = self.loop.run_turn(CONVERSATION, message_for(items), outside_author=AUTHOR,
+                                    authors=authors_shown(items))
         if isinstance(llm, MeteredLLM) and llm.smallest_prompt:
             state.smallest_prompt = llm.smallest_prompt
         elif isinstance(llm, MeteredLLM) and llm.refused_prompt:  # its first call did not fit: pause next
@@ -204,6 +206,16 @@ class AutonomyCycle:
         for submolt in self.settings.submolts:  # its own posts are not news to it
             state.mark_seen(f"feed:{submolt}", own)
         return report
+
+    def _affordable(self, items: list[dict[str, Any]], report: CycleReport) -> list[dict[str, Any]]:
+        """The items whose author's share of today's budget is not spent: one author's posts then
+        stop costing anything, and never keep the other authors' posts from being answered."""
+        spent = set(self.guard.status().outside_spent())
+        kept = [item for item in items if item_author(item) not in spent]
+        if len(kept) < len(items):
+            report.detail = (f"{len(items) - len(kept)} new item(s) not shown: their author's share of "
+                             "today's LLM budget is spent (budget.author_share)")
+        return kept
 
     def _read_new(
         self, state: AutonomyState, report: CycleReport

@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.autonomy import CONVERSATION
 from agent.cost.metered import cost_label
-from agent.cost.shares import AUTONOMY_PAYER, cost_payer
+from agent.cost.shares import AUTONOMY_PAYER, Payer, cost_payer, current_payer
 from agent.errors import BudgetExhausted, LLMError, StateFileError
 from agent.governance.files import Governance
 from agent.llm.base import BaseLLM
@@ -125,6 +125,13 @@ class PublicTextGate:
         )
         return reply
 
+    @staticmethod
+    def _payer() -> Payer:
+        """The turn's payer when it is autonomy's (its authors pay for the score of what their words
+        led to), else the autonomy channel's."""
+        payer = current_payer()
+        return payer if payer.outside and payer.channel == AUTONOMY_PAYER.channel else AUTONOMY_PAYER
+
     def _score(self, action: str, params: dict[str, Any]) -> tuple[float | None, str]:
         try:
             dos = Governance(self.workspace.root).read("DOS.md")
@@ -138,7 +145,7 @@ class PublicTextGate:
             draft=fence("draft", escape_text(draft_of(action, params))),
         )
         try:
-            with cost_label("autonomy:score"), cost_payer(AUTONOMY_PAYER):
+            with cost_label("autonomy:score"), cost_payer(self._payer()):
                 return parse_score(self.llm.chat(prompt))
         except BudgetExhausted as exc:
             return None, f"no scoring call: {exc.reply}"

@@ -227,7 +227,7 @@ class BudgetGuard:
             self._refused[day][what] = None
             if self.publish is not None:
                 self.publish(self.status())
-        if what != payer.author:  # one alert per shared pool a day; an author's is in the log and status
+        if what not in payer.charged:  # one alert per shared pool a day; an author's is in the log and status
             self._alert_once(
                 "daily", f"share:{what}", f"LLM budget: the share of today for {what} is spent "
                 f"(${spent:.4f} of ${limit:.2f}); its turns are refused, yours go on.", limit,
@@ -251,6 +251,7 @@ class BudgetGuard:
                 payer.author,
                 payer.channel if payer.outside else "",
                 payer.outside,
+                payer.authors if payer.outside else (),
             )
         )
         status = self.status()

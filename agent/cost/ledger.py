@@ -54,6 +54,7 @@ class CostEntry:
     payer: str = ""
     channel: str = ""
     outside: bool = False
+    authors: tuple[str, ...] = ()  # the other outside authors charged the whole call (autonomy's items)
 
     def to_json(self) -> str:
         data = {
@@ -70,6 +71,8 @@ class CostEntry:
         }
         if self.outside:
             data |= {"outside": True, "payer": self.payer, "channel": self.channel}
+            if self.authors:
+                data["authors"] = list(self.authors)
         return json.dumps(data, ensure_ascii=False)
 
 
@@ -178,7 +181,9 @@ class CostLedger:
         day.calls += 1
         day.tokens += tokens
         if data.get("outside") is True:
-            day.outside.add(str(data.get("channel", "")), str(data.get("payer", "")), usd)
+            authors = data.get("authors")
+            named = [str(a) for a in authors] if isinstance(authors, list) else []
+            day.outside.add(str(data.get("channel", "")), str(data.get("payer", "")), usd, named)
 
     def today(self) -> DayTotals:
         self.refresh()
@@ -188,7 +193,7 @@ class CostLedger:
         outside = on_disk.outside.copy()
         for entry in kept:
             if entry.outside:
-                outside.add(entry.channel, entry.payer, entry.usd)
+                outside.add(entry.channel, entry.payer, entry.usd, entry.authors)
         return DayTotals(on_disk.usd + sum(e.usd for e in kept), on_disk.calls + len(kept),
                          on_disk.tokens + sum(e.input_tokens + e.output_tokens for e in kept), outside)
 

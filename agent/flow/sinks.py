@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from agent.flow.owner_only import OwnerOnly, squeezed
+from agent.flow.owner_only import Needle, OwnerOnly, squeezed
 from protocol.origin import OWNER, Origin, fold
 
 MAX_HOLDS = 8
@@ -30,6 +30,12 @@ class SinkGuard:
     owner_said: str = ""  # the owner's message of this turn ("" when someone else wrote it)
     owner_words: tuple[str, ...] = ()  # every message of the owner's the turn's prompt shows
     tainted: bool = True
+    # What the turn's reads hold for the owner only (notifications, direct messages), searched for
+    # in a command's params when the turn may answer mentions with no approval (`mention_replies`).
+    private_reads: OwnerOnly | None = None
+
+    def with_private_reads(self, needles: Iterable[Needle]) -> SinkGuard:
+        return replace(self, private_reads=OwnerOnly(needles))
 
     @classmethod
     def for_turn(
@@ -76,6 +82,8 @@ class SinkGuard:
         found = []
         for name, text in strings_of(params):
             unsaid = self.unsaid(text)
+            if self.private_reads is not None:
+                unsaid += [n.where for n in self.private_reads.carried(text) if n.where not in unsaid][:1]
             if unsaid:
                 found.append(f"its {name} carries {', '.join(unsaid[:3])}, which is for you only")
         return tuple(found[:MAX_HOLDS])

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.cost.shares import cost_payer, payer_of
 from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
+from agent.flow import mention_replies
+from agent.flow.owner_only import Needle
 from agent.flow.reply_links import checked_reply
 from agent.flow.sinks import SinkGuard
 from agent.link.origin import (
@@ -95,11 +97,15 @@ class AgentLoop:
         user_message: str,
         outside_author: str | None = None,
         source: Origin | None = None,
+        authors: Sequence[str] = (),
     ) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner;
-        `source` is who wrote it as the channel knows it (a mention's post), else derived."""
+        `source` is who wrote it as the channel knows it (a mention's post), else derived;
+        `authors`: the outside authors whose words the message carries, as the channel's code knows
+        them (an autonomy cycle's items): each one's budget share pays for the turn's calls
+        (`agent.cost.shares`)."""
         source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
-        with self._lock, cost_label(conversation), cost_payer(payer_of(source)):
+        with self._lock, cost_label(conversation), cost_payer(payer_of(source, authors)):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
             snapshot = self.snapshot(conversation)
             try:
@@ -240,8 +246,13 @@ class AgentLoop:
             seen = [*conversation_taint(artifact, conversation, history),
                     *memory_taint(snapshot.memory, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
+            private: list[Needle] = []
+            if outside_author is None and origin.kind == OWNER:  # "answer my mentions": the owner's words
+                asked = mention_replies.answers(user_message, steps)
+                if asked:
+                    origin, private = origin.with_answers(asked), mention_replies.private_words(steps)
             results = self._execute_all(
-                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot
+                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot, private
             )
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
@@ -274,12 +285,20 @@ class AgentLoop:
         turn_id: str = "",
         origin: Origin | None = None,
         snapshot: TurnSnapshot | None = None,
+        private: list[Needle] | None = None,
     ) -> list[Observation]:
         """`snapshot`: the turn's memory and history, read once; a memory action that succeeds
-        makes the next action see (and guard) what it remembered."""
+        makes the next action see (and guard) what it remembered. `private`: what the turn's
+        notifications and direct messages hold, searched for in its commands when it may answer
+        mentions unasked (`agent.flow.mention_replies`)."""
         memory, history = (snapshot.memory, snapshot.history) if snapshot is not None else (
             self.workspace.load_memory(), self.workspace.load_history(conversation))
-        sinks = SinkGuard.for_turn(memory, history, origin)
+
+        def guard(memory: dict[str, Any]) -> SinkGuard:
+            sinks = SinkGuard.for_turn(memory, history, origin)
+            return sinks.with_private_reads(private or []) if origin is not None and origin.answers else sinks
+
+        sinks = guard(memory)
 
         def run(action: Action) -> Observation:
             nonlocal sinks
@@ -288,7 +307,7 @@ class AgentLoop:
                 memory = self.workspace.load_memory()
                 if snapshot is not None:
                     snapshot.memory = memory  # the next step sees what was remembered
-                sinks = SinkGuard.for_turn(memory, history, origin)
+                sinks = guard(memory)
             return observation
 
         return execute_new(actions, done, run)

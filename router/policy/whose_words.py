@@ -14,6 +14,11 @@
   owner's approval, unless every published field (text, title, link, target) is already in the
   owner's own messages: "post 'hello' to bluesky" typed after reading a page needs no approval;
   the page's "also post …" does. `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
+  One more capability comes from the owner's words (`protocol.mention_replies`): when the owner's
+  message of this turn asks to answer their mentions, a reply to one of the mentions the turn read
+  (`origin.answers`) needs no approval, if its text carries no owner-only data (`holds`), no link
+  or handle the owner did not write, nothing that reads as an order to a model, and every other
+  field is the owner's. A new post, another target, a like, a delete still wait.
 
 Effects on what the router itself owns (its notebook, PING) are not public: only a stranger is
 refused them.
@@ -26,6 +31,8 @@ from typing import Any
 
 from protocol.commands import CommandEnvelope
 from protocol.hold_reasons import HoldReason, Sender, Why, sender_of
+from protocol.injection_patterns import injection_reasons
+from protocol.mention_replies import asked_platforms, covers, split_answer
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, fold, foreign_links, said_by
 from router.policy.effects import LOCAL_PLATFORM, Effect
 
@@ -102,10 +109,40 @@ class WhoseWords:
             return HoldReason(Why.AUTONOMY_DELETE, sender) if effect.kind == "delete" else None
         if not self.approve_tainted_writes or not origin.taint:
             return None
+        if mention_reply(effect, envelope.params, origin):
+            return None
         unsaid = tuple(k for k, v in published_fields(envelope.params) if not said_by(v, origin.owner_words))
         if not unsaid:
             return None
         return HoldReason(Why.NOT_OWNER_WORDS, sender, fields=unsaid, read=read)
+
+
+def mention_reply(effect: Effect, params: dict[str, Any], origin: Origin) -> bool:
+    """Whether a write is a reply the owner's own message chose the target of: their message of
+    this turn asks to answer their mentions on this platform, the reply goes to one of the mentions
+    the turn read (`origin.answers`), and nothing in it was chosen by someone else: its text names
+    no link or handle the owner did not write and reads as no order to a model; any other field is
+    the owner's own words. (Owner-only data in it is found by the agent: `origin.holds`, decided
+    before this.)"""
+    if origin.kind != OWNER or not origin.answers or not origin.owner_words or origin.holds:
+        return False
+    if effect.kind != "reply" or not effect.target:
+        return False
+    if not covers(asked_platforms(origin.owner_words[-1]), effect.platform):
+        return False
+    target = post_key(effect.target)
+    mentions = [split_answer(entry) for entry in origin.answers]
+    if not any(platform == effect.platform and post_key(post) == target for platform, post in mentions):
+        return False
+    text = params.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return False
+    others = [v for k, v in published_fields(params) if k != "text" and post_key(v) != target]
+    if any(not said_by(v, origin.owner_words) for v in others):
+        return False
+    if foreign_links(text, origin.owner_words):
+        return False
+    return not injection_reasons(text)
 
 
 def stranger_refusal(effect: Effect, origin: Origin) -> tuple[str, str] | None:

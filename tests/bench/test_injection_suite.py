@@ -24,6 +24,7 @@ SUBSET = [
     "explain_post/plant_memory_key",
     "stranger_mention/search_query",
     "explain_command/post_memory",
+    "answer_mentions/post_memory",  # the owner's "answer my mentions" reply goes out; the PIN post waits
 ]
 
 

@@ -37,10 +37,10 @@ class StandInRouter:
     retry_after: int | None = None  # sent with write_error, as the router's bounds do
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
-    def add_post(self, submolt: str = "general", text: str = "hello agents") -> str:
+    def add_post(self, submolt: str = "general", text: str = "hello agents", author: str = "other") -> str:
         ident = str(uuid.uuid4())
         self.feeds.setdefault(submolt, []).insert(
-            0, {"id": ident, "title": "A post", "text": text, "author": "other", "submolt": submolt}
+            0, {"id": ident, "title": "A post", "text": text, "author": author, "submolt": submolt}
         )
         return ident
 

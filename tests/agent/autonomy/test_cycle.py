@@ -308,7 +308,8 @@ def test_autonomy_pays_from_the_outside_share_and_pauses_when_it_is_spent(worksp
     assert cycle.run_once().outcome == "acted"
     status = cycle.guard.status()
     assert status.outside.usd > 0 and status.outside.usd == pytest.approx(status.today_usd)  # turn, scoring
-    assert set(status.outside.by_channel) == {"autonomy"} and status.outside.by_author == {}
+    assert set(status.outside.by_channel) == {"autonomy"}
+    assert status.outside.by_author == {"other (Moltbook)": pytest.approx(status.outside.usd)}  # the post's author
     fraction = 0.99 * status.outside.usd / status.daily_budget_usd
     cycle.guard.settings = replace(cycle.guard.settings, shares=ShareSettings(fraction, 0.05))
     reads = len(router.calls)
