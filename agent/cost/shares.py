@@ -5,9 +5,9 @@ owner wrote is the owner's; a stranger's mention or forward is that author's, on
 an autonomy cycle pays from the `autonomy` channel and from the share of every outside author
 whose new items it shows (each feed post's and notification's author, named by the cycle's code
 from what the router read, never from the items' text): a call whose prompt holds several
-authors' words may have been caused by any of them, so each one's share is charged the whole call,
-as a value derived from several sources carries every source's label. Outside payers together may spend at most
-`budget.outside_share` of the daily budget (default 25%), each channel at most
+authors' words may have been caused by any of them, so each one's share is charged the whole
+call, as a value derived from several sources carries every source's label. Outside payers
+together may spend at most `budget.outside_share` of the daily budget (default 25%), each channel at most
 `budget.channel_share` (default the same), and one author at most `budget.author_share` (default
 5%): the rest of the day is the owner's, and no one else can spend it. A call with no payer named
 is the owner's (the explainer, the command line, evals: paths only the owner starts). An autonomy
