@@ -238,7 +238,7 @@ class AgentLoop:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
             seen = [*conversation_taint(artifact, conversation, history),
-                    *memory_taint(snapshot.memory, outside_author)]
+                    *memory_taint(snapshot.memory_index, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
             results = self._execute_all(
                 parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot
@@ -277,17 +277,17 @@ class AgentLoop:
     ) -> list[Observation]:
         """`snapshot`: the turn's memory and history, read once; a memory action that succeeds
         makes the next action see (and guard) what it remembered."""
-        memory, history = (snapshot.memory, snapshot.history) if snapshot is not None else (
-            self.workspace.load_memory(), self.workspace.load_history(conversation))
+        memory, history = (snapshot.memory_index, snapshot.history) if snapshot is not None else (
+            self.workspace.memory_index(), self.workspace.load_history(conversation))
         sinks = SinkGuard.for_turn(memory, history, origin)
 
         def run(action: Action) -> Observation:
             nonlocal sinks
             observation = execute(self, action, conversation, outside_author, seen, turn_id, origin, sinks)
             if action.name in OWN_LOCAL_ACTIONS and observation["status"] == "ok":
-                memory = self.workspace.load_memory()
+                memory = self.workspace.memory_index()
                 if snapshot is not None:
-                    snapshot.memory = memory  # the next step sees what was remembered
+                    snapshot.memory_index = memory  # the next step sees what was remembered
                 sinks = SinkGuard.for_turn(memory, history, origin)
             return observation
 
