@@ -212,15 +212,18 @@ def hidden_or_breaking(ch: str) -> bool:
 
 def one_line(text: str) -> str:
     """`text` with line breaks and control characters shown as "?": an entry is one line."""
+    if text.isprintable():  # False for each character hidden_or_breaking finds (and odd spaces)
+        return text
     return "".join("?" if hidden_or_breaking(ch) else ch for ch in text)
 
 
 def visible_json(value: Any) -> str:
     """`value` as JSON, where line and paragraph separators, bidi controls and invisible characters
     (which JSON leaves raw) are written as \\u escapes: a value stays on its line, all of it shown."""
-    return "".join(
-        f"\\u{ord(ch):04x}" if hidden_or_breaking(ch) else ch for ch in json.dumps(value, ensure_ascii=False)
-    )
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():  # the common case, without a look at each character
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if hidden_or_breaking(ch) else ch for ch in text)
 
 
 def memory_line(key: str, entry: Any) -> str:

@@ -38,6 +38,7 @@ from agent.workspace.memory import (
     terms,
 )
 
+NOTHING_FITS = 1 << 30  # the cost of no entry
 RACY_SECONDS = 2.0  # a file changed this recently may change again within one timestamp tick
 
 
@@ -53,55 +54,114 @@ class Indexed:
     cost: int  # the tokens its line (and source) take in the prompt
 
 
+class Fitting:
+    """Positions in an order, and the next of them whose entry costs at most the room left (the
+    least cost over ranges of them kept in a segment tree): entries that cannot fit are skipped
+    unseen."""
+
+    def __init__(self, positions: list[int], costs: list[int]) -> None:
+        self.positions = positions
+        self._size = 1 << max(len(positions) - 1, 0).bit_length()
+        self._least = [NOTHING_FITS] * self._size + [costs[i] for i in positions]
+        self._least += [NOTHING_FITS] * (2 * self._size - len(self._least))
+        for node in range(self._size - 1, 0, -1):
+            self._least[node] = min(self._least[2 * node], self._least[2 * node + 1])
+
+    def least(self) -> int:
+        return self._least[1]
+
+    def first(self, start: int, room: int) -> int | None:
+        """The first index from `start` on whose entry costs at most `room`, or None."""
+        if start >= len(self.positions):
+            return None
+        least, node = self._least, start + self._size
+        while least[node] > room:
+            while node & 1:  # a right child: up to the first ancestor that is a left one
+                node >>= 1
+            if node == 0:
+                return None
+            node += 1  # its right sibling: the indexes after
+        while node < self._size:
+            node = 2 * node if least[2 * node] <= room else 2 * node + 1
+        return node - self._size
+
+    def fitting(
+        self, room: Room, score: int, rank: list[int], left: set[int]
+    ) -> Iterator[tuple[int, int, int]]:
+        """(score, rank, position) of each position that fits `room` when reached, not in `left`."""
+        start = 0
+        while (at := self.first(start, room.left)) is not None:
+            position, start = self.positions[at], at + 1
+            if position not in left:
+                yield score, rank[position], position
+
+
 class MemoryIndex:
     """The entries of one memory dict, indexed for the prompt. `memory` is shared: never change it."""
 
     def __init__(self, memory: dict[str, Any]) -> None:
         self.memory = memory
         self.entries: list[Indexed] = []
-        self._postings: dict[str, list[tuple[int, int]]] = {}  # term -> (position, weight)
+        self._postings: dict[str, dict[int, int]] = {}  # term -> {position: weight}
+        self._groups: dict[str, tuple[Fitting, ...]] = {}  # term -> its entries by weight (3, 2, 1)
         for position, (key, entry) in enumerate(memory.items()):
             line, source = memory_line(key, entry), source_of(entry)
             cost = estimate_tokens(line) + (estimate_tokens(source) + 4 if source else 0)
             written = entry.get("written_at", "") if isinstance(entry, dict) else ""
             self.entries.append(Indexed(key, entry, str(written), line, source, cost))
-            key_terms = terms(key.replace("_", " "))
+            key_terms = terms(str(key).replace("_", " "))
             value_terms = terms(json.dumps(entry_value(entry), ensure_ascii=False))
             for term in key_terms | value_terms:
                 weight = 2 * (term in key_terms) + (term in value_terms)
-                self._postings.setdefault(term, []).append((position, weight))
+                self._postings.setdefault(term, {})[position] = weight
+        self._costs = [item.cost for item in self.entries]
         # Newest first; equal times keep the file's order (a stable sort), as the ranking does.
         written = [item.written for item in self.entries]
-        self._by_recency = sorted(range(len(written)), key=written.__getitem__, reverse=True)
+        newest = sorted(range(len(written)), key=written.__getitem__, reverse=True)
+        self._by_recency = Fitting(newest, self._costs)
         self._rank = [0] * len(self.entries)
-        for rank, position in enumerate(self._by_recency):
+        for rank, position in enumerate(self._by_recency.positions):
             self._rank[position] = rank
-        self._cheapest_after = [0] * (len(self.entries) + 1)  # the least cost from each rank on
-        self._cheapest_after[-1] = 1 << 30
-        for rank in range(len(self._by_recency) - 1, -1, -1):
-            cost = self.entries[self._by_recency[rank]].cost
-            self._cheapest_after[rank] = min(cost, self._cheapest_after[rank + 1])
         self._lock = threading.Lock()
         self._derived: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def ranked(self, context: str) -> Iterator[tuple[Indexed, int]]:
-        """Entries by relevance to `context`, lazily, each with a lower bound of the cost of it and
-        of every entry after it."""
-        scores: dict[int, int] = {}
-        for term in terms(context):
-            for position, weight in self._postings.get(term, ()):
-                scores[position] = scores.get(position, 0) + weight
-        cheapest = self._cheapest_after[0]
-        heap = [(-score, self._rank[position], position) for position, score in scores.items()]
-        heapq.heapify(heap)
-        while heap:
-            yield self.entries[heapq.heappop(heap)[2]], cheapest
-        for rank, position in enumerate(self._by_recency):
-            if position not in scores:
-                yield self.entries[position], self._cheapest_after[rank]
+    def ranked(self, context: str, room: Room) -> Iterator[Indexed]:
+        """Entries by relevance to `context`, lazily, leaving out unseen those that cost more than
+        `room.left` (the tokens left) when reached. An entry sharing one term with the context
+        scores that term's weight: those come from the term's lists (by weight, newest first),
+        merged with the few entries sharing several terms, scored one by one; then the newest."""
+        shared = [term for term in terms(context) if term in self._postings]
+        postings = [self._postings[term] for term in shared]
+        several: set[int] = set()
+        for n, first in enumerate(postings):
+            for second in postings[n + 1 :]:
+                several |= first.keys() & second.keys()
+        rank = self._rank
+        scored = sorted((-sum(p.get(i, 0) for p in postings), rank[i], i) for i in several)
+        streams: list[Iterator[tuple[int, int, int]]] = [iter(scored)]
+        for term in shared:
+            for weight, group in zip((3, 2, 1), self._groups_of(term), strict=True):
+                streams.append(group.fitting(room, -weight, rank, several))
+        for _, _, position in heapq.merge(*streams):
+            if room.left < self._by_recency.least():
+                return  # no entry can fit any more
+            yield self.entries[position]
+        for _, _, position in self._by_recency.fitting(room, 0, rank, set()):
+            if not any(position in posting for posting in postings):
+                yield self.entries[position]
+
+    def _groups_of(self, term: str) -> tuple[Fitting, ...]:
+        """A term's entries of weight 3, 2 and 1, each newest first (sorted once, then kept)."""
+        groups = self._groups.get(term)
+        if groups is None:
+            posting = self._postings[term]
+            ordered = sorted(posting, key=self._rank.__getitem__)
+            groups = tuple(Fitting([i for i in ordered if posting[i] == w], self._costs) for w in (3, 2, 1))
+            self._groups[term] = groups
+        return groups
 
     def derived(self, name: str, build: Callable[[MemoryIndex], Any]) -> Any:
         """What a turn computes from the whole of memory (its public part, what it tells a model),
@@ -132,6 +192,11 @@ def index_of(memory: dict[str, Any] | MemoryIndex) -> MemoryIndex:
 
 
 @dataclass
+class Room:
+    left: int  # the tokens of the budget not yet taken
+
+
+@dataclass
 class MemoryView:
     """What of memory the prompt shows: the owner's lines, the outside lines with their source."""
 
@@ -141,19 +206,19 @@ class MemoryView:
 
 
 def select(memory: dict[str, Any] | MemoryIndex, context: str, budget: int = PROMPT_TOKENS) -> MemoryView:
-    """The entries most relevant to `context` that fit `budget` tokens, in that order; once no entry
-    left can fit, the rest are counted as left out without being looked at."""
+    """The entries most relevant to `context` that fit `budget` tokens, in that order; the entries
+    that can no longer fit are counted as left out without being looked at."""
     index = index_of(memory)
-    view = MemoryView([], [], 0)
-    used = looked = 0
-    for item, cheapest in index.ranked(context):
-        if budget - used <= MIN_LINE_TOKENS or budget - used < cheapest:  # full: no entry fits any more
+    view, room = MemoryView([], [], 0), Room(budget)
+    looked = 0
+    for item in index.ranked(context, room):
+        if room.left <= MIN_LINE_TOKENS:  # full: no entry fits any more
             break
         looked += 1
-        if used + item.cost > budget:
+        if item.cost > room.left:
             view.left_out += 1
             continue
-        used += item.cost
+        room.left -= item.cost
         if item.source is None:
             view.owner.append(item.line)
         else:

@@ -197,8 +197,8 @@ def test_the_prompt_stops_looking_once_the_budget_is_full():
     looked = []
     real = index.ranked
 
-    def counting(context):
-        for item in real(context):
+    def counting(context, room):
+        for item in real(context, room):
             looked.append(item)
             yield item
 
