@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import pstats
+import re
 import statistics
 import sys
 import tempfile
@@ -154,7 +155,11 @@ def profile(loop: AgentLoop, count: int) -> list[str]:
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(18)
-    return [line for line in out.getvalue().splitlines() if line.strip()][-18:]
+    lines = [line for line in out.getvalue().splitlines() if line.strip()][-18:]
+    # Paths as the repository names them (and the installed packages by their own folder).
+    site = str(Path(pstats.__file__).parent)
+    return [re.sub(r"\S*/site-packages/", "", line.replace(str(REPO_ROOT) + "/", "").replace(site + "/", ""))
+            for line in lines]
 
 
 def in_rounds(loop: AgentLoop, raw: RawClient, per_side: int, rounds: int) -> dict[str, Any]:
