@@ -8,10 +8,13 @@ some file systems): a file changed within `RACY_SECONDS` of the moment it was re
 again with the same stat, so until it has been still that long its bytes are read and compared
 each time (no parse when they are the same), as git treats a "racily clean" index entry.
 
-The index holds, per entry, its terms, its prompt line and that line's cost, computed once; a term
-leads to the entries holding it. `select` then ranks as `agent.workspace.memory` describes (shared
-words first, a key word counting double, then the newest, then the file's order) and stops when
-the budget is full: a turn's memory costs the same with 10 facts stored or 10,000.
+The index holds, per entry, its prompt line and that line's cost, computed once, and per term the
+entries holding it. `select` then ranks as `agent.workspace.memory` describes (shared words
+first, a key word counting double, then the newest, then the file's order), skipping unseen the
+entries that no longer fit, so a turn's memory costs about the same with 10 facts stored or
+10,000. What else a turn needs of the whole memory (its public part, the values a provider
+reads, the owner-only values the sinks search for, the facts from outside) is computed once per
+index (`MemoryIndex.derived`).
 """
 
 from __future__ import annotations
