@@ -2,15 +2,17 @@
 
 - audit log: lines appended per second and each append's latency with the group commit (fsync
   every 100 ms), with an fsync per line and with none; lines verified per second (`router.audit.log`);
-- dashboard (bench/dashboard_load.py): GET /api/status, /api/approvals and /api/activity p50
-  with 1, 100 and 1,000 pending approvals and audit lines, the Redis commands per request, and
-  the dashboard's CPU with no live stream and with 10 idle ones;
+- dashboard (bench/dashboard_load.py): pages of equal size (50 rows) with little stored (50
+  pending approvals, 50 audit lines) against much (1,000 and 100,000), two dashboards side by
+  side on redis-servers of their own, in alternating rounds, each round's ratio printed with the
+  load average; GET /api/status likewise; the Redis commands per request; the dashboard's CPU
+  with no live stream and with 10 idle ones;
 - kill switch: time from the owner's flip to the first command a real router denies.
 
 Starts its own redis-server (ACL users) and processes. Prints the figures and writes
 bench/results/control_plane.json.
 
-Usage: .venv/bin/python bench/control_plane.py [--lines 20000] [--requests 300]
+Usage: .venv/bin/python bench/control_plane.py [--lines 20000] [--requests 100] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -143,21 +145,32 @@ def kill_switch_figures(server: RedisServer, folder: Path, flips: int = 20) -> d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=20000)
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=100, help="per side, path and round")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     results: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "load_average_at_start": round(os.getloadavg()[0], 2),
         "audit": audit_figures(args.lines),
     }
-    server = RedisServer(persistent=False)
-    server.start()
+    servers = {"small": RedisServer(persistent=False), "large": RedisServer(persistent=False)}
     try:
+        for server in servers.values():
+            server.start()
         with tempfile.TemporaryDirectory() as folder:
-            results["dashboard"] = dashboard_load.figures(server, TOKEN, args.requests, Path(folder))
-            results["kill_switch"] = kill_switch_figures(server, Path(folder))
+            results["dashboard"] = dashboard_load.figures(
+                servers, TOKEN, args.requests, args.rounds, Path(folder)
+            )
+            results["kill_switch"] = kill_switch_figures(servers["small"], Path(folder))
     finally:
-        server.cleanup()
-    print(json.dumps(results, indent=2))
+        for server in servers.values():
+            server.cleanup()
+    results["load_average_at_end"] = round(os.getloadavg()[0], 2)
+    print(json.dumps({k: v for k, v in results.items() if k != "dashboard"}, indent=2))
+    pages = results["dashboard"]["pages"]
+    for path, figures in pages.items():
+        print(f"{path}: large / small per round {figures['ratios']}, median {figures['median_ratio']}")
+    print("Redis commands per request:", results["dashboard"]["redis_commands_per_request"])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

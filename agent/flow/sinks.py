@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from agent.flow.owner_only import Needle, OwnerOnly, squeezed
+from agent.flow.owner_only import Needle, OwnerOnly, memory_needles, squeezed
+from agent.workspace.memory_index import MemoryIndex
 from protocol.origin import OWNER, Origin, fold
 
 MAX_HOLDS = 8
@@ -39,13 +40,17 @@ class SinkGuard:
 
     @classmethod
     def for_turn(
-        cls, memory: dict[str, Any], history: list[dict[str, Any]], origin: Origin | None
+        cls, memory: dict[str, Any] | MemoryIndex, history: list[dict[str, Any]], origin: Origin | None
     ) -> SinkGuard:
+        """`memory` as a dict, or indexed (its owner-only values then found once per index)."""
+        in_memory = memory.derived("owner_only", lambda index: memory_needles(index.memory)) if isinstance(
+            memory, MemoryIndex) else memory_needles(memory)
         own = [str(t.get("user", "")) for t in history if not t.get("outside_author") and not t.get("notice")]
         owner_turn = origin is not None and origin.kind == OWNER and bool(origin.owner_words)
         said = origin.owner_words[-1] if origin is not None and owner_turn else ""
         words = origin.owner_words if origin is not None else ()
-        return cls(OwnerOnly.of(memory, [*own, said]), said, words, origin is None or origin.tainted)
+        owner_only = OwnerOnly.of({}, [*own, said], in_memory)
+        return cls(owner_only, said, words, origin is None or origin.tainted)
 
     def unsaid(self, text: str, destination: str = "") -> list[str]:
         """What owner-only data `text` carries that the owner did not send there in their own

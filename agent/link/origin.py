@@ -26,6 +26,7 @@ from agent.flow.labels import label_of
 from agent.flow.observed import OWN_LOCAL_ACTIONS as OWN_LOCAL_ACTIONS
 from agent.flow.observed import others_words
 from agent.workspace.memory import one_line, source_of, visible_to
+from agent.workspace.memory_index import MemoryIndex
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, bounded_words, clip
 
 # The local actions a turn someone else wrote may run: never the browser (memory refuses itself).
@@ -134,10 +135,15 @@ def conversation_taint(
     return list(dict.fromkeys(sources))
 
 
-def memory_taint(memory: dict[str, Any], outside_author: str | None = None) -> list[str]:
+def memory_taint(memory: dict[str, Any] | MemoryIndex, outside_author: str | None = None) -> list[str]:
     """The facts from outside that a turn's prompt shows (fenced, with their source): a fact the
     model stored after reading a page is that page's text in every later prompt, in any
-    conversation, long after the page left the history and the artifact."""
+    conversation, long after the page left the history and the artifact. (Indexed memory: found
+    once per index.)"""
+    if isinstance(memory, MemoryIndex):
+        visible = memory if outside_author is None else memory.public()
+        taint: list[str] = visible.derived("taint", lambda index: memory_taint(index.memory))
+        return list(taint)
     return [
         clip(f"the remembered '{one_line(str(key))[:80]}' ({source})", 300)
         for key, entry in visible_to(memory, outside_author).items()

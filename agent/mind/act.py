@@ -73,7 +73,7 @@ def execute(
                 "message": f"{action.name} was not run: a turn someone else wrote cannot use it"}
     workspace = hands.workspace
     if sinks is None:
-        sinks = SinkGuard.for_turn(workspace.load_memory(), workspace.load_history(conversation), origin)
+        sinks = SinkGuard.for_turn(workspace.memory_index(), workspace.load_history(conversation), origin)
     if action.name in hands.local:
         owner_words = origin.owner_words if origin is not None else ()
         ctx = ActionContext(hands.workspace, hands.llm, conversation, hands.browser, outside_author,

@@ -41,6 +41,7 @@ from agent.mind.prompt import PromptInputs, render_prompt
 from agent.mind.tool_code import Action, parse_reply
 from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS, capped_reply
 from agent.workspace.folder import Workspace
+from agent.workspace.memory_index import MemoryIndex
 from agent.workspace.snapshot import TurnSnapshot
 from protocol.origin import OWNER, Origin
 
@@ -244,7 +245,7 @@ class AgentLoop:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
             seen = [*conversation_taint(artifact, conversation, history),
-                    *memory_taint(snapshot.memory, outside_author)]
+                    *memory_taint(snapshot.memory_index, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
             private: list[Needle] = []
             if outside_author is None and origin.kind == OWNER:  # "answer my mentions": the owner's words
@@ -291,10 +292,10 @@ class AgentLoop:
         makes the next action see (and guard) what it remembered. `private`: what the turn's
         notifications and direct messages hold, searched for in its commands when it may answer
         mentions unasked (`agent.flow.mention_replies`)."""
-        memory, history = (snapshot.memory, snapshot.history) if snapshot is not None else (
-            self.workspace.load_memory(), self.workspace.load_history(conversation))
+        memory, history = (snapshot.memory_index, snapshot.history) if snapshot is not None else (
+            self.workspace.memory_index(), self.workspace.load_history(conversation))
 
-        def guard(memory: dict[str, Any]) -> SinkGuard:
+        def guard(memory: MemoryIndex) -> SinkGuard:
             sinks = SinkGuard.for_turn(memory, history, origin)
             return sinks.with_private_reads(private or []) if origin is not None and origin.answers else sinks
 
@@ -304,9 +305,9 @@ class AgentLoop:
             nonlocal sinks
             observation = execute(self, action, conversation, outside_author, seen, turn_id, origin, sinks)
             if action.name in OWN_LOCAL_ACTIONS and observation["status"] == "ok":
-                memory = self.workspace.load_memory()
+                memory = self.workspace.memory_index()
                 if snapshot is not None:
-                    snapshot.memory = memory  # the next step sees what was remembered
+                    snapshot.memory_index = memory  # the next step sees what was remembered
                 sinks = guard(memory)
             return observation
 

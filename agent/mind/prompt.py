@@ -16,8 +16,8 @@ from typing import Any
 
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
-from agent.workspace.memory import select as select_memory
-from agent.workspace.memory import visible_to
+from agent.workspace.memory_index import MemoryIndex, index_of
+from agent.workspace.memory_index import select as select_memory
 from agent.workspace.snapshot import TurnSnapshot
 from protocol.model_markup import inert_angles, neutralise
 from protocol.untrusted import (
@@ -80,7 +80,9 @@ def render_catalogue(actions: list[dict[str, Any]]) -> str:
     return "\n".join(lines) or "(none)"
 
 
-def render_memory(memory: dict[str, Any], context: str = "", budget: int = MEMORY_PROMPT_TOKENS) -> str:
+def render_memory(
+    memory: dict[str, Any] | MemoryIndex, context: str = "", budget: int = MEMORY_PROMPT_TOKENS
+) -> str:
     """The owner's entries most relevant to `context` that fit `budget`; entries that came from
     outside (see agent.workspace.memory.source_of) fenced as data, each with its source."""
     if not memory:
@@ -105,9 +107,9 @@ PRIVATE_MEMORY = (
 )
 
 
-def render_outside_memory(memory: dict[str, Any], context: str) -> str:
+def render_outside_memory(memory: dict[str, Any] | MemoryIndex, context: str) -> str:
     """What a turn someone else wrote sees of memory: only what the owner made public."""
-    public = visible_to(memory, "outside")
+    public = index_of(memory).public()
     if not public:
         return f"({PRIVATE_MEMORY} Your owner made nothing public.)"
     return f"{PRIVATE_MEMORY} Only these facts your owner made public may be used:\n" + render_memory(
@@ -272,9 +274,9 @@ def _render(snapshot: TurnSnapshot, inputs: PromptInputs, fit: Fit) -> str:
     if fit.memory_tokens <= 0:
         memory = "(memory not shown: the prompt must fit the model's window)"
     elif inputs.outside_author is None:
-        memory = render_memory(snapshot.memory, context, fit.memory_tokens)
+        memory = render_memory(snapshot.memory_index, context, fit.memory_tokens)
     else:
-        memory = render_outside_memory(snapshot.memory, context)
+        memory = render_outside_memory(snapshot.memory_index, context)
     values = {
         "SOUL_CONTENT": snapshot.soul + (f"\n\n{inputs.briefing.strip()}" if inputs.briefing.strip() else ""),
         "MEMORY_CONTENT": memory,

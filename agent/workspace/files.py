@@ -49,11 +49,18 @@ def read_json(path: Path, default: Any, unique_keys: bool = False) -> Any:
     `unique_keys` (a file a person edits, where a key given twice would silently mean its last
     value) so is a key given twice in one object."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return default
     except OSError as exc:
         raise StateFileError(f"cannot read {path}: {exc.strerror}") from None
+    return parse_json(path, data, default, unique_keys)
+
+
+def parse_json(path: Path, data: bytes, default: Any, unique_keys: bool = False) -> Any:
+    """`data`, the bytes read from `path`, parsed as `read_json` does."""
+    try:
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StateFileError(
             f"{path} is not UTF-8 text (byte {exc.start}). "

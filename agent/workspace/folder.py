@@ -18,12 +18,13 @@ from typing import Any
 
 from agent.errors import StateFileError
 from agent.workspace.bounds import history_entry
-from agent.workspace.files import check_writable, remove_stale_temp_files
+from agent.workspace.files import check_writable, parse_json, remove_stale_temp_files
 from agent.workspace.files import read_json as read_json
 from agent.workspace.files import write_bytes_atomic as write_bytes_atomic
 from agent.workspace.files import write_json_atomic as write_json_atomic
 from agent.workspace.files import write_text_atomic as write_text_atomic
 from agent.workspace.memory import Provenance, merged, with_public
+from agent.workspace.memory_index import MemoryFile, MemoryIndex
 from agent.workspace.pending_writes import PendingWrites
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +55,7 @@ class Workspace:
         self.prompt_cache_path = self.output_dir / "prompt_cache.txt"
         self.log_path = (log_dir or root) / "agent.log"
         self.pending = PendingWrites()  # state the disk refused, kept until it can be written
+        self._memory_file = MemoryFile(self.memory_path, self._parse_memory)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Workspace:
@@ -102,11 +104,25 @@ class Workspace:
         return data
 
     # memory -----------------------------------------------------------------------------
-    def load_memory(self) -> dict[str, Any]:
-        data = self.state_file(self.memory_path, {})
+    def _parse_memory(self, raw: bytes) -> dict[str, Any]:
+        data = parse_json(self.memory_path, raw, {})
         if not isinstance(data, dict):
             raise StateFileError(f"{self.memory_path} must hold a JSON object")
         return data
+
+    def memory_index(self) -> MemoryIndex:
+        """Memory as the prompt reads it: what waits to be written, else memory.json, parsed again
+        only when the file changed (`agent.workspace.memory_index`). Shared: never change it."""
+        pending = self.pending.get(self.memory_path) if self.pending.has(self.memory_path) else None
+        if pending is not None:
+            if not isinstance(pending, dict):
+                raise StateFileError(f"{self.memory_path} must hold a JSON object")
+            return MemoryIndex(pending)
+        return self._memory_file.load()
+
+    def load_memory(self) -> dict[str, Any]:
+        """memory.json's entries (a copy of the mapping: the caller may change it)."""
+        return dict(self.memory_index().memory)
 
     def merge_memory(self, new_memory: Any, provenance: Provenance | str) -> list[str]:
         """Merge entries into memory.json, each stamped with when, where and by whom (a conversation

@@ -11,7 +11,8 @@ an `outside_author`) cannot write memory at all (`check_writer`), and sees only 
 owner made public (`/public <key>`, which sets `"public": true`; see `visible_to`): an obedient
 model answering a stranger could otherwise repeat the owner's private facts to them.
 
-The prompt shows the entries that fit `PROMPT_TOKENS`, the most relevant to the message first.
+The prompt shows the entries that fit `PROMPT_TOKENS`, the most relevant to the message first: shared
+words (a key word counts double), then the newest (`agent.workspace.memory_index.select`).
 """
 
 from __future__ import annotations
@@ -203,20 +204,6 @@ def terms(text: str) -> set[str]:
     return {t for t in _TERM.findall(text.lower()) if t not in _STOP}
 
 
-def ranked(memory: dict[str, Any], context: str) -> list[tuple[str, Any]]:
-    """Entries by relevance to `context`: shared words first (a key word counts double), then newest."""
-    wanted = terms(context)
-
-    def score(item: tuple[str, Any]) -> tuple[int, str]:
-        key, entry = item
-        key_terms = terms(key.replace("_", " "))
-        value_terms = terms(json.dumps(entry_value(item[1]), ensure_ascii=False))
-        written = entry.get("written_at", "") if isinstance(entry, dict) else ""
-        return 2 * len(key_terms & wanted) + len(value_terms & wanted), str(written)
-
-    return sorted(memory.items(), key=score, reverse=True)
-
-
 def hidden_or_breaking(ch: str) -> bool:
     """Control, format (bidi, zero-width), unassigned characters and line or paragraph separators."""
     category = unicodedata.category(ch)
@@ -225,47 +212,20 @@ def hidden_or_breaking(ch: str) -> bool:
 
 def one_line(text: str) -> str:
     """`text` with line breaks and control characters shown as "?": an entry is one line."""
+    if text.isprintable():  # False for each character hidden_or_breaking finds (and odd spaces)
+        return text
     return "".join("?" if hidden_or_breaking(ch) else ch for ch in text)
 
 
 def visible_json(value: Any) -> str:
     """`value` as JSON, where line and paragraph separators, bidi controls and invisible characters
     (which JSON leaves raw) are written as \\u escapes: a value stays on its line, all of it shown."""
-    return "".join(
-        f"\\u{ord(ch):04x}" if hidden_or_breaking(ch) else ch for ch in json.dumps(value, ensure_ascii=False)
-    )
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():  # the common case, without a look at each character
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if hidden_or_breaking(ch) else ch for ch in text)
 
 
 def memory_line(key: str, entry: Any) -> str:
     # Keys written before they were checked may hold a line break: it must not start a new entry.
     return f"- {one_line(str(key))[:MAX_KEY_CHARS]}: {visible_json(entry_value(entry))}"
-
-
-@dataclass
-class MemoryView:
-    """What of memory the prompt shows: the owner's lines, the outside lines with their source."""
-
-    owner: list[str]
-    outside: list[tuple[str, str]]  # (line, source)
-    left_out: int
-
-
-def select(memory: dict[str, Any], context: str, budget: int = PROMPT_TOKENS) -> MemoryView:
-    view = MemoryView([], [], 0)
-    used = 0
-    for key, entry in ranked(memory, context):
-        if used >= budget - MIN_LINE_TOKENS:  # full: no entry fits any more
-            view.left_out += 1
-            continue
-        line = memory_line(key, entry)
-        source = source_of(entry)
-        cost = estimate_tokens(line) + (estimate_tokens(source) + 4 if source else 0)
-        if used + cost > budget:
-            view.left_out += 1
-            continue
-        used += cost
-        if source is None:
-            view.owner.append(line)
-        else:
-            view.outside.append((line, source))
-    return view

@@ -2,7 +2,8 @@
 
 A turn loads a `TurnSnapshot` once and builds every step's prompt from it; only what the turn
 itself changes is updated in it (the artifact it saves, memory after a memory action), so a
-two-step turn reads each file once instead of once per step.
+two-step turn reads each file once instead of once per step. Memory comes indexed, and parsed
+again only when memory.json changed (`agent.workspace.memory_index`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from agent.llm.turn import TurnRequest
 from agent.workspace.folder import Workspace
-from agent.workspace.memory import entry_value, source_of, visible_to
+from agent.workspace.memory_index import MemoryIndex
 
 
 def for_conversation(actions: list[dict[str, Any]], conversation: str) -> list[dict[str, Any]]:
@@ -24,7 +25,7 @@ def for_conversation(actions: list[dict[str, Any]], conversation: str) -> list[d
 class TurnSnapshot:
     template: str  # PROMPT.md (or the provider's own template)
     soul: str
-    memory: dict[str, Any]
+    memory_index: MemoryIndex  # memory as the workspace last read it: shared, never change it
     agent_actions: list[dict[str, Any]]
     router_actions: list[dict[str, Any]]
     history: list[dict[str, Any]]  # the conversation's turns before this one
@@ -38,7 +39,7 @@ class TurnSnapshot:
         snapshot = cls(
             template=workspace.read_template(template_name),
             soul=workspace.read_template("SOUL.md").strip(),
-            memory=workspace.load_memory(),
+            memory_index=workspace.memory_index(),
             agent_actions=for_conversation(workspace.read_catalogue("agent_action.json"), conversation),
             router_actions=workspace.read_catalogue("router_actions.json"),
             history=workspace.load_history(conversation),
@@ -46,6 +47,11 @@ class TurnSnapshot:
         )
         snapshot.schemas = snapshot.action_schemas(local_names)
         return snapshot
+
+    @property
+    def memory(self) -> dict[str, Any]:
+        """Memory's entries (shared with the index: read them, never change them)."""
+        return self.memory_index.memory
 
     def action_schemas(self, local_names: set[str] | None) -> dict[str, dict[str, Any]]:
         """Router actions listed, and the local ones the agent has (all listed ones when None)."""
@@ -65,6 +71,5 @@ class TurnSnapshot:
             str(entry["name"]): str(entry.get("instruction", ""))
             for entry in [*self.router_actions, *self.agent_actions]
         }
-        visible = visible_to(self.memory, outside_author)
-        memory = {key: entry_value(entry) for key, entry in visible.items() if source_of(entry) is None}
-        return TurnRequest(user_message, self.schemas, instructions, memory, outside_author)
+        visible = self.memory_index if outside_author is None else self.memory_index.public()
+        return TurnRequest(user_message, self.schemas, instructions, visible.owner_values(), outside_author)
