@@ -40,7 +40,7 @@ EPILOG = """commands:
   config llm            ask for the LLM provider and model and save them
   config telegram       set up the Telegram channel (token check, allowed users)
   clear                 clear artifact, conversation histories and the log; nothing else
-  status                LLM, Redis, routers, skills, platforms with credentials, queue depth
+  status                LLM, Redis, what the router can do and where, queue depth
   doctor                check the setup and print what to fix, one line each
   rules                 list the agent's rule proposals (governance/PROPOSED_RULES.md)
   rules accept N        merge proposal N into governance/DOS.md (only the owner does this)

@@ -81,3 +81,28 @@ def test_help_offers_no_approve_or_deny_where_the_router_takes_no_chat_decision(
     assert "/approvals" in reply and "/approve <id>" not in reply and "/deny <id>" not in reply, reply
     assert "./safeclaw approve <id>" in reply and "dashboard" in reply, reply
     assert console.leave() == 0
+
+
+def router_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip().startswith(("✓ router", "✗ router"))]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_status_says_what_the_router_can_do_in_one_short_plain_line(console):
+    """Issue 31: the router's line of /status and `./safeclaw status` ran over four lines of a terminal:
+    its id, its heartbeat's age, thirteen things it can do ("answer that it is there", "keep notes in
+    its own notebook") and "platforms with credentials: none"."""
+    console.child.sendline("/status")
+    console.child.expect_exact("safeclaw> ")
+    console.child.expect_exact("you> ")
+    shown = router_line(console.child.before)
+    beside = router_line(console.safeclaw("status").stdout)
+    for line in (shown, beside):
+        assert len(line) <= 80, line
+        assert line.startswith("✓ router up: it can post, reply, like, delete, read and search"), line
+        assert line.endswith("; no account yet"), line
+        for internal in ("heartbeat", "credentials", "safeclaw-local", "notebook", "answer that it is there"):
+            assert internal not in line, line
+    assert console.leave() == 0
