@@ -144,6 +144,10 @@ NEEDS = [
      "BSKY_HANDLE=you.bsky.social and BSKY_PASSWORD=an app password (Bluesky's settings, App "
      "passwords); the other platforms' names are in .env.example. Only the router reads that file, "
      "never me. Until then posts are only recorded (dry run), not sent."),
+    (re.compile(r"\b(see|know|read|have|access|store|keep|save|hold)\b.*\b(passwords?|logins?|credentials?)\b",
+                re.I),
+     "No: I never see your passwords. The router alone holds the logins (in router/.env), and it keeps "
+     "them out of everything I read."),
     (re.compile(r"\b(trending|trends?|popular|viral|what'?s new|what is new|what'?s happening|news)\b", re.I),
      "I can't see what is trending, but I can search public Bluesky posts: search bluesky for <words> "
      "(search bluesky for cats). Nothing was done."),
@@ -151,7 +155,8 @@ NEEDS = [
                 r"\bsend (a |an )?message\b", re.I),
      "I can't follow, block, mute or message people. " + WHAT_I_DO + " Nothing was done."),
     (re.compile(r"\b(reply|respond|answer)\b", re.I),
-     "To reply I need the post's link and your words: /reply <post URL> <text>. Nothing was done."),
+     "To reply I need the post's link and your words in quotes: reply to <post URL> \"Congrats!\" "
+     "(or /reply <post URL> <text>). Nothing was done."),
     (re.compile(r"\b(delete|remove|erase)\b", re.I),
      "I delete one post at a time, by its link: delete <post URL> (or /delete <post URL>). "
      "Nothing was done."),

@@ -54,3 +54,27 @@ def test_what_can_you_do_misspelt_is_still_asked(message):
 
 def test_what_it_can_do_names_the_search():
     assert "search" in ABILITIES, ABILITIES
+
+
+def test_a_reply_saying_its_words_after_the_link_is_a_reply():
+    """The walk: "reply to <link> saying congrats!" got "To reply I need the post's link and your
+    words", though it had both."""
+    from agent.llm.local.message_values import given_texts
+
+    message = "reply to https://bsky.app/profile/alice.bsky.social/post/3kxyzabc saying congrats!"
+    assert given_texts(message) == ["congrats!"]
+    assert given_texts("post saying hello on bluesky") == []  # no link before it: not a text given
+    assert keyword_rule(message, OFFERED | {"reply"}) == "reply"
+
+
+def test_a_reply_without_its_words_says_how_to_give_them():
+    reply = chat_reply("reply to https://bsky.app/profile/alice.bsky.social/post/3kxyzabc")
+    assert 'in quotes' in reply and "/reply <post URL> <text>" in reply, reply
+
+
+@pytest.mark.parametrize("message", ["can you see my password?", "do you know my bluesky password?",
+                                     "do you store my passwords"])
+def test_whether_it_sees_the_passwords_is_answered(message):
+    assert keyword_rule(message, OFFERED) in (None, "chat"), message
+    reply = chat_reply(message)
+    assert reply.startswith("No: I never see your passwords") and "router/.env" in reply, reply
