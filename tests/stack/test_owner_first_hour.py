@@ -106,3 +106,24 @@ def test_status_says_what_the_router_can_do_in_one_short_plain_line(console):
         for internal in ("heartbeat", "credentials", "safeclaw-local", "notebook", "answer that it is there"):
             assert internal not in line, line
     assert console.leave() == 0
+
+
+@needs_model
+@pytest.mark.slow
+def test_the_walks_newcomer_questions_through_the_console_on_the_embedded_model(tmp_path):
+    """The walk of issue 31, as typed in the console: "how do I connect my bluesky account?" got "I
+    can't write a post for you", "reply to <link> saying congrats!" got "I need the post's link and
+    your words", "thnks" got "I can't do that"."""
+    console = Console(tmp_path, [], SAFECLAW_LLM_PROVIDER="local", SAFECLAW_LLM_CACHE_DIR=str(tmp_path / "llm"))
+    try:
+        connect = console.say("how do I connect my bluesky account?")
+        assert "router/.env" in connect and "BSKY_HANDLE" in connect and "write a post" not in connect, connect
+        link = "https://bsky.app/profile/alice.bsky.social/post/3kxyzabc"
+        replied = console.say(f"reply to {link} saying congrats!")
+        assert "Replied on Bluesky" in replied and "I need" not in replied, replied
+        assert console.say("thnks").startswith("You're welcome!")
+        assert console.leave() == 0
+    finally:
+        if console.child.isalive():
+            console.child.terminate(force=True)
+    assert any(entry["params"].get("text") == "congrats!" for entry in console.outbox()), console.outbox()
