@@ -1,5 +1,7 @@
 """Errors of the agent process. Each says what went wrong and how to fix it."""
 
+import logging
+
 
 class AgentError(Exception):
     """Base class of every error the agent raises on purpose."""
@@ -20,6 +22,8 @@ class ToolCodeError(AgentError):
 class LLMError(AgentError):
     """An LLM provider could not be reached, timed out, or answered an error."""
 
+    log_level = logging.WARNING  # the console shows warnings: one the owner caused is not one
+
     def __init__(self, provider: str, message: str, hint: str = "") -> None:
         self.provider = provider
         self.hint = hint
@@ -34,6 +38,8 @@ class ModelAnswerRefused(LLMError):
 
 class ReplyStopped(ModelAnswerRefused):
     """The owner stopped this reply (Ctrl-C at the console): its model answer is never acted on."""
+
+    log_level = logging.INFO  # the console says it stopped the reply; no warning over the next prompt
 
     def __init__(self) -> None:
         self.reply = "(You stopped this reply before it was done; nothing was done for it.)"

@@ -25,8 +25,14 @@ from protocol.ctrl_c import interrupted, leave_on_ctrl_c, python_takes_ctrl_c  #
 from protocol.installed_python import use_the_installed_python  # noqa: E402
 
 use_the_installed_python(REPO_ROOT)
+# A Ctrl-C before the console takes it, kept from the first line when the stack started the agent
+# with SIGINT ignored: the stack may open its gate while the agent still imports, and the agent
+# then leaves as soon as it is up instead of the Ctrl-C being lost (run_agent reads it).
+CTRL_C_BEFORE = threading.Event()
 if __name__ == "__main__":
     leave_on_ctrl_c()  # a Ctrl-C while the agent starts leaves quietly, never with a traceback
+    if os.environ.get("SAFECLAW_START_GATE") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda _signum, _frame: CTRL_C_BEFORE.set())
 
 from dotenv import load_dotenv  # noqa: E402
 
@@ -40,7 +46,7 @@ EPILOG = """commands:
   config llm            ask for the LLM provider and model and save them
   config telegram       set up the Telegram channel (token check, allowed users)
   clear                 clear artifact, conversation histories and the log; nothing else
-  status                LLM, Redis, routers, skills, platforms with credentials, queue depth
+  status                LLM, Redis, what the router can do and where, queue depth
   doctor                check the setup and print what to fix, one line each
   rules                 list the agent's rule proposals (governance/PROPOSED_RULES.md)
   rules accept N        merge proposal N into governance/DOS.md (only the owner does this)
@@ -167,7 +173,7 @@ def run_agent(settings: AgentSettings, args: argparse.Namespace, gate: str = "")
     # From here until the console takes Ctrl-C, one is kept rather than lost: the stack's runner
     # leaves Ctrl-C to the agent once it opens the gate, maybe while the agent still builds its
     # service (it was started with SIGINT ignored, so that Python's own start cannot crash on one).
-    ctrl_c_before = threading.Event()
+    ctrl_c_before = CTRL_C_BEFORE
     if gate and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, lambda _signum, _frame: ctrl_c_before.set())
     removed = settings.workspace.prepare()  # a read-only workspace stops here, in one line

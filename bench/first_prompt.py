@@ -42,7 +42,8 @@ def one_run(folder: Path, port: int, dashboard: bool) -> dict[str, Any]:
     lines: list[tuple[float, str]] = []
     try:
         while child.expect([r"safeclaw: [^\r\n]*\r\n", "you> "]) == 0:
-            lines.append((round(time.perf_counter() - started, 3), str(child.after).strip()[:80]))
+            line = str(child.after).strip().replace(str(folder), "<temp folder>")
+            lines.append((round(time.perf_counter() - started, 3), line[:80]))
         prompt = time.perf_counter() - started
         child.sendeof()
         child.expect(pexpect.EOF)

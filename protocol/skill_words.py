@@ -21,6 +21,13 @@ CAN_DO = {
     "NOTE": "keep notes in its own notebook",
     "PING": "answer that it is there",
 }
+# skill -> the verb it adds to the one short line of `status`; the router's own checks add none
+VERBS = {
+    "CREATE_POST": "post", "MOLTBOOK_COMMENT": "reply", "LIKE_POST": "like", "DELETE_POST": "delete",
+    "GET_NOTIFICATIONS": "read", "GET_PROFILE": "read", "GET_POST_METRICS": "read", "FETCH_POST": "read",
+    "MOLTBOOK_FEED": "read", "SEARCH_POSTS": "search", "AUTH_TEST": "", "NOTE": "", "PING": "",
+}
+VERB_ORDER = ("post", "reply", "like", "delete", "read", "search")
 # skill -> (what asking for it is, what it is once done), for the activity list
 ACTIVITY = {
     "PING": ("check that the router answers", "Checked that the router answers"),
@@ -40,5 +47,17 @@ def can_do(skills: Iterable[object]) -> str:
     words = [CAN_DO[name] for name in CAN_DO if name in names]
     words += sorted(in_words(name) for name in names - set(CAN_DO))
     if not words:
-        return "nothing yet (no skill installed)"
+        return "only answer checks" if names else "nothing yet (no skill installed)"
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def verbs(skills: Iterable[object]) -> str:
+    """"post, reply, like, delete, read and search": what a router can do in a few verbs, for a line
+    read at a glance (a post is also how it replies); a skill with no verb of its own is named."""
+    names = {str(skill) for skill in skills}
+    said = {VERBS[name] for name in names if name in VERBS} | ({"reply"} if "CREATE_POST" in names else set())
+    words = [verb for verb in VERB_ORDER if verb in said]
+    words += sorted(in_words(name) for name in names - set(VERBS))
+    if not words:
+        return "only answer checks" if names else "nothing yet (no skill installed)"
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

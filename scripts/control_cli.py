@@ -34,8 +34,6 @@ from router.config.settings import audit_directory
 from router.policy.payload_preview import lines as preview_lines
 from scripts.stack_env import merged, read_env_file
 
-COMMANDS = ("approvals", "approve", "deny", "stop-posting", "resume-posting", "audit")
-
 
 class ControlError(Exception):
     """Exit 1 with this line."""

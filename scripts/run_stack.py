@@ -34,8 +34,7 @@ from typing import Any  # noqa: E402
 
 from protocol.env_files import SettingError  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
-from scripts.control_cli import COMMANDS as CONTROL_COMMANDS  # noqa: E402
-from scripts.control_cli import run as run_control  # noqa: E402
+from scripts.control_names import COMMANDS as CONTROL_COMMANDS  # noqa: E402
 from scripts.stack_agent import StartGate, agent_command, choose_llm, launch_agent, wait_for_agent  # noqa: E402
 from scripts.stack_dashboard import launch_dashboard, settle_dashboard  # noqa: E402
 from scripts.stack_env import (  # noqa: E402
@@ -244,6 +243,8 @@ def cannot_write(exc: OSError) -> str:
 
 def control(argv: list[str]) -> int:
     """`./safeclaw approvals|approve|deny|stop-posting|resume-posting|audit verify`."""
+    from scripts.control_cli import run as run_control  # the router's audit and policy: not for a start
+
     run_dir = Path(os.environ.get("SAFECLAW_RUN_DIR") or REPO_ROOT / ".run")
     return run_control(argv, run_dir, REPO_ROOT / "dashboard" / ".env", REPO_ROOT / "router" / ".env")
 

@@ -17,8 +17,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import redis
-
 from protocol.keys import Keys
 from router.config.redis_acl import password_hash, render_acl
 from scripts.stack_env import read_env_file, write_runtime_env
@@ -120,6 +118,8 @@ class PrivateRedis:
         return self.process.pid
 
     def wait_ready(self) -> None:
+        import redis  # here, not at the top: Redis and the router start before the runner imports it
+
         deadline = time.monotonic() + READY_SECONDS
         client = redis.Redis.from_url(self.url("agent"), socket_connect_timeout=1, socket_timeout=2)
         try:
@@ -147,6 +147,8 @@ class PrivateRedis:
     def upgrade_key_names(self) -> None:
         """Keys an earlier SafeClaw kept here under the names before the hash tag (queued commands,
         idempotency records, approvals) move to today's names, so none is lost or run twice."""
+        import redis
+
         from scripts.tag_redis_keys import tag_keys
 
         conn = redis.Redis.from_url(self.url("upgrade"), socket_connect_timeout=2, socket_timeout=10)

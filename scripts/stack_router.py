@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from protocol.keys import Keys
 from scripts.stack_processes import REPO_ROOT, Stack, StackError, die_with_parent
 
@@ -39,6 +37,8 @@ def wait_for_router(router: subprocess.Popen[Any], agent_url: str, keys: Keys, r
                     stopped: Callable[[], bool] = lambda: False) -> None:
     """Until the router's heartbeat is in Redis (read with the agent's user, as `status` does), or
     the owner stops the start."""
+    import redis  # the router is started before the runner pays for this import
+
     client = redis.Redis.from_url(agent_url, socket_connect_timeout=2, socket_timeout=5)
     deadline = time.monotonic() + ROUTER_READY_SECONDS
     try:

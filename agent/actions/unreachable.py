@@ -1,30 +1,21 @@
 """Why a page could not be reached, blaming the right thing: a name that does not resolve while
 the machine is offline is no wrong URL (offline, every name fails to resolve), so only a malformed
-address is told "check the URL"; the rest say the machine, or that site, cannot be reached."""
+address is told "check the URL"; the rest say the machine, or that site, cannot be reached
+(protocol.reach asks whether the machine has a network, in the words the router uses too)."""
 
 from __future__ import annotations
 
 import socket
 
-# Any public address: connecting a UDP socket only looks the route up, nothing is sent.
-ROUTE_PROBE = ("198.51.100.1", 53)
-
-
-def has_route() -> bool:
-    """Whether this machine has a route to the internet at all."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(ROUTE_PROBE)
-    except OSError:
-        return False
-    return True
+from protocol import reach
 
 
 def lookup_failure(host: str, exc: socket.gaierror) -> str:
-    if not has_route():
-        return f"cannot reach {host!r}: this machine has no network connection (no route to the internet)"
+    if not reach.has_route():
+        return f"cannot reach {host!r}: {reach.NO_NETWORK} (no route to the internet)"
     if exc.errno == socket.EAI_AGAIN:  # the name server gave no answer
-        return f"cannot reach {host!r}: the name server does not answer (is this machine online?)"
+        return f"cannot reach {host!r}: {reach.NO_NAME_SERVER}"
+    # Any name, not a platform's own: it may be a site that does not exist.
     return f"cannot reach {host!r}: {NET_ERROR_HINTS['ERR_NAME_NOT_RESOLVED']}"
 
 

@@ -215,7 +215,7 @@ class AgentLoop:
                 with turn_request(snapshot.request_for(user_message, outside_author)):
                     raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
             except LLMError as exc:
-                log.warning("LLM failed: %s", exc)
+                log.log(exc.log_level, "LLM failed: %s", exc)
                 return TurnResult(self._llm_failure_message(exc), step, steps)
             try:
                 parsed = parse_reply(raw, schemas)

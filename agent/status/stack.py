@@ -21,9 +21,10 @@ from agent.status.line import Check, first_line
 from protocol import kill_switch
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
+from protocol.platform_names import PLATFORM_NAMES
 from protocol.redis_address import AddressError, parse_address
 from protocol.redis_safety import RedisUnsafe
-from protocol.skill_words import can_do
+from protocol.skill_words import verbs
 
 NO_REDIS_URL = ("REDIS_URL is not set: start the whole stack with ./safeclaw, or set "
                 "REDIS_URL=redis://agent:PASSWORD@host:port/0 in agent/.env")
@@ -87,21 +88,24 @@ def router_heartbeats(conn: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
 
 
 def router_lines(conn: redis.Redis, keys: Keys) -> list[Check]:
-    """One line per live router (or one ✗ line when none is alive)."""
+    """One short line per live router (or one ✗ line when none is alive): what it can do, in a few
+    verbs, and where (the platforms it has an account for)."""
     beats = router_heartbeats(conn, keys)
     if not beats:
         return [Check(False, "no router is alive (no heartbeat), so the dry run is unknown: "
                              "start it with ./safeclaw or `./safeclaw router`")]
     checks = []
     for beat in beats:
-        age = max(0.0, time.time() - float(beat.get("ts") or 0))
-        skills = can_do(beat.get("skills") or [])
-        platforms = ", ".join(str(p) for p in beat.get("platforms_with_credentials") or []) or "none"
+        can = verbs(beat.get("skills") or [])
+        who = f" {beat.get('router_id', '?')}" if len(beats) > 1 else ""
+        where = [PLATFORM_NAMES.get(str(p), str(p)) for p in beat.get("platforms_with_credentials") or []]
+        on = f" on {' and '.join([', '.join(where[:-1]), where[-1]] if len(where) > 1 else where)}"
         dead = beat.get("dead_letter")
-        set_aside = isinstance(dead, int) and dead > 0
-        dead_text = f"; dead-letter list: {dead} command(s) set aside" if set_aside else ""
-        checks.append(Check(True, f"router {beat.get('router_id', '?')} alive (heartbeat {age:.0f}s ago); "
-                                  f"it can {skills}; platforms with credentials: {platforms}{dead_text}"))
+        set_aside = ""
+        if isinstance(dead, int) and dead > 0:
+            set_aside = f"; {dead} command(s) could not run and are set aside"
+        checks.append(Check(True, f"router{who} up: it can {can}"
+                                  f"{on if where else '; no account yet'}{set_aside}"))
     return checks
 
 

@@ -1,9 +1,10 @@
 """HTTP failures of any platform client mapped to `SkillError` kinds, with safe messages.
 
 401/403 → auth_failed; 429 → rate_limited (with the retry-after when the server gave one);
-timeouts, 5xx and connection errors → request_failed; anything else → internal_error.
-A message names the platform and the status only: never a response body, a URL with a
-query, an exception's text (libraries put response bodies there) or a credential.
+timeouts, 5xx and connection errors → request_failed (one this machine's network causes says
+so: protocol.reach); anything else → internal_error. A message names the platform and the status
+only: never a response body, a URL with a query, an exception's text (libraries put response
+bodies there) or a credential.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from protocol import reach
 from protocol.platform_names import PLATFORM_NAMES
 from router.errors import SkillError
 
@@ -123,5 +125,10 @@ def error_from_exception(exc: BaseException, platform: str, doing: str = "reques
     if any(_is_timeout(link) for link in chain):
         return SkillError("request_failed", f"{platform} did not answer the {doing} in time")
     if any(_is_connection_error(link) for link in chain):
+        why = reach.why_unreachable(chain)  # this machine's side: offline, no name server, no route
+        if why == reach.NO_NETWORK:
+            return SkillError("request_failed", f"{why}, so {platform} cannot be reached")
+        if why:
+            return SkillError("request_failed", f"{platform} cannot be reached: {why}")
         return SkillError("request_failed", f"could not reach {platform} for the {doing}")
     return SkillError("internal_error", f"{platform} {doing} failed unexpectedly ({type(exc).__name__})")

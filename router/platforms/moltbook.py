@@ -27,15 +27,15 @@ import functools
 import re
 import ssl
 from collections.abc import Mapping
-from typing import Any
-
-import certifi
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from router.errors import SkillError
 from router.platforms.base import Notification, PlatformClient, PostRef, PostRequest, is_write, refuse_cut
 from router.platforms.http_errors import error_for_status
 from router.platforms.titles import DEFAULT_SUBMOLT, TITLE_LIMIT, first_line
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_BASE = "https://www.moltbook.com/api/v1"
 PUBLIC_URL = "https://www.moltbook.com"
@@ -90,6 +90,8 @@ def post_summary(post: Mapping[str, Any]) -> dict[str, Any]:
 def tls_context() -> ssl.SSLContext:
     """The CA bundle httpx would load, loaded once per process: loading it takes a quarter of a
     second, which a new client per request would pay every time."""
+    import certifi
+
     return ssl.create_default_context(cafile=certifi.where())
 
 
@@ -98,12 +100,16 @@ class MoltbookClient(PlatformClient):
     required = ("MOLTBOOK_API_KEY",)
 
     def __init__(self, credentials: Mapping[str, str], env: Mapping[str, str], timeout: float = 20.0) -> None:
+        import httpx  # a tenth of a second of imports a router pays only when it uses Moltbook
+
         super().__init__(credentials, env, timeout)
         self.base = (env.get("MOLTBOOK_API_BASE") or DEFAULT_BASE).rstrip("/")
-        self._http = httpx.Client(timeout=timeout, follow_redirects=False, verify=tls_context())
+        self._http: httpx.Client = httpx.Client(timeout=timeout, follow_redirects=False, verify=tls_context())
         self._own_name = ""
 
     def retime(self, timeout: float) -> None:
+        import httpx
+
         super().retime(timeout)
         self._http.timeout = httpx.Timeout(timeout)
 
@@ -114,6 +120,8 @@ class MoltbookClient(PlatformClient):
                  params: dict[str, Any] | None = None, doing: str = "request") -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.credentials['MOLTBOOK_API_KEY']}",
                    "Accept": "application/json", "User-Agent": "safeclaw-router/0.1"}
+        import httpx
+
         if is_write(method, path):
             self.before_write()
         try:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from scripts.control_cli import COMMANDS as CONTROL_COMMANDS
+from scripts.control_names import COMMANDS as CONTROL_COMMANDS
 from scripts.run_stack import ALL_COMMANDS
 from tests.stack.stack_helpers import REPO_ROOT
 

@@ -81,3 +81,49 @@ def test_help_offers_no_approve_or_deny_where_the_router_takes_no_chat_decision(
     assert "/approvals" in reply and "/approve <id>" not in reply and "/deny <id>" not in reply, reply
     assert "./safeclaw approve <id>" in reply and "dashboard" in reply, reply
     assert console.leave() == 0
+
+
+def router_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip().startswith(("✓ router", "✗ router"))]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_status_says_what_the_router_can_do_in_one_short_plain_line(console):
+    """Issue 31: the router's line of /status and `./safeclaw status` ran over four lines of a terminal:
+    its id, its heartbeat's age, thirteen things it can do ("answer that it is there", "keep notes in
+    its own notebook") and "platforms with credentials: none"."""
+    console.child.sendline("/status")
+    console.child.expect_exact("safeclaw> ")
+    console.child.expect_exact("you> ")
+    shown = router_line(console.child.before)
+    beside = router_line(console.safeclaw("status").stdout)
+    for line in (shown, beside):
+        assert len(line) <= 80, line
+        assert line.startswith("✓ router up: it can post, reply, like, delete, read and search"), line
+        assert line.endswith("; no account yet"), line
+        for internal in ("heartbeat", "credentials", "safeclaw-local", "notebook", "answer that it is there"):
+            assert internal not in line, line
+    assert console.leave() == 0
+
+
+@needs_model
+@pytest.mark.slow
+def test_the_walks_newcomer_questions_through_the_console_on_the_embedded_model(tmp_path):
+    """The walk of issue 31, as typed in the console: "how do I connect my bluesky account?" got "I
+    can't write a post for you", "reply to <link> saying congrats!" got "I need the post's link and
+    your words", "thnks" got "I can't do that"."""
+    console = Console(tmp_path, [], SAFECLAW_LLM_PROVIDER="local", SAFECLAW_LLM_CACHE_DIR=str(tmp_path / "llm"))
+    try:
+        connect = console.say("how do I connect my bluesky account?")
+        assert "router/.env" in connect and "BSKY_HANDLE" in connect and "write a post" not in connect, connect
+        link = "https://bsky.app/profile/alice.bsky.social/post/3kxyzabc"
+        replied = console.say(f"reply to {link} saying congrats!")
+        assert "Replied on Bluesky" in replied and "I need" not in replied, replied
+        assert console.say("thnks").startswith("You're welcome!")
+        assert console.leave() == 0
+    finally:
+        if console.child.isalive():
+            console.child.terminate(force=True)
+    assert any(entry["params"].get("text") == "congrats!" for entry in console.outbox()), console.outbox()

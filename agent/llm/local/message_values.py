@@ -47,15 +47,19 @@ def value_schema(name: str, spec: dict[str, Any], message: str) -> dict[str, Any
 
 
 AFTER_COLON = re.compile(r":\s+(\S.{0,299}?)\s*$", re.S)
+# "reply to <link> saying congrats!": the words that follow a post's link and "saying"
+AFTER_SAYING = re.compile(r"(?:https?|at)://\S+\s+(?:saying|to say|that says|and say)\s+(\S.{0,299}?)\s*$",
+                          re.I | re.S)
 
 
 def given_texts(message: str) -> list[str]:
     """The texts the owner gives to be published as they are: in quotes, or after a colon that
-    ends the request ("Post on mastodon: Good morning"). None: the owner asks for a text to be written."""
+    ends the request ("Post on mastodon: Good morning"), or after a post's link and "saying". None:
+    the owner asks for a text to be written."""
     quoted = list(dict.fromkeys(QUOTED.findall(message)))
     if quoted:
         return quoted
-    after = AFTER_COLON.search(URL.sub(" ", message))
+    after = AFTER_COLON.search(URL.sub(" ", message)) or AFTER_SAYING.search(message)
     return [after.group(1)] if after else []
 
 

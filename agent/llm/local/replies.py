@@ -16,6 +16,7 @@ from agent.llm.local.action_evidence import content_words
 from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I, Intent
 from agent.llm.local.message_values import PLATFORM_WORDS
 from agent.llm.local.rules import (
+    ACCOUNT_SETUP,
     ACKNOWLEDGE,
     ASKING,
     GOODBYE,
@@ -34,9 +35,10 @@ IDENTITY = (
     "passwords: a separate router does, and it checks everything I ask before it acts."
 )
 ABILITIES = (
-    "I can post, reply, like and delete posts on Bluesky, Mastodon, Reddit, X and Moltbook, read "
-    "your notifications, open a web page and summarise it, and remember facts about you. I run on "
-    "a small embedded model, so for anything exact use a command: /help lists them."
+    "I can post, reply, like and delete posts on Bluesky, Mastodon, Reddit, X and Moltbook, search "
+    "public Bluesky posts, read your notifications, open a web page and summarise it, and remember "
+    "facts about you. I run on a small embedded model, so for anything exact use a command: /help "
+    "lists them."
 )
 REFUSAL = (
     "I won't do that: I never reveal or post secrets such as passwords, keys or tokens, and I "
@@ -137,11 +139,24 @@ STATEMENT_OF_FACT = re.compile(
 
 # Actions asked for without what they need (a post's link), or that nothing here does: how to ask.
 NEEDS = [
+    (ACCOUNT_SETUP,
+     "To connect an account, put its login in router/.env and start SafeClaw again: for Bluesky, "
+     "BSKY_HANDLE=you.bsky.social and BSKY_PASSWORD=an app password (Bluesky's settings, App "
+     "passwords); the other platforms' names are in .env.example. Only the router reads that file, "
+     "never me. Until then posts are only recorded (dry run), not sent."),
+    (re.compile(r"\b(see|know|read|have|access|store|keep|save|hold)\b.*\b(passwords?|logins?|credentials?)\b",
+                re.I),
+     "No: I never see your passwords. The router alone holds the logins (in router/.env), and it keeps "
+     "them out of everything I read."),
+    (re.compile(r"\b(trending|trends?|popular|viral|what'?s new|what is new|what'?s happening|news)\b", re.I),
+     "I can't see what is trending, but I can search public Bluesky posts: search bluesky for <words> "
+     "(search bluesky for cats). Nothing was done."),
     (re.compile(r"\b(un)?(follow|block|mute)\b|\b(dms?|direct message|private message)\b|"
                 r"\bsend (a |an )?message\b", re.I),
      "I can't follow, block, mute or message people. " + WHAT_I_DO + " Nothing was done."),
     (re.compile(r"\b(reply|respond|answer)\b", re.I),
-     "To reply I need the post's link and your words: /reply <post URL> <text>. Nothing was done."),
+     "To reply I need the post's link and your words in quotes: reply to <post URL> \"Congrats!\" "
+     "(or /reply <post URL> <text>). Nothing was done."),
     (re.compile(r"\b(delete|remove|erase)\b", re.I),
      "I delete one post at a time, by its link: delete <post URL> (or /delete <post URL>). "
      "Nothing was done."),

@@ -19,11 +19,13 @@ SHARE = r"\b(post|tweet|toot|publish|share|send|tell|reveal|give|show|leak|print
 START = r"^\s*(?:please\s+|can you\s+|could you\s+)?"
 
 GREETING = re.compile(
-    r"^\W*(hi|hello|hey|hiya|howdy|yo|good (morning|afternoon|evening|day)|bonjour|salut|coucou|hola|"
+    r"^\W*(hi|hii+|hello|helo|hey|heyy+|hiya|howdy|yo|good (morning|afternoon|evening|day)|bonjour|salut|"
+    r"coucou|hola|"
     r"buen[oa]s|ciao|hallo|servus|moin|ol[aá]|oi|hej|hei|namaste|konnichiwa|merhaba|privet|ahoj)\b"
     r"|^[^\w]+$",  # nothing but emoji and punctuation: a wave, a smile
     re.I)
-THANKS = re.compile(r"^\W*(thanks|thank you|thx|cheers|ta)\b|\b(thanks|thank you)\W*$", re.I)
+THANKS = re.compile(r"^\W*(thanks|thank you|thank u|thankyou|thx|thnx|thnks|thanx|tnx|ty|tysm|cheers|ta)\b"
+                    r"|\b(thanks|thank you)\W*$", re.I)
 HOW_ARE_YOU = re.compile(r"\bhow are (you|u)\b|\bhow'?s it going\b|\bhow do you do\b|^\W*what'?s up\b", re.I)
 GOODBYE = re.compile(r"^\W*(bye|goodbye|good night|see you|later)\b", re.I)
 ACKNOWLEDGE = re.compile(
@@ -46,17 +48,26 @@ MEMORY_LIST = re.compile(
     r"\bwhat (do|did) you (remember|know)\b|\bwhat (did|have) i (tell|told|teach|taught) you\b", re.I)
 # Questions about the accounts are for the platforms (profile, notifications), not for memory.
 ABOUT_ACCOUNTS = r"(?!.*\b(followers?|following|follows?|posts?|tweets?|toots?|likes?|notifications?|" \
-                 r"mentions?|timeline|feed|profile|account)\b)"
+                 r"mentions?|timeline|feed|profile|account|password|login)\b)"
+# "How do I connect my Bluesky account?": where a login goes, told in words (replies.NEEDS).
+ACCOUNT_SETUP = re.compile(
+    r"^\W*(how|where|can i|could i|i want to|i'd like to|help me)\b.*\b(connect|link|add|set ?up|setup|"
+    r"log ?in|login|sign ?in|put|enter|use)\b.*\b(account|bluesky|bsky|mastodon|twitter|reddit|moltbook|"
+    r"password|login)\b", re.I)
 
 # (pattern, label) in order; the first match decides. Labels not on offer for a message are skipped.
 SHARING_A_SECRET = re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + SHARE, re.I)
 RULES: list[tuple[re.Pattern[str], str]] = [
     (SHARING_A_SECRET, REFUSE),
-    (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwho (made|built|created|wrote|develop\w*) you\b|"
+    (ACCOUNT_SETUP, CHAT),
+    (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwhat(?:'s| is) safeclaw\b|"
+                r"^\W*what(?:'s| is) this( app| program| thing| tool)?\W*$|"
+                r"\bwho (made|built|created|wrote|develop\w*) you\b|"
                 r"\bare you (a |an )?(bot|robot|ai|human|person|real|machine)\b", re.I), WHO_AM_I),
     (MEMORY_LIST, RECALL),
     (
-        re.compile(r"\bwhat (can|could) you do\b|\bwhat are you able\b|^\s*help\s*[?!.]*\s*$", re.I),
+        re.compile(r"\bw(?:h)?at (can|could|do) (you|u) do\b|\bwhat are you able\b|^\s*help\s*[?!.]*\s*$",
+                   re.I),
         CAPABILITIES,
     ),
     (re.compile(START + r"reply\b", re.I), REPLY),

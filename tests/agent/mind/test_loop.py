@@ -239,3 +239,19 @@ def test_a_held_post_is_said_to_wait_not_to_have_failed(workspace):
     reply = loop.run_turn("console", "x").reply
     assert reply == ("Waiting for your approval (id ab12): post on Bluesky. You asked for every command of "
                      "this kind to wait for your approval. It runs once if approved."), reply  # not "Posting." first: it is not posted
+
+
+def test_a_reply_the_owner_stopped_is_no_warning_on_the_console(workspace, caplog):
+    """The walk of issue 31: after Ctrl-C stopped a reply, "WARNING safeclaw.agent.loop: LLM failed:
+    owner: the owner stopped this reply" was printed over the next prompt (the console shows warnings)."""
+    from agent.errors import ReplyStopped
+
+    class Stopped(ScriptedLLM):
+        def chat(self, prompt):
+            raise ReplyStopped()
+
+    loop = AgentLoop(workspace, Stopped([]), local_actions(), RecordingRouter(), LoopLimits(5, 2))
+    with caplog.at_level("INFO", logger="safeclaw.agent"):
+        result = loop.run_turn("console", "write me a long story")
+    assert "stopped" in result.reply.lower(), result.reply
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")], caplog.records

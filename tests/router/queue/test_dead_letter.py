@@ -45,4 +45,4 @@ def test_the_heartbeat_and_status_show_the_dead_letter_size(redis_urls, admin, t
                           and json.loads(b), "a heartbeat with the size", deadline_seconds=10)
         [line] = router_lines(admin, keys)
     assert beat["dead_letter"] == 3
-    assert "dead-letter list: 3 command(s)" in line.line()
+    assert "3 command(s) could not run and are set aside" in line.line()
