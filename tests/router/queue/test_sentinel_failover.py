@@ -17,11 +17,12 @@ from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
+from tests.support.post_burst import not_sent
 from tests.support.sentinel_redis import ReplicatedRedis
 
 pytestmark = pytest.mark.slow
 TOKEN = "failover-masto-token"
-POSTS = 120  # 200 (the figure) once answered a reply outside ok, unknown, not sent under the full suite
+POSTS = 200
 THREADS = 6
 KILL_AFTER = 30  # replies before the primary is killed
 
@@ -77,10 +78,6 @@ class Burst:
                             self.first_ok_after.setdefault("ok", time.monotonic() - self.killed_at)
         finally:
             client.conn.close()
-
-
-def not_sent(reply: dict) -> bool:
-    return reply["status"] == "error" and "not sent" in reply.get("message", "")
 
 
 def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(replicated, mastodon, tmp_path,
