@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
+from redis.sentinel import MasterNotFoundError
 
 from agent.errors import NotSavedError
 from agent.link.origin import current_origin
@@ -22,6 +23,7 @@ from agent.link.redis_pool import BLOCK_SLICE
 from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
+from protocol.redis_safety import RedisUnsafe
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 
@@ -33,6 +35,22 @@ REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 SEND_ATTEMPTS = 3  # tries to push a command while Redis is unreachable (backoff 0.2 s, 0.4 s)
 
 Observation = dict[str, Any]
+
+
+# Failures known to come before a command reached Redis, or from Redis refusing it unrun: a
+# connection that could not be opened (refused, timed out, no primary named by Sentinel, a login
+# refused, the pool out of connections), a primary that turned replica (READONLY), Redis loading.
+NEVER_ARRIVED_CLASSES = (MasterNotFoundError, redis.BusyLoadingError, redis.AuthenticationError, RedisUnsafe)
+NEVER_ARRIVED = ("connecting to", "Timeout connecting to server", "No connection available",
+                 "The previous master is now a slave")
+
+
+def may_have_arrived(exc: Exception) -> bool:
+    """Whether the command of a failed try may have reached Redis and run: any failure after it was
+    written (its answer lost to a reset, a timeout, a server killed right after) may be one."""
+    if isinstance(exc, NEVER_ARRIVED_CLASSES):
+        return False
+    return not any(words in str(exc) for words in NEVER_ARRIVED)
 
 
 class RouterClient:
@@ -80,7 +98,8 @@ class RouterClient:
 
     def _send_and_wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
         try:
-            if not self._send(envelope):
+            sent = self._send(envelope)
+            if sent is False:
                 return {"status": "error", "error": "router_unreachable",
                         "message": "cannot reach Redis to send the command to the router; it was not sent"}
         except redis.ResponseError as exc:  # NOPERM (ACL vs key names), OOM, a read-only replica
@@ -104,7 +123,11 @@ class RouterClient:
         self._discard(self.keys.response(command_id))
         return reply_observation(command_id, str(raw))
 
-    def _send(self, envelope: CommandEnvelope) -> bool:
+    def _send(self, envelope: CommandEnvelope) -> bool | None:
+        """Push the command: True once Redis says it is queued, False when no try reached Redis (not
+        sent), None when a try may have (its answer was lost after it left: it may be queued, and a
+        router may run it). Each try pushes the same envelope, so a router runs it once at most."""
+        may_be_queued = False
         for attempt in range(SEND_ATTEMPTS):
             try:
                 self.conn.lpush(self.keys.command_queue, envelope.to_json())
@@ -112,8 +135,17 @@ class RouterClient:
                 return True
             except REDIS_DOWN as exc:
                 self._unreachable(exc)
+                may_be_queued = may_be_queued or may_have_arrived(exc)
                 if attempt + 1 < SEND_ATTEMPTS:
                     time.sleep(0.2 * 2**attempt)
+            except redis.ResponseError:
+                if not may_be_queued:
+                    raise  # refused unrun, and no earlier try may have arrived: not sent
+                break  # refused now, but an earlier try may be queued
+        if may_be_queued:
+            log.warning("command %s may be queued (a push's answer was lost); waiting for its reply",
+                        envelope.id)
+            return None
         return False
 
     def _wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:

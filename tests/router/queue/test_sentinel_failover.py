@@ -115,6 +115,8 @@ def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(rep
         oks = [text for text, reply in burst.replies.items() if reply["status"] == "ok"]
         assert set(oks) <= set(posted), "a post answered ok is not on the platform"
         assert set(posted) <= set(texts)
+        said_not_sent = {text: reply for text, reply in burst.replies.items() if not_sent(reply) and text in posted}
+        assert said_not_sent == {}, "posts answered not sent are on the platform"
         assert [router.process.poll() for router in routers] == [None, None]  # nobody restarted them
         assert "ok" in burst.first_ok_after, "no post went through after the failover"
         # Every router logged the new primary in one line.
