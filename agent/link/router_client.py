@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from agent.link.pending_commands import PendingCommands
 
 log = logging.getLogger("safeclaw.agent.router")
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+# Redis not serving now: unreachable, or a cluster without a master for a slot yet (a failover
+# under way, CLUSTERDOWN / TRYAGAIN). Waited out like an outage, never taken as the command's fault.
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
+              redis.exceptions.TryAgainError)
 SEND_ATTEMPTS = 3  # tries to push a command while Redis is unreachable (backoff 0.2 s, 0.4 s)
 
 Observation = dict[str, Any]
@@ -39,8 +42,10 @@ Observation = dict[str, Any]
 
 # Failures known to come before a command reached Redis, or from Redis refusing it unrun: a
 # connection that could not be opened (refused, timed out, no primary named by Sentinel, a login
-# refused, the pool out of connections), a primary that turned replica (READONLY), Redis loading.
-NEVER_ARRIVED_CLASSES = (MasterNotFoundError, redis.BusyLoadingError, redis.AuthenticationError, RedisUnsafe)
+# refused, the pool out of connections), a primary that turned replica (READONLY), Redis loading,
+# a cluster with no master for the slot yet.
+NEVER_ARRIVED_CLASSES = (MasterNotFoundError, redis.BusyLoadingError, redis.AuthenticationError, RedisUnsafe,
+                         redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
 NEVER_ARRIVED = ("connecting to", "Timeout connecting to server", "No connection available",
                  "The previous master is now a slave")
 
