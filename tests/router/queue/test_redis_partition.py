@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 TOKEN = "partition-masto-token"
 POSTS = 120
 CUT_AFTER = 30  # replies before the cut
-SOCKET_TIMEOUT = 11  # the router's: ROUTER_BLOCK_SECONDS (1) + 10 (router.queue.redis_io.connect)
+SOCKET_TIMEOUT = 11  # the router's: its blocking wait (1 s) + 10 (router.queue.redis_io.connect)
 CUT_SECONDS = SOCKET_TIMEOUT + 2
 RECOVERY_SECONDS = 30
 
