@@ -113,7 +113,7 @@ class RouterClient:
                     "message": f"Redis refused the command ({exc}); it was not sent. Check REDIS_URL's "
                     "user and COMMAND_QUEUE against the router's"}
         try:
-            return self._wait(envelope, deadline)
+            return self._wait(envelope, deadline, push_again=sent is None)
         except redis.ResponseError as exc:
             log.error("Redis refused to hand over the router's reply: %s", exc)
             return {"status": "unknown", "message": f"the command was sent but Redis refused to hand over "
@@ -153,10 +153,23 @@ class RouterClient:
             return None
         return False
 
-    def _wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
+    def _wait(self, envelope: CommandEnvelope, deadline: float, push_again: bool = False) -> Observation:
+        """The reply, waited for until `deadline`. `push_again`: the push's answer was lost, so the
+        command may or may not be queued; it is pushed again (the same envelope: a router runs one id
+        once, and answers a copy from its record) once Redis answers, so its real reply comes back
+        rather than an `unknown` at the deadline."""
         key = self.keys.response(envelope.id)
         while (left := deadline - time.monotonic()) > 0:
             try:
+                if push_again:
+                    try:
+                        self.conn.lpush(self.keys.command_queue, envelope.to_json())
+                    except REDIS_DOWN:
+                        raise  # still away: pushed again on the next turn of the loop
+                    except redis.ResponseError as exc:  # refused: the first push may be queued still
+                        log.warning("command %s not pushed again (%s); waiting for its reply",
+                                    envelope.id, exc)
+                    push_again = False
                 popped = self.conn.blpop([key], timeout=max(0.01, min(left, BLOCK_SLICE)))
                 self._reachable()
             except REDIS_DOWN as exc:  # the command was sent: its outcome is unknown, not failed

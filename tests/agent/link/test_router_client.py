@@ -1,6 +1,7 @@
 """RouterClient against a real redis-server and an in-process router worker."""
 
 import json
+import threading
 import time
 
 import pytest
@@ -157,3 +158,30 @@ def test_a_push_that_never_left_is_not_sent(redis_urls):
         agent.close()
     assert observation["error"] == "router_unreachable" and "not sent" in observation["message"]
     assert time.monotonic() - started < 3  # answered at once, not after the reply's timeout
+
+
+def test_a_push_whose_answer_was_lost_is_pushed_again_once_redis_answers_and_its_reply_comes(redis_urls, admin,
+                                                                                              tmp_path):
+    """Every try's answer lost, and the tries themselves lost too (they reached a primary that died
+    before its replica had them: here, the queue emptied by hand). Redis answers again while the
+    agent still waits: the same envelope is pushed again (a router runs one id once), so the caller
+    gets the command's real reply, not `unknown` at its deadline."""
+    faulty = FaultyRedis(redis_urls.server.port, chance=1.0, kinds=("reset",), only=frozenset({b"LPUSH"})).start()
+    faulty.on = True
+    agent = RouterClient(redis_client(faulty.url("agent", redis_urls.server.agent_password)), redis_urls.keys,
+                         timeout=20.0)
+    answers: list[dict] = []
+    try:
+        caller = threading.Thread(target=lambda: answers.append(agent.call("PING", {}, "console")))
+        caller.start()
+        deadline = time.monotonic() + 10
+        while faulty.faults["reset"] < 3 and time.monotonic() < deadline:  # every try's answer lost
+            time.sleep(0.05)
+        admin.delete(redis_urls.keys.command_queue)  # and the tries with the primary that held them
+        faulty.on = False
+        with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+            caller.join(30)
+    finally:
+        agent.close()
+        faulty.stop()
+    assert answers and answers[0]["status"] == "ok", answers
