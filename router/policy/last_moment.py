@@ -45,7 +45,8 @@ def kill_switch_check(conn: redis.Redis, keys: Keys, envelope: CommandEnvelope, 
         platform = PLATFORM_NAMES.get(effect.platform, effect.platform)
         try:
             state = kill_switch.parse(conn.get(keys.kill_switch))
-        except redis.RedisError as exc:  # fail closed: a switch nobody can read may be on
+            why = f"turned on by {state.by or 'the owner'}"
+        except (redis.ConnectionError, redis.TimeoutError) as exc:  # fail closed, as Redis being away
             log.warning("command %s: the kill switch could not be read before its write (%s)",
                         envelope.id, type(exc).__name__)
             raise SkillError(
@@ -54,12 +55,15 @@ def kill_switch_check(conn: redis.Redis, keys: Keys, envelope: CommandEnvelope, 
                 f"read right before the write left ({type(exc).__name__}), so nothing was sent to "
                 f"{platform}; try again once Redis answers",
             ) from None
+        except redis.RedisError as exc:  # fail closed: a switch nobody may read may be on
+            log.warning("command %s: the kill switch's read was refused before its write (%s)",
+                        envelope.id, type(exc).__name__)
+            state, why = kill_switch.UNREADABLE, f"Redis refused its read ({type(exc).__name__}); fail closed"
         if state.on:
             raise SkillError(
                 "kill_switch",
-                f"{envelope.action} ({effect.scope}) denied: the kill switch is on (turned on by "
-                f"{state.by or 'the owner'}); it was found on right before the write left, so nothing "
-                f"was sent to {platform}",
+                f"{envelope.action} ({effect.scope}) denied: the kill switch is on ({why}); it was found "
+                f"on right before the write left, so nothing was sent to {platform}",
             )
 
     return last_moment

@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.errors import SkillError
 from router.pipeline import Pipeline, Planned
 from router.policy import kill_switch
@@ -183,6 +184,18 @@ def test_a_switch_nobody_can_read_stops_the_write_as_not_sent_not_as_the_owners_
     planned = Planned(envelope, skills["CREATE_POST"], Effect("bsky", "post", "hi"))
     reply = Pipeline(skills, None, None, 1)._failure(planned, caught.value)  # type: ignore[arg-type]
     assert (reply.status, reply.error) == ("error", "redis_unavailable")
+
+
+def test_a_switch_whose_read_redis_refuses_stops_the_write_as_the_switch(redis_server):
+    """Redis answers, but refuses the read (NOPERM: an ACL that does not match the key names): fail
+    closed as before, `kill_switch`, saying the read was refused, not that Redis is away."""
+    router = redis.Redis.from_url(redis_server.router_url, socket_timeout=10)
+    try:
+        with pytest.raises(SkillError) as caught:
+            last_moment_of(router, Keys(prefix="elsewhere:"))()
+    finally:
+        router.close()
+    assert caught.value.kind == "kill_switch" and "refused its read" in caught.value.message
 
 
 @pytest.mark.parametrize("value", ['{"on": "yes"}', "not json", None])
