@@ -9,9 +9,9 @@ command id at the platform; every ok on the platform) and gives the figures to p
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
-import uuid
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,16 @@ from agent.link.origin import command_origin
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from tests.router.router_helpers import OWNER_TURN
+
+# A text's unique part, in letters that are no hex digit: a hex run may decode to text, and the
+# router holds a post whose text may hide a secret for the owner's approval.
+NOT_HEX = "ghijklmnopqrstuvwxyz"
+
+
+def unique_texts(count: int, what: str = "post") -> list[str]:
+    """`count` distinct post texts that no check of the router holds or refuses: each with a random
+    part of its own, so no two are alike to the duplicate guard either."""
+    return [f"{what} {n} {''.join(secrets.choice(NOT_HEX) for _ in range(24))}" for n in range(count)]
 
 
 def not_sent(reply: dict) -> bool:
@@ -32,7 +42,7 @@ def not_sent(reply: dict) -> bool:
 class Burst:
     def __init__(self, url: str, keys: Any, posts: int, threads: int = 6, timeout: float = 45) -> None:
         self.url, self.keys, self.timeout = url, keys, timeout
-        self.texts = [f"post {n} {uuid.uuid4().hex}" for n in range(posts)]
+        self.texts = unique_texts(posts)
         self.replies: dict[str, dict] = {}
         self.first_ok_after: float | None = None
         self.fault_at: float | None = None
@@ -84,8 +94,10 @@ class Outcome:
                 f"errors: {self.errors}")
 
 
-def outcome(burst: Burst, mastodon: Any) -> Outcome:
-    """Assert what every fault test promises; the figures."""
+def outcome(burst: Burst, mastodon: Any, not_sent_is_final: bool = True) -> Outcome:
+    """Assert what every fault test promises; the figures. `not_sent_is_final` False: a split brain,
+    where a `not sent` answered on the cut-off primary may be run later from the winner's queue
+    (counted in the figures as `not sent, then run`, never run twice)."""
     assert len(burst.replies) == len(burst.texts), f"{len(burst.texts) - len(burst.replies)} posts got no reply"
     odd = {text: r for text, r in burst.replies.items() if r["status"] not in ("ok", "unknown") and not not_sent(r)}
     assert odd == {}, f"replies neither ok, not sent nor unknown: {odd}"
@@ -98,8 +110,9 @@ def outcome(burst: Burst, mastodon: Any) -> Outcome:
     assert set(posted) <= set(burst.texts)
     oks = {text for text, reply in burst.replies.items() if reply["status"] == "ok"}
     assert oks <= set(posted), "a post answered ok is not on the platform"
-    sent = {text for text, reply in burst.replies.items() if not_sent(reply)}
-    assert not sent & set(posted), "a post answered not sent is on the platform"
-    statuses = [reply["status"] if not not_sent(reply) else "not sent" for reply in burst.replies.values()]
+    sent = {text: reply for text, reply in burst.replies.items() if not_sent(reply) and text in posted}
+    assert not not_sent_is_final or sent == {}, f"posts answered not sent are on the platform: {sent}"
+    statuses = [reply["status"] if not not_sent(reply) else "not sent, then run" if text in sent else "not sent"
+                for text, reply in burst.replies.items()]
     errors = Counter(f"{r['status']}:{r.get('error') or '-'}" for r in burst.replies.values() if r["status"] != "ok")
     return Outcome(dict(Counter(statuses)), len(posted), burst.first_ok_after, dict(errors))

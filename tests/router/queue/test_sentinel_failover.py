@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
@@ -17,7 +16,7 @@ from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
-from tests.support.post_burst import not_sent
+from tests.support.post_burst import not_sent, unique_texts
 from tests.support.sentinel_redis import ReplicatedRedis
 
 pytestmark = pytest.mark.slow
@@ -90,7 +89,7 @@ def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(rep
         for name in ("r1", "r2"):
             wait_until(lambda name=name: admin.exists(keys.router_heartbeat(name)), f"router {name}")
         admin.close()
-        texts = [f"post {n} {uuid.uuid4().hex}" for n in range(POSTS)]
+        texts = unique_texts(POSTS, "post")
         burst = Burst(cluster.url("agent"), keys)
         threads = [threading.Thread(target=burst.run, args=(texts[i::THREADS],)) for i in range(THREADS)]
         for thread in threads:
