@@ -24,6 +24,7 @@ from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from protocol.redis_safety import RedisUnsafe
+from protocol.redis_sentinel import PrimaryFenced
 from protocol.replies import Reply, Status
 from protocol.wire import ProtocolError
 
@@ -42,10 +43,10 @@ Observation = dict[str, Any]
 
 # Failures known to come before a command reached Redis, or from Redis refusing it unrun: a
 # connection that could not be opened (refused, timed out, no primary named by Sentinel, a login
-# refused, the pool out of connections), a primary that turned replica (READONLY), Redis loading,
-# a cluster with no master for the slot yet.
+# refused, the pool out of connections), a primary that turned replica (READONLY) or is fenced
+# (NOREPLICAS), Redis loading, a cluster with no master for the slot yet.
 NEVER_ARRIVED_CLASSES = (MasterNotFoundError, redis.BusyLoadingError, redis.AuthenticationError, RedisUnsafe,
-                         redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
+                         redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError, PrimaryFenced)
 NEVER_ARRIVED = ("connecting to", "Timeout connecting to server", "No connection available",
                  "The previous master is now a slave")
 
