@@ -8,17 +8,25 @@ its own socket timeout, a new connection is accepted and then hears nothing, as 
 that drops packets); `restore()` lets the bytes flow again, those held during the cut first (as
 TCP delivers its retransmissions once a partition heals: a client that gave up on a request may
 still have it run). `stop()` closes everything it opened.
+
+`cut(logins=...)` cuts only the connections that logged in as one of those Redis users (read from
+the AUTH or HELLO the client sends, often first; a replica PINGs before it logs in), and those that
+have not logged in yet: a partition that leaves some clients on one side, e.g. the routers still
+reaching a primary that its replicas and Sentinel no longer see.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import selectors
 import socket
 import threading
 from typing import cast
 
 CHUNK = 65536
+# The user a client logs in as, from its first command: AUTH <user> <password>, or HELLO 3 AUTH ...
+LOGIN = re.compile(rb"(?:AUTH|auth)\r\n\$\d+\r\n([^\r]+)\r\n\$")
 
 
 class TcpProxy:
@@ -32,6 +40,7 @@ class TcpProxy:
         self.listen_port = int(self._listener.getsockname()[1])
         self._flowing = threading.Event()
         self._flowing.set()
+        self._cut_logins: frozenset[str] | None = None  # None: every connection is cut
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
@@ -44,12 +53,22 @@ class TcpProxy:
     def cut_now(self) -> bool:
         return not self._flowing.is_set()
 
-    def cut(self) -> None:
-        """Stop forwarding, closing nothing."""
+    def cut(self, logins: frozenset[str] | None = None) -> None:
+        """Stop forwarding, closing nothing: every connection's bytes, or only those of connections
+        that logged in as one of `logins`."""
+        self._cut_logins = logins
         self._flowing.clear()
 
     def restore(self) -> None:
+        self._cut_logins = None
         self._flowing.set()
+
+    def _may_flow(self, login: str) -> bool:
+        """`login` "": not logged in yet, cut by any cut."""
+        if self._flowing.is_set() or self._stopped.is_set():
+            return True
+        cut = self._cut_logins
+        return cut is not None and login != "" and login not in cut
 
     def stop(self) -> None:
         self._stopped.set()
@@ -57,11 +76,11 @@ class TcpProxy:
         self._acceptor.join(timeout=5)
         with self._lock:
             threads, sockets = list(self._threads), list(self._sockets)
-        for thread in threads:
-            thread.join(timeout=5)
-        for sock in sockets:
+        for sock in sockets:  # a pump waiting for a client's first bytes wakes up
             with contextlib.suppress(OSError):
                 sock.close()
+        for thread in threads:
+            thread.join(timeout=5)
         with contextlib.suppress(OSError):
             self._listener.close()
 
@@ -97,8 +116,22 @@ class TcpProxy:
                 sock.setblocking(True)
                 sock.settimeout(None)
                 selector.register(sock, selectors.EVENT_READ)
+            # A Redis client speaks first, and logs in first (AUTH or HELLO): who it is, for a cut
+            # of some logins only.
+            try:
+                first = client.recv(CHUNK)
+            except OSError:
+                return
+            if not first:
+                return
+            found = LOGIN.search(first)
+            login = found.group(1).decode("utf-8", "replace") if found else ""
+            while not self._may_flow(login):
+                self._flowing.wait(0.2)
+            upstream.sendall(first)
             while not self._stopped.is_set():
-                if not self._flowing.wait(0.2):
+                if not self._may_flow(login):
+                    self._flowing.wait(0.2)
                     continue  # cut: the bytes wait in the kernel's buffers, unread
                 for key, _ in selector.select(timeout=0.2):
                     sock = cast(socket.socket, key.fileobj)
@@ -108,7 +141,10 @@ class TcpProxy:
                         data = b""
                     if not data:
                         return
-                    while not self._flowing.is_set() and not self._stopped.is_set():
+                    if not login and sock is client:
+                        found = LOGIN.search(data)
+                        login = found.group(1).decode("utf-8", "replace") if found else ""
+                    while not self._may_flow(login):
                         self._flowing.wait(0.2)  # cut between the read and its forwarding
                     try:
                         peer[sock].sendall(data)
