@@ -28,7 +28,12 @@ from redis.sentinel import Sentinel, SentinelManagedConnection, SentinelManagedS
 from protocol.redis_address import RedisAddress, parse_address
 from protocol.redis_cluster import TaggedCluster
 from protocol.redis_safety import CheckedAsyncConnection, CheckedConnection, RedisUnsafe
-from protocol.redis_sentinel import AsyncFollowingSentinelPool, BlockingSentinelPool, FollowingSentinelPool
+from protocol.redis_sentinel import (
+    AsyncFollowingSentinelPool,
+    BlockingSentinelPool,
+    FollowFence,
+    FollowingSentinelPool,
+)
 
 __all__ = ["RedisUnsafe", "async_client", "check_now", "no_retry", "parse_address", "sync_client"]
 
@@ -96,6 +101,8 @@ def sync_client(
     """A client on a new pool of its own for `url`. `wait_for_connection`: a blocking pool of
     `max_connections` (a thread waits this long for a free one) instead of one that opens more."""
     address = parse_address(url)
+    if address.is_sentinel:  # a fenced primary's NOREPLICAS: reconnect, through Sentinel
+        mixins = (*mixins, FollowFence)
     cls = checked_class(_base_class(address), mixins, accepted_eviction, CheckedConnection)
     common: dict[str, Any] = {"decode_responses": decode_responses, "socket_timeout": socket_timeout,
                               "socket_connect_timeout": socket_connect_timeout, **extra}

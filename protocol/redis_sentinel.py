@@ -5,6 +5,12 @@ connection, and drops idle connections to an old one; a write the old primary re
 closes its connection, so the next one goes to the new primary. These pools add one log line each
 time the primary's address changes, and a blocking variant (a thread waits for a free connection
 rather than opening more, as the agent's pool does).
+
+A primary fenced by `min-replicas-to-write` answers writes NOREPLICAS while it stays a primary: cut
+off from its replicas, it may already have been replaced, and a client that keeps its connection
+would keep hearing "no" from it (redis-py follows READONLY, not this). `FollowFence` makes that answer
+a `PrimaryFenced` connection error, so the client drops the connection and its next one asks
+Sentinel where the primary is now.
 """
 
 from __future__ import annotations
@@ -18,6 +24,24 @@ import redis.asyncio.sentinel as async_sentinel
 from redis.sentinel import SentinelConnectionPool, SentinelConnectionPoolProxy
 
 log = logging.getLogger("safeclaw.redis")
+
+
+class PrimaryFenced(redis.ConnectionError):
+    """The primary refused a write for want of replicas (NOREPLICAS): reconnect through Sentinel.
+    The write was not run."""
+
+
+class FollowFence:
+    """Mixed into a Sentinel-managed connection: NOREPLICAS raised as `PrimaryFenced`."""
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.ResponseError as exc:
+            if not str(exc).startswith("NOREPLICAS"):
+                raise
+            raise PrimaryFenced(f"the primary refuses writes for want of replicas ({exc}); it may have "
+                                "been replaced: reconnecting through Sentinel") from exc
 
 
 class PrimaryWatch:

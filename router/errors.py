@@ -9,6 +9,7 @@ ERROR_TYPES = frozenset(
         "empty_input", "rate_limited", "request_failed", "internal_error", "invalid_params",
         "not_supported", "not_found", "deleted", "login_required",
         "kill_switch",  # the owner's switch, found on right before the write left (nothing was sent)
+        "redis_unavailable",  # the switch could not be read right before the write (nothing was sent)
     }
 )
 

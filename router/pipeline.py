@@ -57,6 +57,7 @@ NOT_SENT_KINDS = frozenset(
         "rate_limited",
         "not_found",
         "kill_switch",
+        "redis_unavailable",
     }
 )
 # The router's own "no", found while the command ran (`router.policy.last_moment`): answered as the

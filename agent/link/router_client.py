@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis
+from redis.sentinel import MasterNotFoundError
 
 from agent.errors import NotSavedError
 from agent.link.redis_pool import BLOCK_SLICE
@@ -22,6 +23,8 @@ from protocol.commands import CommandEnvelope
 from protocol.heartbeat import is_alive, read_heartbeat
 from protocol.keys import Keys
 from protocol.origin import Origin
+from protocol.redis_safety import RedisUnsafe
+from protocol.redis_sentinel import PrimaryFenced
 from protocol.replies import OTHERS_WORDS, Reply, Status
 from protocol.wire import ProtocolError
 
@@ -29,10 +32,31 @@ if TYPE_CHECKING:
     from agent.link.pending_commands import PendingCommands
 
 log = logging.getLogger("safeclaw.agent.router")
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+# Redis not serving now: unreachable, or a cluster without a master for a slot yet (a failover
+# under way, CLUSTERDOWN / TRYAGAIN). Waited out like an outage, never taken as the command's fault.
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
+              redis.exceptions.TryAgainError)
 SEND_ATTEMPTS = 3  # tries to push a command while Redis is unreachable (backoff 0.2 s, 0.4 s)
 
 Observation = dict[str, Any]
+
+
+# Failures known to come before a command reached Redis, or from Redis refusing it unrun: a
+# connection that could not be opened (refused, timed out, no primary named by Sentinel, a login
+# refused, the pool out of connections), a primary that turned replica (READONLY) or is fenced
+# (NOREPLICAS), Redis loading, a cluster with no master for the slot yet.
+NEVER_ARRIVED_CLASSES = (MasterNotFoundError, redis.BusyLoadingError, redis.AuthenticationError, RedisUnsafe,
+                         redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError, PrimaryFenced)
+NEVER_ARRIVED = ("connecting to", "Timeout connecting to server", "No connection available",
+                 "The previous master is now a slave")
+
+
+def may_have_arrived(exc: Exception) -> bool:
+    """Whether the command of a failed try may have reached Redis and run: any failure after it was
+    written (its answer lost to a reset, a timeout, a server killed right after) may be one."""
+    if isinstance(exc, NEVER_ARRIVED_CLASSES):
+        return False
+    return not any(words in str(exc) for words in NEVER_ARRIVED)
 
 
 class RouterClient:
@@ -83,7 +107,8 @@ class RouterClient:
 
     def _send_and_wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
         try:
-            if not self._send(envelope):
+            sent = self._send(envelope)
+            if sent is False:
                 return {"status": "error", "error": "router_unreachable",
                         "message": "cannot reach Redis to send the command to the router; it was not sent"}
         except redis.ResponseError as exc:  # NOPERM (ACL vs key names), OOM, a read-only replica
@@ -92,7 +117,7 @@ class RouterClient:
                     "message": f"Redis refused the command ({exc}); it was not sent. Check REDIS_URL's "
                     "user and COMMAND_QUEUE against the router's"}
         try:
-            return self._wait(envelope, deadline)
+            return self._wait(envelope, deadline, push_again=sent is None)
         except redis.ResponseError as exc:
             log.error("Redis refused to hand over the router's reply: %s", exc)
             return {"status": "unknown", "message": f"the command was sent but Redis refused to hand over "
@@ -107,7 +132,11 @@ class RouterClient:
         self._discard(self.keys.response(command_id))
         return reply_observation(command_id, str(raw))
 
-    def _send(self, envelope: CommandEnvelope) -> bool:
+    def _send(self, envelope: CommandEnvelope) -> bool | None:
+        """Push the command: True once Redis says it is queued, False when no try reached Redis (not
+        sent), None when a try may have (its answer was lost after it left: it may be queued, and a
+        router may run it). Each try pushes the same envelope, so a router runs it once at most."""
+        may_be_queued = False
         for attempt in range(SEND_ATTEMPTS):
             try:
                 self.conn.lpush(self.keys.command_queue, envelope.to_json())
@@ -115,14 +144,36 @@ class RouterClient:
                 return True
             except REDIS_DOWN as exc:
                 self._unreachable(exc)
+                may_be_queued = may_be_queued or may_have_arrived(exc)
                 if attempt + 1 < SEND_ATTEMPTS:
                     time.sleep(0.2 * 2**attempt)
+            except redis.ResponseError:
+                if not may_be_queued:
+                    raise  # refused unrun, and no earlier try may have arrived: not sent
+                break  # refused now, but an earlier try may be queued
+        if may_be_queued:
+            log.warning("command %s may be queued (a push's answer was lost); waiting for its reply",
+                        envelope.id)
+            return None
         return False
 
-    def _wait(self, envelope: CommandEnvelope, deadline: float) -> Observation:
+    def _wait(self, envelope: CommandEnvelope, deadline: float, push_again: bool = False) -> Observation:
+        """The reply, waited for until `deadline`. `push_again`: the push's answer was lost, so the
+        command may or may not be queued; it is pushed again (the same envelope: a router runs one id
+        once, and answers a copy from its record) once Redis answers, so its real reply comes back
+        rather than an `unknown` at the deadline."""
         key = self.keys.response(envelope.id)
         while (left := deadline - time.monotonic()) > 0:
             try:
+                if push_again:
+                    try:
+                        self.conn.lpush(self.keys.command_queue, envelope.to_json())
+                    except REDIS_DOWN:
+                        raise  # still away: pushed again on the next turn of the loop
+                    except redis.ResponseError as exc:  # refused: the first push may be queued still
+                        log.warning("command %s not pushed again (%s); waiting for its reply",
+                                    envelope.id, exc)
+                    push_again = False
                 popped = self.conn.blpop([key], timeout=max(0.01, min(left, BLOCK_SLICE)))
                 self._reachable()
             except REDIS_DOWN as exc:  # the command was sent: its outcome is unknown, not failed

@@ -222,7 +222,7 @@ class BlueskyClient(PlatformClient):
         except Exception as exc:
             error = error_from_exception(exc, "bsky", "post")
             existing = self._already_posted(client, rkey) if rkey and error.kind not in (
-                "auth_failed", "rate_limited", "kill_switch") else None
+                "auth_failed", "rate_limited", "kill_switch", "redis_unavailable") else None
             if existing is None:
                 raise error from None
             uri, extra["already_posted"] = existing, True

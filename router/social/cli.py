@@ -65,6 +65,7 @@ _SEED_KIND = {
     "circuit_open": "rate_limited", "busy": "rate_limited", "bounds_unavailable": "internal_error",
     # the router's policy said no: not run
     "kill_switch": "request_failed", "approval_required": "request_failed",
+    "redis_unavailable": "request_failed",
     "secret_in_text": "request_failed", "invalid_expiry": "request_failed",
     # about the command itself
     "invalid_params": "invalid_json", "not_found": "request_failed", "deleted": "request_failed",

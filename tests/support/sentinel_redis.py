@@ -2,8 +2,12 @@
 `redis-server` binary, `--sentinel`), every server with SafeClaw's generated ACL users and the same
 passwords, so a login works on whichever one is the primary.
 
-`urls(user)` gives the `redis+sentinel://` URL every SafeClaw process takes; `kill_primary()` and
-`bring_back(server)` are the faults; `primary_port()` asks Sentinel which server is the primary.
+`url(user)` gives the `redis+sentinel://` URL every SafeClaw process takes; `primary_port()` asks
+Sentinel which server is the primary. `primary_behind_proxy`: everyone (Sentinel, the replicas, and
+so every SafeClaw process, which goes where Sentinel says) reaches the first primary only through a
+`TcpProxy` that a test can cut, a partition of the primary from all the others. `fenced`: every server
+refuses writes with no replica acknowledging for `FENCE_LAG_SECONDS` (`min-replicas-to-write 1`), as
+the shipped compose profile can be told to.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import redis
 
 from router.config.replication_acl import REPLICA_USER, SENTINEL_USER, replication_lines
 from tests.support.redis_server import REDIS_SERVER_BINARY, RedisServer, free_port
+from tests.support.tcp_proxy import TcpProxy
 
 SERVICE = "safeclaw"
+FENCE_LAG_SECONDS = 2
 PASSWORDS = ("agent_password", "router_password", "admin_password", "control_password", "mcp_password",
              "replica_password", "sentinel_password")
 
@@ -52,12 +58,13 @@ class MemberServer(RedisServer):
 class SentinelProcess:
     """`redis-server sentinel.conf --sentinel` watching `primary` under the name `SERVICE`."""
 
-    def __init__(self, primary: MemberServer, down_after_ms: int = 1000) -> None:
+    def __init__(self, primary: MemberServer, down_after_ms: int = 1000, port: int | None = None) -> None:
+        """`port`: where Sentinel reaches the primary (a proxy's), else the primary's own."""
         self.dir = Path(tempfile.mkdtemp(prefix="safeclaw-sentinel-"))
         self.port = free_port()
         lines = [
             f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "logfile sentinel.log", "daemonize no",
-            f"sentinel monitor {SERVICE} 127.0.0.1 {primary.port} 1",
+            f"sentinel monitor {SERVICE} 127.0.0.1 {port or primary.port} 1",
             f"sentinel auth-user {SERVICE} {SENTINEL_USER}",
             f"sentinel auth-pass {SERVICE} {primary.sentinel_password}",
             f"sentinel down-after-milliseconds {SERVICE} {down_after_ms}",
@@ -80,13 +87,19 @@ class SentinelProcess:
 
 
 class ReplicatedRedis:
-    def __init__(self) -> None:
-        self.primary = MemberServer()
+    def __init__(self, replicas: int = 1, primary_behind_proxy: bool = False, fenced: bool = False) -> None:
+        fence = ("min-replicas-to-write 1", f"min-replicas-max-lag {FENCE_LAG_SECONDS}") if fenced else ()
+        self.primary = MemberServer(extra=fence)
         self.primary.start()
-        self.replica = MemberServer(self.primary, (f"replicaof 127.0.0.1 {self.primary.port}",))
-        self.replica.start()
-        self.servers = [self.primary, self.replica]
-        self.sentinel = SentinelProcess(self.primary)
+        self.proxy = TcpProxy(self.primary.port) if primary_behind_proxy else None
+        reach = self.proxy.listen_port if self.proxy else self.primary.port
+        self.replicas = [MemberServer(self.primary, (f"replicaof 127.0.0.1 {reach}", *fence))
+                         for _ in range(replicas)]
+        for replica in self.replicas:
+            replica.start()
+        self.replica = self.replicas[0]
+        self.servers = [self.primary, *self.replicas]
+        self.sentinel = SentinelProcess(self.primary, port=reach)
 
     def url(self, user: str) -> str:
         password = getattr(self.primary, f"{user}_password")
@@ -108,6 +121,10 @@ class ReplicatedRedis:
 
     def replica_in_sync(self) -> bool:
         """The replica has caught up with the primary and Sentinel knows it (failover can pick it)."""
+        return self.replicas_in_sync(1)
+
+    def replicas_in_sync(self, count: int) -> bool:
+        """At least `count` replicas caught up with the primary, as Sentinel knows them."""
         client = self.sentinel.client()
         try:
             replicas = client.sentinel_slaves(SERVICE)
@@ -115,9 +132,12 @@ class ReplicatedRedis:
             return False
         finally:
             client.close()
-        return any(not replica["is_sdown"] and replica.get("master-link-status") == "ok" for replica in replicas)
+        synced = [r for r in replicas if not r["is_sdown"] and r.get("master-link-status") == "ok"]
+        return len(synced) >= count
 
     def cleanup(self) -> None:
         self.sentinel.stop()
+        if self.proxy is not None:
+            self.proxy.stop()
         for server in self.servers:
             server.cleanup()

@@ -1,6 +1,7 @@
 """RouterClient against a real redis-server and an in-process router worker."""
 
 import json
+import threading
 import time
 
 import pytest
@@ -9,6 +10,7 @@ from agent.link.redis_pool import redis_client
 from agent.link.router_client import NoRouter, RouterClient
 from protocol.keys import Keys
 from tests.router.router_helpers import WorkerThread, settings_for
+from tests.support.faulty_redis import FaultyRedis
 from tests.support.redis_server import free_port
 
 
@@ -122,3 +124,64 @@ def test_redis_refusing_the_reply_read_is_unknown_not_a_crash(redis_urls, admin)
         agent.close()
     assert observation["status"] == "unknown" and "permission" in observation["message"]
     assert admin.llen(redis_urls.keys.command_queue) == 1
+
+
+def test_a_push_whose_answer_is_lost_is_not_said_not_sent(redis_urls, admin):
+    """The LPUSH reached Redis and took effect, and the connection broke before its answer (a
+    primary killed right after a write, a network that cut then): every try is lost the same way.
+    The command is queued, so a router may run it: the agent must not say `not sent` (the owner, or
+    the model, would send it again), it waits for the reply and says `unknown` when none comes."""
+    faulty = FaultyRedis(redis_urls.server.port, chance=1.0, kinds=("reset",), only=frozenset({b"LPUSH"})).start()
+    faulty.on = True
+    agent = RouterClient(redis_client(faulty.url("agent", redis_urls.server.agent_password)), redis_urls.keys,
+                         timeout=2.0)
+    try:
+        observation = agent.call("PING", {}, "console")
+    finally:
+        agent.close()
+        faulty.stop()
+    assert admin.llen(redis_urls.keys.command_queue) >= 1  # it was queued (each try, the same id)
+    queued = {json.loads(item)["id"] for item in admin.lrange(redis_urls.keys.command_queue, 0, -1)}
+    assert len(queued) == 1
+    assert observation["status"] == "unknown", observation
+    assert "not sent" not in observation["message"]
+
+
+def test_a_push_that_never_left_is_not_sent(redis_urls):
+    """Nothing listens: no try reached Redis, so `not sent` is the truth (and a retry is safe)."""
+    agent = RouterClient(redis_client(f"redis://agent:pw@127.0.0.1:{free_port()}/0"), redis_urls.keys,
+                         timeout=5.0)
+    try:
+        started = time.monotonic()
+        observation = agent.call("PING", {}, "console")
+    finally:
+        agent.close()
+    assert observation["error"] == "router_unreachable" and "not sent" in observation["message"]
+    assert time.monotonic() - started < 3  # answered at once, not after the reply's timeout
+
+
+def test_a_push_whose_answer_was_lost_is_pushed_again_once_redis_answers_and_its_reply_comes(redis_urls, admin,
+                                                                                              tmp_path):
+    """Every try's answer lost, and the tries themselves lost too (they reached a primary that died
+    before its replica had them: here, the queue emptied by hand). Redis answers again while the
+    agent still waits: the same envelope is pushed again (a router runs one id once), so the caller
+    gets the command's real reply, not `unknown` at its deadline."""
+    faulty = FaultyRedis(redis_urls.server.port, chance=1.0, kinds=("reset",), only=frozenset({b"LPUSH"})).start()
+    faulty.on = True
+    agent = RouterClient(redis_client(faulty.url("agent", redis_urls.server.agent_password)), redis_urls.keys,
+                         timeout=20.0)
+    answers: list[dict] = []
+    try:
+        caller = threading.Thread(target=lambda: answers.append(agent.call("PING", {}, "console")))
+        caller.start()
+        deadline = time.monotonic() + 10
+        while faulty.faults["reset"] < 3 and time.monotonic() < deadline:  # every try's answer lost
+            time.sleep(0.05)
+        admin.delete(redis_urls.keys.command_queue)  # and the tries with the primary that held them
+        faulty.on = False
+        with WorkerThread(settings_for(redis_urls.router_url, tmp_path)):
+            caller.join(30)
+    finally:
+        agent.close()
+        faulty.stop()
+    assert answers and answers[0]["status"] == "ok", answers

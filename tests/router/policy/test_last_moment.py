@@ -18,7 +18,9 @@ import pytest
 import redis
 
 from protocol.commands import CommandEnvelope
+from protocol.keys import Keys
 from router.errors import SkillError
+from router.pipeline import Pipeline, Planned
 from router.policy import kill_switch
 from router.policy.effects import Effect
 from router.policy.last_moment import kill_switch_check
@@ -169,11 +171,31 @@ def last_moment_of(conn: redis.Redis, keys):
     return kill_switch_check(conn, keys, envelope, Effect("bsky", "post", "hi"))
 
 
-def test_a_switch_nobody_can_read_stops_the_write(redis_server):
+def test_a_switch_nobody_can_read_stops_the_write_as_not_sent_not_as_the_owners_switch(redis_server):
+    """Redis gone at the last moment (a failover, a partition): the write is not sent, and the reply
+    says so as an `error` "not sent", not as a `denied` kill switch the owner never turned on."""
     unreachable = redis.Redis(port=free_port(), socket_connect_timeout=2)  # nothing listens there
     with pytest.raises(SkillError) as caught:
         last_moment_of(unreachable, redis_server.keys)()
-    assert caught.value.kind == "kill_switch" and "nothing was sent" in caught.value.message
+    assert caught.value.kind == "redis_unavailable"
+    assert "not sent" in caught.value.message and "kill switch is on" not in caught.value.message
+    envelope = CommandEnvelope.new("CREATE_POST", {"platform": "bsky", "text": "hi"}, "t", ttl_seconds=60)
+    skills = discover_skills()
+    planned = Planned(envelope, skills["CREATE_POST"], Effect("bsky", "post", "hi"))
+    reply = Pipeline(skills, None, None, 1)._failure(planned, caught.value)  # type: ignore[arg-type]
+    assert (reply.status, reply.error) == ("error", "redis_unavailable")
+
+
+def test_a_switch_whose_read_redis_refuses_stops_the_write_as_the_switch(redis_server):
+    """Redis answers, but refuses the read (NOPERM: an ACL that does not match the key names): fail
+    closed as before, `kill_switch`, saying the read was refused, not that Redis is away."""
+    router = redis.Redis.from_url(redis_server.router_url, socket_timeout=10)
+    try:
+        with pytest.raises(SkillError) as caught:
+            last_moment_of(router, Keys(prefix="elsewhere:"))()
+    finally:
+        router.close()
+    assert caught.value.kind == "kill_switch" and "refused its read" in caught.value.message
 
 
 @pytest.mark.parametrize("value", ['{"on": "yes"}', "not json", None])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 
 import pytest
 
@@ -20,6 +19,7 @@ from protocol.redis_link import RedisUnsafe, async_client, sync_client
 from protocol.redis_safety import current_eviction
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
+from tests.support.post_burst import unique_texts
 from tests.support.redis_cluster import RedisClusterSet, cluster_support
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ def test_a_burst_of_posts_through_a_three_node_cluster_is_posted_once_each_and_a
     try:
         for name in ("r1", "r2"):
             wait_until(lambda name=name: admin.exists(keys.router_heartbeat(name)), f"router {name}'s heartbeat")
-        texts = [f"cluster post {n} {uuid.uuid4().hex}" for n in range(POSTS)]
+        texts = unique_texts(POSTS, "cluster post")
         replies: dict[str, dict] = {}
         lock = threading.Lock()
 

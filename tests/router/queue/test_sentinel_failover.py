@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
@@ -16,11 +15,12 @@ from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from tests.router.router_helpers import OWNER_TURN, RouterProcess, router_env, wait_until
 from tests.support.fake_mastodon import FakeMastodon
+from tests.support.post_burst import not_sent, unique_texts
 from tests.support.sentinel_redis import ReplicatedRedis
 
 pytestmark = pytest.mark.slow
 TOKEN = "failover-masto-token"
-POSTS = 120  # 200 (the figure) once answered a reply outside ok, unknown, not sent under the full suite
+POSTS = 200
 THREADS = 6
 KILL_AFTER = 30  # replies before the primary is killed
 
@@ -78,10 +78,6 @@ class Burst:
             client.conn.close()
 
 
-def not_sent(reply: dict) -> bool:
-    return reply["status"] == "error" and "not sent" in reply.get("message", "")
-
-
 def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(replicated, mastodon, tmp_path,
                                                                               capsys):
     cluster = replicated
@@ -92,7 +88,7 @@ def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(rep
         for name in ("r1", "r2"):
             wait_until(lambda name=name: admin.exists(keys.router_heartbeat(name)), f"router {name}")
         admin.close()
-        texts = [f"post {n} {uuid.uuid4().hex}" for n in range(POSTS)]
+        texts = unique_texts(POSTS, "post")
         burst = Burst(cluster.url("agent"), keys)
         threads = [threading.Thread(target=burst.run, args=(texts[i::THREADS],)) for i in range(THREADS)]
         for thread in threads:
@@ -117,6 +113,8 @@ def test_primary_killed_mid_burst_two_routers_follow_sentinel_with_no_person(rep
         oks = [text for text, reply in burst.replies.items() if reply["status"] == "ok"]
         assert set(oks) <= set(posted), "a post answered ok is not on the platform"
         assert set(posted) <= set(texts)
+        said_not_sent = {text: reply for text, reply in burst.replies.items() if not_sent(reply) and text in posted}
+        assert said_not_sent == {}, "posts answered not sent are on the platform"
         assert [router.process.poll() for router in routers] == [None, None]  # nobody restarted them
         assert "ok" in burst.first_ok_after, "no post went through after the failover"
         # Every router logged the new primary in one line.
