@@ -7,8 +7,6 @@ outside data; 6. every public text scored first (`gate.PublicTextGate`); 7. one 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -19,6 +17,7 @@ from agent.autonomy import CONVERSATION
 from agent.autonomy.briefing import AUTHOR, authors_shown, briefing, item_author, message_for
 from agent.autonomy.gate import CycleEvents, PublicTextGate
 from agent.autonomy.pauses import PAUSING_ERRORS, RESTING_ERRORS, pause_seconds
+from agent.autonomy.reading import read_new
 from agent.autonomy.state import AutonomyState, Pause, StateFiles
 from agent.config.channel_sections import MIN_CYCLE_INTERVAL, AutonomySettings
 from agent.cost.budget import BudgetGuard, Notify
@@ -28,13 +27,9 @@ from agent.governance.files import stamp
 from agent.mind.act import RouterPort
 from agent.mind.loop import AgentLoop
 from protocol.autonomy_heartbeat import IDLE, Heartbeat
-from protocol.origin import AUTONOMY, Origin
 
 log = logging.getLogger("safeclaw.agent.autonomy")
 AUTONOMY_SHARES = (OUTSIDE_POOL, "the autonomy channel")  # shares a cycle pays from
-FEED_LIMIT = 10
-NOTIFICATION_LIMIT = 20
-READING = Origin(AUTONOMY, "autonomy", platform="moltbook")  # whose the cycle's own reads are
 
 
 @dataclass
@@ -169,7 +164,9 @@ class AutonomyCycle:
     def _read_and_act(self, state: AutonomyState, now: float) -> CycleReport:
         report = CycleReport(state.cycle_count, "rested")
         self._beat(state, "reading", now)
-        items, fresh = self._read_new(state, report)
+        new = read_new(self.router, self.settings.submolts, state)
+        report.read_errors = new.errors
+        items, fresh = new.items, new.fresh
         for source, ids in fresh.items():
             state.mark_seen(source, ids)
         if fresh:
@@ -217,32 +214,6 @@ class AutonomyCycle:
                              "today's LLM budget is spent (budget.author_share)")
         return kept
 
-    def _read_new(
-        self, state: AutonomyState, report: CycleReport
-    ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-        items: list[dict[str, Any]] = []
-        fresh: dict[str, list[str]] = {}
-        for submolt in self.settings.submolts:
-            reply = self.router.call(
-                "MOLTBOOK_FEED", {"submolt": submolt, "sort": "new", "limit": FEED_LIMIT}, CONVERSATION,
-                origin=READING,
-            )
-            posts = _listed(reply, "posts", report, f"feed m/{submolt}")
-            source = f"feed:{submolt}"
-            new = state.unseen(source, [str(p.get("id", "")) for p in posts])
-            fresh[source] = new
-            items += [{**p, "source": "post"} for p in posts if str(p.get("id", "")) in new]
-        reply = self.router.call(
-            "GET_NOTIFICATIONS", {"platform": "moltbook", "limit": NOTIFICATION_LIMIT}, CONVERSATION,
-            origin=READING,
-        )
-        notes = _listed(reply, "notifications", report, "notifications")
-        keyed = {_notification_id(n): n for n in notes}
-        new = state.unseen("notifications", list(keyed))
-        fresh["notifications"] = new
-        items += [{**keyed[k], "source": "notification"} for k in new]
-        return items, fresh
-
     def _after_public(self, state: AutonomyState, events: CycleEvents, now: float) -> None:
         self._rest_on_limits(state, events, self.clock())
         for event in events.public:
@@ -287,15 +258,3 @@ def _meter(llm: object) -> tuple[int, int, float]:
         return llm.calls, llm.tokens, llm.usd
     return 0, 0, 0.0
 
-
-def _listed(reply: dict[str, Any], key: str, report: CycleReport, what: str) -> list[dict[str, Any]]:
-    if reply.get("status") != "ok":
-        report.read_errors.append(f"{what}: {reply.get('error') or reply.get('status')}")
-        return []
-    found = (reply.get("result") or {}).get(key)
-    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
-
-
-def _notification_id(item: dict[str, Any]) -> str:
-    keyed = {k: item.get(k) for k in ("kind", "author", "post_id", "created_at", "text")}
-    return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()[:20]

@@ -20,7 +20,7 @@ from agent.actions import LocalAction
 from agent.config.sections import BrowserSettings
 from agent.cost.metered import cost_label
 from agent.cost.shares import cost_payer, payer_of
-from agent.errors import LLMError, MessageNotSaved, ModelAnswerRefused, NotSavedError, ToolCodeError
+from agent.errors import LLMError, MessageNotSaved, NotSavedError, ToolCodeError
 from agent.flow import mention_replies
 from agent.flow.owner_only import Needle
 from agent.flow.reply_links import checked_reply
@@ -36,6 +36,7 @@ from agent.link.origin import (
 )
 from agent.llm.base import BaseLLM
 from agent.llm.turn import turn_request
+from agent.mind import loop_words
 from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
 from agent.mind.prompt import PromptInputs, render_prompt
 from agent.mind.tool_code import Action, parse_reply
@@ -101,10 +102,9 @@ class AgentLoop:
         authors: Sequence[str] = (),
     ) -> TurnResult:
         """One turn. `outside_author` names who wrote the message when it was not the owner;
-        `source` is who wrote it as the channel knows it (a mention's post), else derived;
-        `authors`: the outside authors whose words the message carries, as the channel's code knows
-        them (an autonomy cycle's items): each one's budget share pays for the turn's calls
-        (`agent.cost.shares`)."""
+        `source` is who wrote it as the channel knows it (a mention's post), else derived; `authors`:
+        the outside authors whose words it carries, as the channel's code knows them (an autonomy
+        cycle's items): each one's budget share pays for the turn's calls (`agent.cost.shares`)."""
         source = source or turn_source(conversation, outside_author, hold_autonomy=self.autonomy_hold_writes)
         with self._lock, cost_label(conversation), cost_payer(payer_of(source, authors)):
             self.workspace.pending.flush()  # what a full disk refused before, if there is room now
@@ -216,7 +216,7 @@ class AgentLoop:
                     raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
             except LLMError as exc:
                 log.log(exc.log_level, "LLM failed: %s", exc)
-                return TurnResult(self._llm_failure_message(exc), step, steps)
+                return TurnResult(loop_words.llm_failure(exc), step, steps)
             try:
                 parsed = parse_reply(raw, schemas)
             except ToolCodeError as exc:
@@ -225,20 +225,8 @@ class AgentLoop:
                     "malformed tool_code (%d/%d): %s", format_errors, self.limits.max_format_retries, exc
                 )
                 if format_errors > self.limits.max_format_retries:
-                    return TurnResult(
-                        "Sorry, I could not work out a valid action for that, so I did nothing. "
-                        f"(The model's last attempt was malformed: {exc})",
-                        step,
-                        steps,
-                    )
-                steps.append(
-                    {
-                        "step": step,
-                        "error": "invalid_tool_code",
-                        "detail": str(exc),
-                        "hint": "Answer again with a valid action block (a JSON list), or in plain text.",
-                    }
-                )
+                    return TurnResult(loop_words.gave_up_on_format(exc), step, steps)
+                steps.append(loop_words.malformed_step(step, exc))
                 artifact = self._save_artifact(conversation, turn_id, steps)
                 continue
             if not parsed.actions:
@@ -264,10 +252,8 @@ class AgentLoop:
                 return TurnResult(
                     last_message or "Done (I did not repeat an action already taken).", step, steps
                 )
-        reply = (last_message + "\n\n" if last_message else "") + (
-            f"(I stopped after {self.limits.max_steps} steps; the results so far are in artifact.json.)"
-        )
-        return TurnResult(reply, self.limits.max_steps, steps)
+        return TurnResult(loop_words.stopped_at_bound(last_message, self.limits.max_steps),
+                          self.limits.max_steps, steps)
 
     def _save_artifact(self, conversation: str, turn_id: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
         artifact = {"conversation": conversation, "turn": turn_id, "updated_at": time.time(), "steps": steps}
@@ -312,9 +298,3 @@ class AgentLoop:
             return observation
 
         return execute_new(actions, done, run)
-
-    def _llm_failure_message(self, exc: LLMError) -> str:
-        if isinstance(exc, ModelAnswerRefused):
-            return exc.reply
-        hint = f" {exc.hint}" if exc.hint else ""
-        return f"Sorry, I could not reach my language model ({exc}).{hint} Your message is saved; try again."

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 import redis
 
@@ -33,14 +32,13 @@ from protocol.commands import CommandEnvelope
 from protocol.replies import Reply, Status
 from router.audit.log import AuditUnavailable
 from router.audit.recorder import AuditRecorder
-from router.bounds import Denial
 from router.bounds.guard import Held
 from router.config.settings import RouterSettings
 from router.pipeline import Pipeline, Planned
 from router.policy.approval_flow import APPROVAL_DECISION, ApprovalFlow
 from router.policy.decisions import Ahead
 from router.queue.claim_step import execute
-from router.queue.command_run import CommandRun
+from router.queue.command_run import DROPPED, CommandRun, ReadAhead, Verdict
 from router.queue.containment import contain
 from router.queue.deadline import DeadlineRunner, is_own_read
 from router.queue.records import ID_REUSED, Claim, CommandRecords
@@ -48,34 +46,6 @@ from router.queue.replica_wait import ReplicaWait
 from router.queue.results import Answer, ResultWriter
 
 log = logging.getLogger("safeclaw.router.worker")
-
-
-@dataclass
-class ReadAhead:
-    """The reads of `Decider._read_ahead`: a stored answer, an earlier intent's answer, the switch."""
-
-    kill_switch: bytes | None = None
-    switch_read: bool = False
-    stored: Reply | None = None
-    intent_first: bytes | None = None  # the id holding the command's intent, if any
-    bounds: Held | Denial | None = None  # taken ahead (`Policy.stage_bounds`), with the claim
-    bounds_taken: bool = False
-    claim: Claim | None = None
-    in_flight: bool = False  # the command's record says started, not done
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a run is answered here: None, no reply from here (another copy, or the deadline,
-    answers the id); whether the reply completes the command's record; whether the policy checked
-    it (its audit line then names the effect)."""
-
-    reply: Reply | None
-    completes_record: bool = False
-    checked: bool = False
-
-
-DROPPED = Verdict(None)
 
 
 class Decider:
