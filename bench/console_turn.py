@@ -46,6 +46,7 @@ from agent.link.router_client import RouterClient  # noqa: E402
 from agent.llm.scripted.llm import ScriptedLLM  # noqa: E402
 from agent.mind.loop import AgentLoop, LoopLimits  # noqa: E402
 from agent.workspace.folder import SHIPPED_WORKSPACE, TEMPLATES, Workspace  # noqa: E402
+from bench.rounds import alternating_rounds  # noqa: E402
 from bench.router_workers import start_router, stop, wait_answering  # noqa: E402
 from protocol.commands import CommandEnvelope  # noqa: E402
 from protocol.keys import Keys  # noqa: E402
@@ -168,23 +169,11 @@ def in_rounds(loop: AgentLoop, raw: RawClient, per_side: int, rounds: int) -> di
         "raw_post": lambda count: raw_calls(raw, count, "CREATE_POST"),
         "raw_ping": lambda count: raw_calls(raw, count, "PING"),
     }
-    names = list(sides)
-    per_round: list[dict[str, Any]] = []
-    for index in range(rounds):
-        order = names[index % 3 :] + names[: index % 3]
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for _ in range(2):
-            for name in order:
-                samples[name] += sides[name](per_side // 2)
-        row: dict[str, Any] = {name: percentiles(samples[name]) for name in names}
-        turn = row["console_turn"]["p50_ms"]
-        row["ratio_to_raw_post"] = round(turn / row["raw_post"]["p50_ms"], 2)
-        row["ratio_to_raw_ping"] = round(turn / row["raw_ping"]["p50_ms"], 2)
-        row["load_average"] = round(os.getloadavg()[0], 2)
-        per_round.append(row)
-        print(f"round {index + 1}: turn p50 {turn} ms, raw post {row['raw_post']['p50_ms']} ms, raw PING "
-              f"{row['raw_ping']['p50_ms']} ms; turn / raw post {row['ratio_to_raw_post']}, turn / raw PING "
-              f"{row['ratio_to_raw_ping']}; load average {row['load_average']}", flush=True)
+    per_round = alternating_rounds(
+        sides, rounds, per_side, percentiles,
+        {"ratio_to_raw_post": ("console_turn", "raw_post"),
+         "ratio_to_raw_ping": ("console_turn", "raw_ping")},
+    )
     to_post = [row["ratio_to_raw_post"] for row in per_round]
     to_ping = [row["ratio_to_raw_ping"] for row in per_round]
     return {

@@ -17,6 +17,7 @@ real redis-servers.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import statistics
@@ -29,6 +30,7 @@ from typing import Any
 import httpx
 import redis
 
+from bench.rounds import alternating_rounds
 from protocol.commands import CommandEnvelope
 from protocol.keys import Keys
 from router.audit.lines import canonical
@@ -136,7 +138,6 @@ def timed(client: httpx.Client, path: str, requests: int) -> list[float]:
 
 def in_rounds(clients: dict[str, httpx.Client], requests: int, rounds: int) -> dict[str, Any]:
     """Per path, the large side against the small one in turns (see the module's docstring)."""
-    names = list(clients)
     figures: dict[str, Any] = {}
     for path in PATHS:
         first: dict[str, float] = {}
@@ -144,20 +145,9 @@ def in_rounds(clients: dict[str, httpx.Client], requests: int, rounds: int) -> d
             begin = time.perf_counter()
             assert client.get(path, timeout=120).status_code == 200  # the first request reads the new lines
             first[name] = round((time.perf_counter() - begin) * 1000, 1)
-        per_round: list[dict[str, Any]] = []
-        for index in range(rounds):
-            order = names if index % 2 == 0 else names[::-1]
-            samples: dict[str, list[float]] = {name: [] for name in names}
-            for _ in range(2):
-                for name in order:
-                    samples[name] += timed(clients[name], path, requests // 2)
-            row: dict[str, Any] = {name: percentiles(samples[name]) for name in names}
-            row["ratio"] = round(row["large"]["p50_ms"] / row["small"]["p50_ms"], 2)
-            row["load_average"] = round(os.getloadavg()[0], 2)
-            per_round.append(row)
-            print(f"{path} round {index + 1}: small {row['small']['p50_ms']} ms, large "
-                  f"{row['large']['p50_ms']} ms, large / small {row['ratio']}, load average "
-                  f"{row['load_average']}", flush=True)
+        sides = {name: functools.partial(timed, client, path) for name, client in clients.items()}
+        per_round = alternating_rounds(sides, rounds, requests, percentiles, {"ratio": ("large", "small")},
+                                       label=f"{path} ")
         ratios = [row["ratio"] for row in per_round]
         figures[path] = {"first_request_ms": first, "rounds": per_round, "ratios": ratios,
                          "median_ratio": round(statistics.median(ratios), 2)}
