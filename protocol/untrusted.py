@@ -11,6 +11,7 @@ an injection is `protocol.injection_patterns`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import secrets
 import unicodedata
@@ -52,12 +53,26 @@ def strip_invisible(text: str) -> str:
 def sanitise_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> Sanitised:
     """Flag (on the raw text), strip invisible characters, neutralise markup, truncate."""
     raw = str(text)
-    reasons = injection_reasons(raw)
+    sanitise = _sanitised_cached if len(raw) <= CACHED_CHARS else _sanitised
+    cleaned, reasons, truncated = sanitise(raw, max_chars)
+    return Sanitised(text=cleaned, flagged=bool(reasons), reasons=list(reasons), truncated=truncated)
+
+
+def _sanitised(raw: str, max_chars: int) -> tuple[str, tuple[str, ...], bool]:
+    reasons = tuple(injection_reasons(raw))
     cleaned = neutralise(strip_invisible(unicodedata.normalize("NFC", raw)))
     truncated = len(cleaned) > max_chars
     if truncated:
         cleaned = cleaned[:max_chars].rstrip() + " […]"
-    return Sanitised(text=cleaned, flagged=bool(reasons), reasons=reasons, truncated=truncated)
+    return cleaned, reasons, truncated
+
+
+# Every prompt sanitises the last artifact again, and every reply's keys ("status", "result", ...):
+# the same strings, turn after turn. The work is a pure function of the text, so short texts are
+# remembered (at most CACHED_TEXTS of at most CACHED_CHARS characters: a few MB).
+CACHED_CHARS = 2048
+CACHED_TEXTS = 2048
+_sanitised_cached = functools.lru_cache(maxsize=CACHED_TEXTS)(_sanitised)
 
 
 def sanitise_value(value: Any, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[Any, list[str]]:
