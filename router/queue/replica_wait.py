@@ -7,7 +7,9 @@ the claim with it, and the replica promoted in its place would let the same comm
 router asks `WAIT n timeout`; fewer than `n` replicas acknowledging in
 `ROUTER_REDIS_REPLICA_TIMEOUT_MS` means the command is not run: it is answered `not sent` and what
 it took (the claim, the bounds' shares) is given back, so the same command sent again is checked
-again. The done record waits the same way in the reply's own round trip, before the reply is pushed.
+again. Not run here is all the answer can promise: when the primary is cut off from its replicas
+(a split), the queue item reached them before the claim did, and a replica promoted in its place
+runs it once; the reply says so, and its sender is told to look before sending it again. The done record waits the same way in the reply's own round trip, before the reply is pushed.
 
 WAIT waits for the writes of the connection it is sent on. The claim rode another round trip, on
 whichever pooled connection that took, so `claim_durable` writes a marker of its own first and waits
@@ -57,8 +59,9 @@ class ReplicaWait:
                     acknowledged, self.needed, self.timeout_ms)
         return self._not_sent(
             envelope, f"its claim reached {acknowledged} of the {self.needed} Redis replica(s) it needs "
-                      f"within {self.timeout_ms} ms (ROUTER_REDIS_MIN_REPLICAS); try again once the "
-                      "replicas are back")
+                      f"within {self.timeout_ms} ms (ROUTER_REDIS_MIN_REPLICAS). If Redis fails over "
+                      "now, the replica that takes over may still hold the command and run it once "
+                      "(it is never run twice): look on the platform before sending it again")
 
     def wait_in(self, batch: Batch) -> int | None:
         """Add the wait to a round trip after its writes (the done records, before the replies):

@@ -185,7 +185,8 @@ def test_the_primary_cut_off_from_replicas_and_sentinel_with_the_routers_still_o
     replica, so with ROUTER_REDIS_MIN_REPLICAS=1 no post runs on them (`not sent`). Every post the
     platform got keeps its record on the primary that wins, and none is made twice. A limit of a
     split brain: a command queued before the cut and answered `not sent` on the cut-off primary is
-    still in the winner's queue, and runs there (once)."""
+    still in the winner's queue, and runs there (once): its `not sent` says it may
+    (`router.queue.replica_wait`)."""
     cluster = ReplicatedRedis(replicas=2, primary_behind_proxy=True, fenced=True)
     routers: list[RouterProcess] = []
     try:
