@@ -29,6 +29,7 @@ from protocol.redis_address import RedisAddress, parse_address
 from protocol.redis_cluster import TaggedCluster
 from protocol.redis_safety import CheckedAsyncConnection, CheckedConnection, RedisUnsafe
 from protocol.redis_sentinel import (
+    AsyncFollowFence,
     AsyncFollowingSentinelPool,
     BlockingSentinelPool,
     FollowFence,
@@ -169,7 +170,8 @@ def async_client(url: str, *, decode_responses: bool, socket_connect_timeout: fl
                  accepted_eviction: str = "", **extra: Any) -> aioredis.Redis:
     """A `redis.asyncio` client on one connection of its own (closed with it), checked the same way."""
     address = parse_address(url)
-    cls = checked_class(_async_base_class(address), (), accepted_eviction, CheckedAsyncConnection)
+    mixins: tuple[type, ...] = (AsyncFollowFence,) if address.is_sentinel else ()
+    cls = checked_class(_async_base_class(address), mixins, accepted_eviction, CheckedAsyncConnection)
     common: dict[str, Any] = {"decode_responses": decode_responses,
                               "socket_connect_timeout": socket_connect_timeout, **extra}
     if address.is_cluster:

@@ -38,10 +38,25 @@ class FollowFence:
         try:
             return super().read_response(*args, **kwargs)  # type: ignore[misc]
         except redis.ResponseError as exc:
-            if not str(exc).startswith("NOREPLICAS"):
-                raise
-            raise PrimaryFenced(f"the primary refuses writes for want of replicas ({exc}); it may have "
-                                "been replaced: reconnecting through Sentinel") from exc
+            raise _fenced(exc) from exc
+
+
+class AsyncFollowFence:
+    """`FollowFence` for a `redis.asyncio` connection (the MCP server's)."""
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.ResponseError as exc:
+            raise _fenced(exc) from exc
+
+
+def _fenced(exc: redis.ResponseError) -> redis.ResponseError | PrimaryFenced:
+    """A NOREPLICAS refusal as `PrimaryFenced`; any other refusal as it was."""
+    if not str(exc).startswith("NOREPLICAS"):
+        return exc
+    return PrimaryFenced(f"the primary refuses writes for want of replicas ({exc}); it may have "
+                         "been replaced: reconnecting through Sentinel")
 
 
 class PrimaryWatch:

@@ -9,7 +9,8 @@ router asks `WAIT n timeout`; fewer than `n` replicas acknowledging in
 it took (the claim, the bounds' shares) is given back, so the same command sent again is checked
 again. Not run here is all the answer can promise: when the primary is cut off from its replicas
 (a split), the queue item reached them before the claim did, and a replica promoted in its place
-runs it once; the reply says so, and its sender is told to look before sending it again. The done record waits the same way in the reply's own round trip, before the reply is pushed.
+runs it once; the reply says so, and its sender is told to look before sending it again. The done
+record waits the same way in the reply's own round trip, before the reply is pushed.
 
 WAIT waits for the writes of the connection it is sent on. The claim rode another round trip, on
 whichever pooled connection that took, so `claim_durable` writes a marker of its own first and waits
