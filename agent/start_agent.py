@@ -29,9 +29,12 @@ use_the_installed_python(REPO_ROOT)
 # with SIGINT ignored: the stack may open its gate while the agent still imports, and the agent
 # then leaves as soon as it is up instead of the Ctrl-C being lost (run_agent reads it).
 CTRL_C_BEFORE = threading.Event()
+# The stack's runner hands the agent its start gate (a pipe's read end) on the command line: process
+# plumbing, not a setting, so it is no environment variable.
+START_GATE_FLAG = "--start-gate"
 if __name__ == "__main__":
     leave_on_ctrl_c()  # a Ctrl-C while the agent starts leaves quietly, never with a traceback
-    if os.environ.get("SAFECLAW_START_GATE") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    if START_GATE_FLAG in sys.argv and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, lambda _signum, _frame: CTRL_C_BEFORE.set())
 
 from dotenv import load_dotenv  # noqa: E402
@@ -88,6 +91,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "Default: those enabled in config",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="log INFO to stderr too")
+    parser.add_argument(START_GATE_FLAG, default="", metavar="FD", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -147,7 +151,7 @@ def run_command(args: argparse.Namespace) -> int:
         return rules_command(settings, args.key, args.value)
     if args.command == "autonomy":
         return autonomy_command(settings, args)
-    return run_agent(settings, args, env.get("SAFECLAW_START_GATE", ""))
+    return run_agent(settings, args, args.start_gate)
 
 
 def wait_for_the_stack(gate: str) -> bool:

@@ -40,8 +40,8 @@ class StartGate:
     def __init__(self) -> None:
         self.read_end, self.write_end = os.pipe()
 
-    def env(self) -> dict[str, str]:
-        return {"SAFECLAW_START_GATE": str(self.read_end)}
+    def args(self) -> list[str]:
+        return ["--start-gate", str(self.read_end)]
 
     def handed_over(self) -> None:
         os.close(self.read_end)  # the agent holds its own copy
@@ -68,7 +68,7 @@ def launch_agent(
 ) -> subprocess.Popen[Any]:
     """The agent on this terminal, in the foreground group (a Ctrl-C reaches it directly); it shows
     nothing until the gate opens."""
-    agent = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, **gate.env()}, preexec_fn=agent_child_setup,
+    agent = subprocess.Popen([*command, *gate.args()], cwd=REPO_ROOT, env=env, preexec_fn=agent_child_setup,
                              pass_fds=(gate.read_end,))
     gate.handed_over()
     stack.record("agent", agent)

@@ -47,6 +47,9 @@ def test_a_notice_goes_above_the_prompt_and_the_typed_line_is_kept():
         assert "\x1b[2J" not in child.before + after_notice
         child.send("lo\r")
         child.expect_exact("got hello")  # the line typed across the notice arrives whole
+        # Readline draws the prompt once the terminal is in its mode: a Ctrl-D before that is read
+        # by the line discipline as an empty line's end, and readline never sees it.
+        child.expect_exact("you> ")
         child.sendeof()
         child.expect(pexpect.EOF)
     finally:

@@ -35,8 +35,8 @@ def test_a_ctrl_c_while_the_agent_waits_for_the_stack_makes_it_leave(tmp_path):
     read_end, write_end = os.pipe()
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "dumb", "SAFECLAW_LLM_PROVIDER": "scripted",
-           "SAFECLAW_SCRIPTED_REPLIES": str(replies), "SAFECLAW_START_GATE": str(read_end)}
-    agent = subprocess.Popen([sys.executable, "agent/start_agent.py"], stdin=slave, stdout=slave, stderr=slave,
+           "SAFECLAW_SCRIPTED_REPLIES": str(replies)}
+    agent = subprocess.Popen([sys.executable, "agent/start_agent.py", "--start-gate", str(read_end)], stdin=slave, stdout=slave, stderr=slave,
                              cwd=REPO, env=env, pass_fds=(read_end,), preexec_fn=agent_child_setup)
     os.close(slave)
     os.close(read_end)
