@@ -24,8 +24,6 @@ from protocol.origin import NO_ORIGIN, OWNER, Origin
 
 log = logging.getLogger("safeclaw.agent.loop")
 Observation = dict[str, Any]
-# Result fields a model that does not observe would leave unseen, so the reply shows them.
-SHOWN_RESULTS = frozenset({"notifications", "summary", "dry_run"})
 
 
 class RouterPort(Protocol):
@@ -144,16 +142,10 @@ def step_origin(
 
 
 def reply_without_observing(message: str, results: list[Observation]) -> str:
-    """The model will not read the results, so what the owner asked to see is shown as is
-    (notifications, a page's summary, a dry run). The outcome comes first and once: when an action
-    failed, waits for the owner or is not known yet, the model's words (written before anything
-    ran: "Posting on Bluesky: …") are left out and each action's outcome is said, those first."""
+    """The model will not read the results, so each action's outcome is said once, from the results:
+    what failed, waits for the owner or is not known yet first, then what went through. The model's
+    words were written before anything ran ("Posting on Bluesky: …", "Forgetting cat.") and would
+    say it twice, or say the opposite of what happened, so they are left out."""
     unsettled = [describe_one(r) for r in results if r["status"] not in ("ok", "skipped")]
-    if unsettled:
-        return "\n".join([*unsettled, *(describe_one(r) for r in results if r["status"] == "ok")])
-    shown = [
-        describe_one(r)
-        for r in results
-        if r["status"] == "ok" and isinstance(r.get("result"), dict) and set(r["result"]) & SHOWN_RESULTS
-    ]
-    return "\n".join([message, *shown] if message else shown) or "Done."
+    settled = [describe_one(r) for r in results if r["status"] == "ok"]
+    return "\n".join([*unsettled, *settled]) or message or "Done."

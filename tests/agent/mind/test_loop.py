@@ -192,6 +192,22 @@ def test_a_model_that_cannot_observe_ends_the_turn_after_acting(workspace):
     assert workspace.load_memory()["a"]["value"] == 1
 
 
+def test_a_model_that_cannot_observe_says_each_outcome_once_not_its_announcement_too(workspace):
+    """The walk of issue 31: "Posting on Bluesky: hi" then "Posted on Bluesky (dry run: …)", and
+    "Forgetting cat." when no fact of that name was kept: the model's words come before anything ran."""
+    router = RecordingRouter({"status": "ok", "result": {"dry_run": True, "platform": "bsky"}})
+    loop, llm = make_loop(
+        workspace, 'Posting on Bluesky: "hi". ' + tool(("CREATE_POST", {"platform": "bsky", "text": "hi"})),
+        "Forgetting cat. " + tool(("_MEMORY_FORGET", {"keys": ["cat"]})), router=router,
+    )
+    llm.observes_results = False
+    posted = loop.run_turn("console", 'post "hi" to bluesky').reply
+    assert posted.startswith("Posted on Bluesky (dry run"), posted
+    assert "Posting" not in posted and posted.count("Bluesky") == 1, posted
+    forgot = loop.run_turn("console", "forget cat").reply
+    assert forgot == "Could not forget that: nothing is remembered under 'cat'", forgot
+
+
 @pytest.mark.parametrize("follow_up", [
     [{"name": "_MEMORY_WRITE", "params": {"new_memory": {"owner_password": "leak"}}}],
     "not a list of actions",
