@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 from agent.commands.describe import asking, platform_name
 from agent.llm.local.action_evidence import content_words
+from agent.llm.local.everyday import CLOCK, REMINDER, REMINDERS_REPLY, clock_reply, unquoted_post_reply
 from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I, Intent
 from agent.llm.local.message_values import PLATFORM_WORDS
 from agent.llm.local.rules import (
@@ -23,6 +25,7 @@ from agent.llm.local.rules import (
     GREETING,
     HOW_ARE_YOU,
     MEMORY_LIST,
+    OPENING,
     SMALL_TALK,
     THANKS,
 )
@@ -49,6 +52,7 @@ COMMAND_OF = {
     "LIKE_POST": "/like <post URL>",
     "DELETE_POST": "/delete <post URL>",
     "GET_NOTIFICATIONS": "/notifications <platform>",
+    "SEARCH_POSTS": "/search <words>",
     "_MEMORY_WRITE": "/remember <key> = <value>",
     "_MEMORY_FORGET": "/forget <key>",
     "_BROWSER_VISION": "/browse <url>",
@@ -95,7 +99,9 @@ WHAT_I_DO = (
     "I can post words you give me, reply to, like or delete a post by its link, show your "
     "notifications, open a web page, and remember facts you tell me. /help lists the commands."
 )
-BIGGER_MODEL = "a larger model can (Ollama, OpenAI or Gemini; see docs/llm.md)"
+# No file or host names in these fixed words: in a turn that read outside text, a reply's hosts the
+# owner did not write are shown as "[outside: …]" (agent/flow/reply_links.py).
+BIGGER_MODEL = "a larger model can (Ollama, OpenAI or Gemini: the README says how to start one)"
 POST_WORDS = frozenset({"post", "tweet", "toot", "publish", "thread"}) | frozenset(
     word for words in PLATFORM_WORDS.values() for word in words if len(word) > 1
 )
@@ -118,15 +124,18 @@ def which_platform_reply(intent: Intent, platforms: list[str]) -> str:
             f"{', '.join(platforms)}. Nothing was done.")
 
 
+LEAVING = "Bye! quit (or Ctrl-D) leaves the console; I'll remember what you told me."
+
+
 def small_talk_reply(message: str) -> str:
+    if GOODBYE.search(message):  # "thanks, bye": leaving comes first
+        return LEAVING
     if ACKNOWLEDGE.search(message):
         return "OK! Tell me what to do next; /help lists the commands."
     if THANKS.search(message):
         return f"You're welcome! {WHAT_I_DO}"
     if HOW_ARE_YOU.search(message):
         return f"I'm fine, thanks for asking! {WHAT_I_DO}"
-    if GOODBYE.search(message):
-        return "Bye! quit (or Ctrl-D) leaves the console; I'll remember what you told me."
     if GREETING.search(message):
         return f"Hello! I'm SafeClaw, your personal agent for the social web. {WHAT_I_DO}"
     return f"Hello! {WHAT_I_DO}"
@@ -141,9 +150,10 @@ STATEMENT_OF_FACT = re.compile(
 NEEDS = [
     (ACCOUNT_SETUP,
      "To connect an account, put its login in router/.env and start SafeClaw again: for Bluesky, "
-     "BSKY_HANDLE=you.bsky.social and BSKY_PASSWORD=an app password (Bluesky's settings, App "
-     "passwords); the other platforms' names are in .env.example. Only the router reads that file, "
-     "never me. Until then posts are only recorded (dry run), not sent."),
+     "BSKY_HANDLE=your handle and BSKY_PASSWORD=an app password (Bluesky's settings, App "
+     "passwords); the example settings file that comes with SafeClaw names the other platforms' "
+     "settings. Only the router reads that file, never me. Until then posts are only recorded "
+     "(dry run), not sent."),
     (re.compile(r"\b(see|know|read|have|access|store|keep|save|hold)\b.*\b(passwords?|logins?|credentials?)\b",
                 re.I),
      "No: I never see your passwords. The router alone holds the logins (in router/.env), and it keeps "
@@ -166,12 +176,21 @@ NEEDS = [
                 r"(post|tweet|toot|skeet|status|comment)\b", re.I),
      "To like a post I need its link: like <post URL> (or /like <post URL>). Nothing was done."),
     (re.compile(r"\bforget\b", re.I),
-     "I forget one fact at a time: /memory lists them, /forget <key> forgets one. Nothing was done."),
+     "I found no fact of that name to forget: /memory lists what I remember, /forget <key> forgets one. "
+     "Nothing was done."),
 ]
 
 
 def cannot_reply(message: str) -> str:
     """A request none of the actions does: said plainly, with what would do it. Nothing ran."""
+    message = OPENING.sub("", message, count=1) or message
+    if CLOCK.search(message):
+        return clock_reply(datetime.now().astimezone())
+    if REMINDER.search(message):
+        return REMINDERS_REPLY
+    unquoted = unquoted_post_reply(message)
+    if unquoted is not None:
+        return unquoted
     fact = STATEMENT_OF_FACT.match(message)
     if fact:
         key, value = quoted(fact.group("key"), 60), quoted(fact.group("value"), 100)

@@ -12,6 +12,7 @@ import re
 
 from agent.commands.parse import platform_of_post
 from agent.llm.local.about_me import statement_about_me
+from agent.llm.local.everyday import CLOCK, REMINDER
 from agent.llm.local.intents import ANSWERS, CAPABILITIES, CHAT, RECALL, REFUSE, REPLY, WHO_AM_I
 
 SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credentials?|private key)s?\b"
@@ -27,7 +28,7 @@ GREETING = re.compile(
 THANKS = re.compile(r"^\W*(thanks|thank you|thank u|thankyou|thx|thnx|thnks|thanx|tnx|ty|tysm|cheers|ta)\b"
                     r"|\b(thanks|thank you)\W*$", re.I)
 HOW_ARE_YOU = re.compile(r"\bhow are (you|u)\b|\bhow'?s it going\b|\bhow do you do\b|^\W*what'?s up\b", re.I)
-GOODBYE = re.compile(r"^\W*(bye|goodbye|good night|see you|later)\b", re.I)
+GOODBYE = re.compile(r"^\W*(bye|goodbye|good night|see you|later)\b|\b(bye|goodbye|see you)\W*$", re.I)
 ACKNOWLEDGE = re.compile(
     r"^\W*(ok|okay|k|kk|cool|nice|great|awesome|perfect|sure|got it|alright|fine|lol|haha\w*|hehe\w*|"
     r"hmm+|yes|yeah|yep|no|nope|wow)\b[\W]*(thanks|thank you)?\W*$", re.I)
@@ -42,7 +43,8 @@ OPENING = re.compile(
 ASKING = re.compile(
     r"\b(write|tell|make|create|compose|draft|generate|give|find|search|show|explain|translate|"
     r"summari[sz]e|post|send|what|who|when|where|why|which|can you|could you|would you|please|"
-    r"reply|like|delete|remove|follow|unfollow|block|mute|forget|remember|open|read)\b", re.I)
+    r"reply|like|delete|remove|follow|unfollow|block|mute|forget|remember|open|read|remind|alarm|schedule)\b",
+    re.I)
 # "What do you remember about me?": the memory listed, never a fact to store.
 MEMORY_LIST = re.compile(
     r"\bwhat (do|did) you (remember|know)\b|\bwhat (did|have) i (tell|told|teach|taught) you\b", re.I)
@@ -60,6 +62,8 @@ SHARING_A_SECRET = re.compile(SHARE + r".*" + SECRET + r"|" + SECRET + r".*" + S
 RULES: list[tuple[re.Pattern[str], str]] = [
     (SHARING_A_SECRET, REFUSE),
     (ACCOUNT_SETUP, CHAT),
+    (CLOCK, CHAT),
+    (REMINDER, CHAT),
     (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwhat(?:'s| is) safeclaw\b|"
                 r"^\W*what(?:'s| is) this( app| program| thing| tool)?\W*$|"
                 r"\bwho (made|built|created|wrote|develop\w*) you\b|"

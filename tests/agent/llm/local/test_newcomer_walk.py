@@ -5,6 +5,9 @@ that: the embedded model can't write texts…"; "what can you do?" left out the 
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 import pytest
 
 from agent.llm.local.replies import ABILITIES, chat_reply
@@ -78,3 +81,73 @@ def test_whether_it_sees_the_passwords_is_answered(message):
     assert keyword_rule(message, OFFERED) in (None, "chat"), message
     reply = chat_reply(message)
     assert reply.startswith("No: I never see your passwords") and "router/.env" in reply, reply
+
+
+@pytest.mark.parametrize("message", ["what time is it?", "what's the date today", "what day is it",
+                                     "hi, what time is it?", "What is the time now?"])
+def test_the_time_is_told_from_the_machines_clock(message):
+    """The walk of issue 31: "what time is it?" got "the embedded model can't … look things up"."""
+    assert keyword_rule(message, OFFERED) == "chat", message
+    reply = chat_reply(message)
+    assert re.fullmatch(r"It is \d\d:\d\d on \w+day, \d{1,2} \w+ \d{4} \(this machine's clock\)\.", reply), reply
+
+
+def test_the_clock_reply_names_day_date_and_time():
+    from agent.llm.local.everyday import clock_reply
+
+    assert clock_reply(datetime(2026, 12, 3, 9, 5)) == "It is 09:05 on Thursday, 3 December 2026 (this machine's clock)."
+
+
+@pytest.mark.parametrize("message", ["remind me to call mum at 5", "set an alarm for 7am", "can you remind me tomorrow",
+                                     "schedule a post for monday", "hey, remind me to water the plants"])
+def test_a_reminder_is_said_to_be_out_of_reach_without_a_lecture(message):
+    assert keyword_rule(message, OFFERED) == "chat", message
+    reply = chat_reply(message)
+    assert reply.startswith("I can't set reminders"), reply
+    assert "write a post" not in reply and "Nothing was done." in reply, reply
+
+
+@pytest.mark.parametrize(("message", "text", "platform"), [
+    ("post hello world on bluesky", "hello world", "bsky"),
+    ("please post good morning everyone to mastodon", "good morning everyone", "mastodon"),
+    ("tweet coffee time on twitter", "coffee time", "x"),
+])
+def test_a_post_without_quotes_is_shown_how_to_send_exactly_those_words(message, text, platform):
+    """The walk: "post hello world on bluesky" got "I can't write a post for you", although the owner
+    gave the words; nothing is guessed: quotes say where the words start and end."""
+    reply = chat_reply(message)
+    assert f'put them in quotes: post "{text}" on' in reply and f"/post {platform} {text}" in reply, reply
+    assert reply.endswith("Nothing was posted."), reply
+
+
+@pytest.mark.parametrize("message", ["post something funny about mondays on bluesky",
+                                     "post a joke on bluesky", "write me a post about cats"])
+def test_a_post_to_be_written_keeps_the_kind_refusal(message):
+    reply = chat_reply(message)
+    assert reply.startswith("I can't write a post for you"), reply
+
+
+@pytest.mark.parametrize("message", ["bye", "thanks, bye", "ok bye!", "goodbye", "thank you, see you"])
+def test_a_goodbye_says_how_to_leave(message):
+    assert keyword_rule(message, OFFERED) == "chat", message
+    assert chat_reply(message).startswith("Bye! quit (or Ctrl-D) leaves the console"), message
+
+
+def test_forgetting_what_is_not_remembered_says_so_first():
+    reply = chat_reply("forget my shoe size")
+    assert reply.startswith("I found no fact of that name to forget: /memory lists"), reply
+
+
+def test_the_embedded_models_fixed_words_name_no_host():
+    """In a turn that read outside text, a reply's hosts the owner did not write are shown as
+    "[outside: …]": the fixed words named docs/llm.md, you.bsky.social and .env.example, and a newcomer
+    saw their own setup help marked as a stranger's link."""
+    from agent.llm.local import everyday, replies
+    from protocol.link_hosts import link_keys
+
+    fixed = [value for module in (replies, everyday) for name, value in vars(module).items()
+             if isinstance(value, str) and not name.startswith("__")]
+    fixed += [how for _, how in replies.NEEDS]
+    fixed += [chat_reply(m) for m in ("post a joke on bluesky", "what is the weather?", "how do I connect bluesky?")]
+    named = {text: link_keys(text) for text in fixed if link_keys(text)}
+    assert named == {}, named
