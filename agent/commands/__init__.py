@@ -50,6 +50,7 @@ def command_specs(builders: CommandBuilders | None = None) -> list[CommandSpec]:
         CommandSpec(
             "notifications", "<platform>", "recent mentions, replies, likes", b.notifications if b else None
         ),
+        CommandSpec("search", "<words>", "search public Bluesky posts", b.search if b else None),
         CommandSpec("remember", "<key> = <value>", "remember a fact", b.remember if b else None),
         CommandSpec("forget", "<key>", "forget a remembered fact", b.forget if b else None),
         CommandSpec("memory", "", "show what I remember"),

@@ -117,6 +117,8 @@ def done(action: str, params: dict[str, Any], result: dict[str, Any]) -> str:
         return f"Forgot: {', '.join(map(str, result['forgotten']))}{result.get('disk', '')}."
     if isinstance(result.get("notifications"), list):
         return describe_notifications(result)
+    if isinstance(result.get("posts"), list):
+        return describe_posts(result)
     if result.get("summary"):
         return f"Summary of the page: {result['summary']}"
     what = "Replied on {p}" if action == "CREATE_POST" and params.get("reply_to") else None
@@ -153,6 +155,24 @@ def describe_notifications(result: dict[str, Any]) -> str:
         text = sanitise_text(str(item.get("text") or ""), 200).text
         flag = " [flagged: looks like prompt injection]" if item.get("flagged") else ""
         lines.append(f"- {item.get('kind', '?')} from {author}: {text}{flag}".rstrip(": "))
+    if len(items) > MAX_ITEMS:
+        lines.append(f"… and {len(items) - MAX_ITEMS} more")
+    return "\n".join(lines)
+
+
+def describe_posts(result: dict[str, Any]) -> str:
+    """Posts a search found: other people's words, shown as notifications are."""
+    items = [item for item in result["posts"] if isinstance(item, dict)]
+    where = platform_name(result.get("platform"))
+    if not items:
+        return f"No posts found on {where}."
+    lines = [f"{len(items)} post(s) found on {where}:"]
+    for item in items[:MAX_ITEMS]:
+        author = sanitise_text(str(item.get("author") or "someone"), 80).text
+        text = sanitise_text(str(item.get("text") or ""), 200).text
+        flag = " [flagged: looks like prompt injection]" if item.get("flagged") else ""
+        link = f" ({sanitise_text(str(item['url']), 200).text})" if item.get("url") else ""
+        lines.append(f"- {author}: {text}{link}{flag}")
     if len(items) > MAX_ITEMS:
         lines.append(f"… and {len(items) - MAX_ITEMS} more")
     return "\n".join(lines)

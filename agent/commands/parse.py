@@ -21,6 +21,11 @@ PLATFORM_ALIASES = {"bluesky": "bsky", "twitter": "x", "mstdn": "mastodon", **{p
 # The first word of a command; Telegram may add "@botname" in groups.
 COMMAND_WORD = re.compile(r"^/([A-Za-z][A-Za-z0-9_]*)(?:@[A-Za-z0-9_]+)?$")
 MASTODON_STATUS_PATH = re.compile(r"^/@[^/]+/\d+/?$")
+# "example.com" or "news.example.org/page": an address typed without its scheme.
+BARE_HOST = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}(?::\d{1,5})?(?:[/?#]\S*)?$", re.I)
+# Where SEARCH_POSTS looks; a leading platform word is where, not what.
+SEARCH_PLATFORM = "bsky"
 
 
 class CommandUsageError(AgentError):
@@ -194,6 +199,23 @@ class CommandBuilders:
     def browse(self, args: str) -> list[Action]:
         usage = "/browse <url>"
         words = args.split()
-        if len(words) != 1 or urlsplit(words[0]).scheme not in ("http", "https"):
-            raise CommandUsageError(f"Usage: {usage} (one http:// or https:// address)")
-        return self._one("_BROWSER_VISION", {"url": words[0]}, usage)
+        url = with_scheme(words[0]) if len(words) == 1 else ""
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise CommandUsageError(f"Usage: {usage} (one web address, such as example.com or https://example.com)")
+        return self._one("_BROWSER_VISION", {"url": url}, usage)
+
+    def search(self, args: str) -> list[Action]:
+        usage = "/search <words>"
+        first, _, rest = args.strip().partition(" ")
+        platform = platform_name(first) if rest.strip() and first.lower() != "x" else None  # "x files"
+        if platform is not None and platform != SEARCH_PLATFORM:
+            raise CommandUsageError(f"Only public Bluesky posts can be searched. Usage: {usage}")
+        query = unquoted(rest if platform else args)
+        if not query.strip("\"'“”‘’ "):
+            raise CommandUsageError(f"Usage: {usage}, e.g. /search spring flowers (public Bluesky posts)")
+        return self._one("SEARCH_POSTS", {"platform": SEARCH_PLATFORM, "query": query}, usage)
+
+
+def with_scheme(address: str) -> str:
+    """`example.com/page` as https://example.com/page; any other text as it is."""
+    return f"https://{address}" if BARE_HOST.match(address) else address

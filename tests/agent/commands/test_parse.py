@@ -109,13 +109,49 @@ def test_remember_forget_browse_notifications(build):
         ("remember", " = Miso", r"Usage: /remember <key> = <value>"),
         ("remember", "cat =", r"Usage: /remember <key> = <value>"),
         ("forget", "  ", r"Usage: /forget <key>"),
-        ("browse", "example.com", r"Usage: /browse <url> \(one http:// or https:// address\)"),
+        ("browse", "not an address", r"Usage: /browse <url> \(one web address, such as example.com"),
+        ("browse", "localhost", r"Usage: /browse <url>"),
         ("browse", "file:///etc/passwd", r"Usage: /browse <url>"),
+        ("browse", "javascript:alert(1)", r"Usage: /browse <url>"),
+        ("search", "", r"Usage: /search <words>, e.g. /search spring"),
+        ("search", '""', r"Usage: /search <words>"),
+        ("search", "mastodon cats", r"Only public Bluesky posts can be searched"),
     ],
 )
 def test_a_bad_command_says_what_was_expected(build, command, args, expected):
     with pytest.raises(CommandUsageError, match=expected):
         getattr(build, command)(args)
+
+
+@pytest.mark.parametrize(
+    ("typed", "url"),
+    [
+        ("example.com", "https://example.com"),
+        ("news.example.org/page?id=3", "https://news.example.org/page?id=3"),
+        ("http://example.com", "http://example.com"),
+        ("example.com:8080/x", "https://example.com:8080/x"),
+    ],
+)
+def test_browse_takes_an_address_typed_without_its_scheme(build, typed, url):
+    """The newcomer's walk of issue 31: `/browse example.com` answered with a usage error."""
+    [browse] = build.browse(typed)
+    assert browse.params == {"url": url}
+
+
+@pytest.mark.parametrize(
+    ("typed", "query"),
+    [
+        ("spring flowers", "spring flowers"),
+        ("bluesky spring flowers", "spring flowers"),
+        ("bsky cats", "cats"),
+        ('"red fox"', "red fox"),
+        ("x files", "x files"),  # "x" is a word of the query here, not the platform: only Bluesky is searched
+        ("bluesky", "bluesky"),
+    ],
+)
+def test_search_looks_for_the_words_on_bluesky(build, typed, query):
+    [search] = build.search(typed)
+    assert (search.name, search.params) == ("SEARCH_POSTS", {"platform": "bsky", "query": query})
 
 
 def test_an_action_missing_from_the_catalogue_is_not_available(workspace):
