@@ -87,7 +87,7 @@ def check_llm(settings: AgentSettings, agent: dict[str, Any] | None = None) -> C
     if agent is not None and agent.get("llm_provider"):
         llm = dataclasses.replace(settings.llm, provider=str(agent["llm_provider"]),
                                   model=str(agent.get("llm_model") or ""))
-        name = f"LLM {llm.provider} ({llm.model}) of the running agent (pid {agent.get('pid', '?')})"
+        name = f"LLM {llm.provider} ({llm.model}) of the running agent"
         last = agent.get("llm")
         if isinstance(last, dict) and last.get("ok") is False:
             return Check(False, f"{name}: its last call failed: {str(last.get('error') or '?')[:200]}")
