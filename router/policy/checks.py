@@ -83,12 +83,7 @@ class Policy:
             RateRule(name, resolve("ROUTER_RATE_LIMITS", name), rule.limit, rule.window_seconds)
             for name, rule in settings.rate_limits.items()
         ]
-        self.whose_words = WhoseWords(settings.approve_tainted_writes)
-        if not settings.approve_tainted_writes:
-            log.warning(
-                "ROUTER_APPROVE_TAINTED_WRITES=false: a turn that read outside text (a page, a post, "
-                "notifications) publishes without the owner's approval"
-            )
+        self.whose_words = WhoseWords(settings.approve_tainted_writes)  # warns when it is off
         # A dry run counts in bounds of its own: a rehearsal behaves as the real run would (its
         # quotas, pacing, duplicates) but never spends or blocks the real ones.
         self.counter_prefix = self.keys.router_prefix + (DRY_RUN_COUNTERS if settings.dry_run else "")

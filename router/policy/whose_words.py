@@ -26,6 +26,7 @@ refused them.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -35,6 +36,8 @@ from protocol.injection_patterns import injection_reasons
 from protocol.mention_replies import asked_platforms, covers, split_answer
 from protocol.origin import AUTONOMY, OWNER, STRANGER, Origin, fold, foreign_links, said_by
 from router.policy.effects import LOCAL_PLATFORM, Effect
+
+log = logging.getLogger("safeclaw.router.policy")
 
 # Params that say where a write goes or how it is built, not what it publishes.
 NOT_PUBLISHED = frozenset({"platform"})
@@ -67,6 +70,11 @@ class WhoseWords:
 
     def __init__(self, approve_tainted_writes: bool = True) -> None:
         self.approve_tainted_writes = approve_tainted_writes
+        if not approve_tainted_writes:
+            log.warning(
+                "ROUTER_APPROVE_TAINTED_WRITES=false: a turn that read outside text (a page, a post, "
+                "notifications) publishes without the owner's approval"
+            )
 
     @staticmethod
     def refusal(effect: Effect, origin: Origin | None) -> tuple[str, str] | None:
