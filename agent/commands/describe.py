@@ -13,7 +13,8 @@ from protocol.untrusted import sanitise_text
 
 MAX_REPLY_CHARS = 3000
 MAX_ITEMS = 10
-OUTBOX = "the router's outbox.jsonl"
+OUTBOX_FILE = "outbox.jsonl"
+OUTBOX = f"the router's {OUTBOX_FILE}"
 # action -> (what asking for it is, in words; what it is once done). {p}: the platform's name.
 WORDS = {
     "CREATE_POST": ("post on {p}", "Posted on {p}"),

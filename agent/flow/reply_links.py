@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from agent.commands.describe import OUTBOX_FILE
 from agent.flow.outside_links import WITHHELD_LINE, OutsideLinks
 from agent.link.origin import conversation_taint, owner_messages, sources_read
 from agent.workspace.snapshot import TurnSnapshot
 
 POST_PAGES = "bsky.app"  # a post's own page: its links are the platform's, not a lure
+# Names SafeClaw's own words give that read like hosts: a file of the router's (.jsonl is no domain).
+OWN_NAMES = (OUTBOX_FILE,)
 
 
 class Answered(Protocol):
@@ -29,5 +32,6 @@ def checked_reply(turn: Answered, user_message: str, snapshot: TurnSnapshot, con
     earlier = conversation_taint(snapshot.artifact, conversation, snapshot.history)
     if not (sources_read(turn.observations) or earlier):
         return turn.reply
-    links = OutsideLinks.for_explain([*owner_messages(snapshot.history, user_message), POST_PAGES], "")
+    said = owner_messages(snapshot.history, user_message)
+    links = OutsideLinks.for_explain([*said, POST_PAGES, *OWN_NAMES], "")
     return "\n".join(links.mark(line, WITHHELD_LINE)[0] for line in turn.reply.split("\n"))

@@ -43,3 +43,16 @@ def test_a_line_with_a_host_the_tokens_do_not_split_is_withheld_as_a_line(worksp
                         router=RecordingRouter(NOTIFICATION))
     reply = loop.run_turn("console", "show my notifications on bluesky").reply
     assert reply == "You have one mention.\n" + WITHHELD_LINE
+
+
+def test_the_dry_run_line_of_a_tainted_conversation_keeps_the_outbox_name(workspace):
+    """The newcomer's walk of issue 31: after /notifications, a dry-run post read "written to the
+    router's [outside: outbox[.]jsonl]": SafeClaw's own file named as a stranger's link."""
+    loop, llm = make_loop(workspace, tool(("GET_NOTIFICATIONS", {"platform": "bsky"})), "One mention.",
+                          tool(("CREATE_POST", {"platform": "bsky", "text": "hi"})),
+                          router=RecordingRouter(NOTIFICATION))
+    loop.run_turn("console", "show my notifications on bluesky")
+    loop.router.answer = {"status": "ok", "result": {"dry_run": True, "platform": "bsky"}}
+    llm.observes_results = False
+    reply = loop.run_turn("console", 'post "hi" on bluesky').reply
+    assert reply == "Posted on Bluesky (dry run: written to the router's outbox.jsonl, not sent).", reply
