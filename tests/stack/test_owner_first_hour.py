@@ -59,6 +59,7 @@ def test_a_quoted_post_goes_out_without_its_quote_marks(console):
     assert any('"Testing"' in text for text in texts) and not any('\\"Testing\\"' in t for t in texts), texts
 
 
+@pytest.mark.slow
 @needs_model
 def test_the_embedded_model_says_the_outcome_first_and_once(tmp_path):
     """Issue 31, item 5: "Posting on Bluesky: …" then "Not done: … the kill switch is on"."""
