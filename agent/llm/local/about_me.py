@@ -32,9 +32,18 @@ KIN_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# "remember (that) my favourite food is ramen": the statement after the ask to remember it.
+REMEMBER_THAT = re.compile(r"^\W*(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[:,]?\s+", re.I)
+
+
 def statement_about_me(message: str) -> tuple[str, str] | None:
-    """(key, value) when the whole message states a fact about the owner; None for a question,
-    a request or anything longer."""
+    """(key, value) when the whole message states a fact about the owner, asked to be remembered
+    or not; None for a question, a request or anything longer."""
+    asked = REMEMBER_THAT.sub("", message, count=1)
+    return stated(message) or (stated(asked) if asked != message else None)
+
+
+def stated(message: str) -> tuple[str, str] | None:
     for pattern, key in STATEMENTS:
         found = pattern.match(message)
         if found:

@@ -14,6 +14,22 @@ CLOCK = re.compile(
 REMINDER = re.compile(
     r"^\W*(please\s+|can you\s+|could you\s+)?(remind me|set (an? |the )?(alarm|reminder|timer)|"
     r"wake me|schedule|ping me (later|tomorrow|at|in))\b", re.I)
+# A message with no quoted words: a question about SafeClaw, not a text to publish.
+UNQUOTED = r"^(?![^\"“”]*[\"“”])"
+# "why is it a dry run?", "did that go out?": the dry run, said plainly.
+DRY_RUN_ASKED = re.compile(
+    UNQUOTED + r"(.*\b(why|what|how|is|are|does|do|can|will|when|turn|switch)\b.*\bdry[ -]?run\b|"
+    r"\W*(did|has|have|was|were|is)\s+(that|it|this|my post|the post|my like)\s+"
+    r"(go|gone|sent|out|posted|published|live|really)\b)", re.I)
+# "stop posting", "where is the kill switch": only the owner flips it, never the agent.
+STOP_ASKED = re.compile(
+    UNQUOTED + r"(\W*(please\s+)?(stop|pause|halt|disable|freeze)\s+(all\s+)?"
+    r"(posting|posts|publishing|everything)\b|"
+    r".*\bkill[ -]?switch\b|.*\bstop (yourself|the agent|the bot)\b)", re.I)
+# "open example.com": a page named without its scheme, which the model's fill cannot take.
+OPEN_BARE_HOST = re.compile(
+    r"^\W*(please\s+)?(open|browse|visit|go to|read|summari[sz]e|load)\s+(the page\s+)?"
+    r"(?P<host>(www\.)?[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}[^\s?!.,]*)\W*$", re.I)
 PLATFORM_OF = {"bluesky": "bsky", "bsky": "bsky", "mastodon": "mastodon", "reddit": "reddit", "x": "x",
                "twitter": "x", "moltbook": "moltbook"}
 # "post hello world on bluesky": the words to publish are there, only their quotes are missing.

@@ -14,7 +14,16 @@ from typing import Any
 
 from agent.commands.describe import asking, platform_name
 from agent.llm.local.action_evidence import content_words
-from agent.llm.local.everyday import CLOCK, REMINDER, REMINDERS_REPLY, clock_reply, unquoted_post_reply
+from agent.llm.local.everyday import (
+    CLOCK,
+    DRY_RUN_ASKED,
+    OPEN_BARE_HOST,
+    REMINDER,
+    REMINDERS_REPLY,
+    STOP_ASKED,
+    clock_reply,
+    unquoted_post_reply,
+)
 from agent.llm.local.intents import CAPABILITIES, CHAT, RECALL, REFUSE, WHO_AM_I, Intent
 from agent.llm.local.message_values import PLATFORM_WORDS
 from agent.llm.local.rules import (
@@ -154,6 +163,18 @@ NEEDS = [
      "passwords); the example settings file that comes with SafeClaw names the other platforms' "
      "settings. Only the router reads that file, never me. Until then posts are only recorded "
      "(dry run), not sent."),
+    (DRY_RUN_ASKED,
+     "/status says whether dry run is on. While it is (no account connected yet), what I post, like "
+     "or delete is written to the router's outbox file, not sent, and my answer says \"dry run\". To "
+     "send for real, put an account's login in router/.env and start SafeClaw again: with a login "
+     "there, dry run is off by itself."),
+    (STOP_ASKED,
+     "Only you can stop posting, from a terminal beside this one: ./safeclaw stop-posting turns the "
+     "kill switch on (nothing is posted or deleted, not even what is already queued) and "
+     "./safeclaw resume-posting lifts it; the dashboard has the same switch. Nothing was done."),
+    (re.compile(r"\b(passwords?|logins?|credentials?|keys?)\b.*\b(safe|secure|protected|private)\b", re.I),
+     "Your passwords stay with the router: I never see them. It alone holds the logins (in "
+     "router/.env) and keeps them out of everything I read and everything it answers."),
     (re.compile(r"\b(see|know|read|have|access|store|keep|save|hold)\b.*\b(passwords?|logins?|credentials?)\b",
                 re.I),
      "No: I never see your passwords. The router alone holds the logins (in router/.env), and it keeps "
@@ -191,6 +212,11 @@ def cannot_reply(message: str) -> str:
     unquoted = unquoted_post_reply(message)
     if unquoted is not None:
         return unquoted
+    page = OPEN_BARE_HOST.match(message)
+    if page:  # the owner's own address, shown back whole
+        host = quoted(page.group("host"), 200)
+        return (f"To open a page I need its whole address: open https://{host} (or /browse {host}). "
+                "Nothing was done.")
     fact = STATEMENT_OF_FACT.match(message)
     if fact:
         key, value = quoted(fact.group("key"), 60), quoted(fact.group("value"), 100)

@@ -12,7 +12,7 @@ import re
 
 from agent.commands.parse import platform_of_post
 from agent.llm.local.about_me import statement_about_me
-from agent.llm.local.everyday import CLOCK, REMINDER
+from agent.llm.local.everyday import CLOCK, DRY_RUN_ASKED, OPEN_BARE_HOST, REMINDER, STOP_ASKED
 from agent.llm.local.intents import ANSWERS, CAPABILITIES, CHAT, RECALL, REFUSE, REPLY, WHO_AM_I
 
 SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credentials?|private key)s?\b"
@@ -64,6 +64,9 @@ RULES: list[tuple[re.Pattern[str], str]] = [
     (ACCOUNT_SETUP, CHAT),
     (CLOCK, CHAT),
     (REMINDER, CHAT),
+    (DRY_RUN_ASKED, CHAT),
+    (STOP_ASKED, CHAT),
+    (OPEN_BARE_HOST, CHAT),
     (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwhat(?:'s| is) safeclaw\b|"
                 r"^\W*what(?:'s| is) this( app| program| thing| tool)?\W*$|"
                 r"\bwho (made|built|created|wrote|develop\w*) you\b|"

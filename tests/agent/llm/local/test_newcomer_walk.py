@@ -151,3 +151,51 @@ def test_the_embedded_models_fixed_words_name_no_host():
     fixed += [chat_reply(m) for m in ("post a joke on bluesky", "what is the weather?", "how do I connect bluesky?")]
     named = {text: link_keys(text) for text in fixed if link_keys(text)}
     assert named == {}, named
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("remember my favourite food is ramen", ("favourite food", "ramen")),
+    ("please remember that my dog is called Rex", ("dog", "Rex")),
+    ("remember: my name is Dana", ("name", "Dana")),
+    ("note that I live in Porto", ("where I live", "Porto")),
+])
+def test_remember_a_statement_stores_its_value_not_the_verb(message, fact):
+    """The fresh-clone walk: "remember my favourite food is ramen" was stored as favourite food = is."""
+    from agent.llm.local.about_me import statement_about_me
+
+    assert statement_about_me(message) == fact
+    assert keyword_rule(message, OFFERED) == "remember", message
+
+
+@pytest.mark.parametrize("message", ["why is it a dry run", "how do I turn off dry run?", "did that go out?",
+                                     "was it really posted?"])
+def test_the_dry_run_is_explained_when_asked(message):
+    assert keyword_rule(message, OFFERED) == "chat", message
+    reply = chat_reply(message)
+    assert reply.startswith("/status says whether dry run is on") and "router/.env" in reply, reply
+
+
+@pytest.mark.parametrize("message", ["stop posting", "please stop all posts", "where is the kill switch?"])
+def test_stop_posting_says_the_owner_flips_the_kill_switch(message):
+    """The walk: "stop posting" got "I can't do that: the embedded model can't write texts"."""
+    assert keyword_rule(message, OFFERED) == "chat", message
+    reply = chat_reply(message)
+    assert "./safeclaw stop-posting" in reply and "resume-posting" in reply and "Nothing was done." in reply
+
+
+@pytest.mark.parametrize("message", ['post "dry run test" on bluesky', 'post "the kill switch works" on bluesky'])
+def test_quoted_words_about_the_dry_run_or_the_switch_are_still_a_post(message):
+    assert keyword_rule(message, OFFERED) == "post", message
+
+
+@pytest.mark.parametrize(("message", "host"), [("open example.com", "example.com"),
+                                               ("summarize www.example.org/page", "www.example.org/page")])
+def test_a_page_named_without_https_is_shown_back_whole(message, host):
+    assert keyword_rule(message, OFFERED | {"open"}) == "chat", message
+    assert chat_reply(message) == (f"To open a page I need its whole address: open https://{host} "
+                                   f"(or /browse {host}). Nothing was done.")
+
+
+@pytest.mark.parametrize("message", ["is my password safe?", "are my logins secure with you"])
+def test_whether_the_passwords_are_safe_is_answered(message):
+    assert chat_reply(message).startswith("Your passwords stay with the router: I never see them.")
