@@ -1,6 +1,7 @@
 """What a newcomer asks the embedded model first, through a real terminal on the whole stack in a
-dry run (the walk of issue 31): the time, a reminder, a post's words without quotes, a post said
-once, a goodbye. Each answer is plain and true; nothing is posted that was not asked for."""
+dry run (the walks of issue 31): the time, a reminder, a post's words without quotes, a post said
+once, a fact stated to be remembered, how to stop posting, a goodbye. Each answer is plain and
+true; nothing is posted that was not asked for."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def test_everyday_asks_get_plain_true_answers(tmp_path):
         assert posted.startswith("Posted on Bluesky (dry run"), posted
         assert "Posting on" not in posted, posted  # the outcome once, not announced first
         assert [entry["params"]["text"] for entry in console.outbox()] == ["Testing"]
+        remembered = console.say("remember my favourite food is ramen")
+        assert remembered == "Remembered: favourite food = ramen.", remembered  # it stored "is"
+        assert console.say("what's my favourite food?") == "You told me: favourite food — ramen."
+        stop = console.say("stop posting")
+        assert "./safeclaw stop-posting" in stop and "Nothing was done." in stop, stop
         goodbye = console.say("thanks, bye")
         assert goodbye.startswith("Bye! quit (or Ctrl-D) leaves the console"), goodbye
         assert console.leave() == 0
