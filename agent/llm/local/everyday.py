@@ -26,6 +26,12 @@ STOP_ASKED = re.compile(
     UNQUOTED + r"(\W*(please\s+)?(stop|pause|halt|disable|freeze)\s+(all\s+)?"
     r"(posting|posts|publishing|everything)\b|"
     r".*\bkill[ -]?switch\b|.*\bstop (yourself|the agent|the bot)\b)", re.I)
+# "is anything waiting for my approval?": what /approvals is for.
+APPROVALS_ASKED = re.compile(UNQUOTED + r".*\b(approv\w*|waiting for me|pending)\b", re.I)
+# "show me what you posted": where what was done is kept.
+DONE_ASKED = re.compile(
+    UNQUOTED + r"(\W*(please\s+)?(show|list|tell)( me)? (what|everything) (you|i) "
+    r"(posted|did|have posted|have done)\b|\W*what (did|have) you (post|posted|do|done)\b)", re.I)
 # "open example.com": a page named without its scheme, which the model's fill cannot take.
 OPEN_BARE_HOST = re.compile(
     r"^\W*(please\s+)?(open|browse|visit|go to|read|summari[sz]e|load)\s+(the page\s+)?"

@@ -15,7 +15,9 @@ from typing import Any
 from agent.commands.describe import asking, platform_name
 from agent.llm.local.action_evidence import content_words
 from agent.llm.local.everyday import (
+    APPROVALS_ASKED,
     CLOCK,
+    DONE_ASKED,
     DRY_RUN_ASKED,
     OPEN_BARE_HOST,
     REMINDER,
@@ -168,6 +170,13 @@ NEEDS = [
      "or delete is written to the router's outbox file, not sent, and my answer says \"dry run\". To "
      "send for real, put an account's login in router/.env and start SafeClaw again: with a login "
      "there, dry run is off by itself."),
+    (APPROVALS_ASKED,
+     "/approvals lists what waits for your decision; decide on the dashboard or with "
+     "./safeclaw approve <id> or ./safeclaw deny <id> in a terminal. Nothing was done."),
+    (DONE_ASKED,
+     "I keep no list of my own: each answer above says what was done. The dashboard shows every "
+     "command the router took, newest first, and in dry run the router's outbox file holds what "
+     "would have been sent."),
     (STOP_ASKED,
      "Only you can stop posting, from a terminal beside this one: ./safeclaw stop-posting turns the "
      "kill switch on (nothing is posted or deleted, not even what is already queued) and "

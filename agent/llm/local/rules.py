@@ -12,7 +12,15 @@ import re
 
 from agent.commands.parse import platform_of_post
 from agent.llm.local.about_me import statement_about_me
-from agent.llm.local.everyday import CLOCK, DRY_RUN_ASKED, OPEN_BARE_HOST, REMINDER, STOP_ASKED
+from agent.llm.local.everyday import (
+    APPROVALS_ASKED,
+    CLOCK,
+    DONE_ASKED,
+    DRY_RUN_ASKED,
+    OPEN_BARE_HOST,
+    REMINDER,
+    STOP_ASKED,
+)
 from agent.llm.local.intents import ANSWERS, CAPABILITIES, CHAT, RECALL, REFUSE, REPLY, WHO_AM_I
 
 SECRET = r"\b(password|passcode|passphrase|pin|api[ _-]?key|token|secret|credentials?|private key)s?\b"
@@ -67,14 +75,18 @@ RULES: list[tuple[re.Pattern[str], str]] = [
     (DRY_RUN_ASKED, CHAT),
     (STOP_ASKED, CHAT),
     (OPEN_BARE_HOST, CHAT),
+    (APPROVALS_ASKED, CHAT),
+    (DONE_ASKED, CHAT),
     (re.compile(r"\b(who|what) are you\b|\byour name\b|\bwhat(?:'s| is) safeclaw\b|"
                 r"^\W*what(?:'s| is) this( app| program| thing| tool)?\W*$|"
                 r"\bwho (made|built|created|wrote|develop\w*) you\b|"
                 r"\bare you (a |an )?(bot|robot|ai|human|person|real|machine)\b", re.I), WHO_AM_I),
     (MEMORY_LIST, RECALL),
     (
-        re.compile(r"\bw(?:h)?at (can|could|do) (you|u) do\b|\bwhat are you able\b|^\s*help\s*[?!.]*\s*$",
-                   re.I),
+        re.compile(r"\bw(?:h)?at (can|could|do) (you|u) do\b|\bwhat are you able\b|^\s*help\s*[?!.]*\s*$|"
+                   r"\bhow (do|can|should) (i|we) use (you|u|this|safeclaw)\b|"
+                   r"\bhow does (this|safeclaw) work\b|\b(get|getting) started\b|"
+                   r"\bwhere (do|should) i (start|begin)\b", re.I),
         CAPABILITIES,
     ),
     (re.compile(START + r"reply\b", re.I), REPLY),

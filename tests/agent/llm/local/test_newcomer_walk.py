@@ -199,3 +199,22 @@ def test_a_page_named_without_https_is_shown_back_whole(message, host):
 @pytest.mark.parametrize("message", ["is my password safe?", "are my logins secure with you"])
 def test_whether_the_passwords_are_safe_is_answered(message):
     assert chat_reply(message).startswith("Your passwords stay with the router: I never see them.")
+
+
+@pytest.mark.parametrize("message", ["how do i use you", "how do I get started?", "how does this work?"])
+def test_how_to_use_it_is_what_it_can_do(message):
+    """The second fresh-clone walk: "how do i use you" got "I can't do that"."""
+    assert keyword_rule(message, OFFERED) == "abilities", message
+
+
+@pytest.mark.parametrize("message", ["is anything waiting for my approval?", "what needs approving"])
+def test_what_waits_for_approval_points_at_approvals(message):
+    assert keyword_rule(message, OFFERED) == "chat", message
+    assert chat_reply(message).startswith("/approvals lists what waits for your decision"), message
+
+
+@pytest.mark.parametrize("message", ["show me what you posted", "what did you post?", "list everything you did"])
+def test_what_was_done_says_where_it_is_kept(message):
+    assert keyword_rule(message, OFFERED) == "chat", message
+    reply = chat_reply(message)
+    assert reply.startswith("I keep no list of my own") and "dashboard" in reply, reply
