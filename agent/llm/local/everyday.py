@@ -1,5 +1,7 @@
 """Everyday asks a newcomer tries first that no action does: the time, a reminder, a post's words
-given without quotes. Each gets a plain answer written here, never an action guessed at."""
+given without quotes, the dry run, the kill switch, approvals. Each gets a plain answer written
+here, never an action guessed at. The questions are matched from the message's start and never
+when it quotes words (those are a text to publish)."""
 
 from __future__ import annotations
 
@@ -18,16 +20,19 @@ REMINDER = re.compile(
 UNQUOTED = r"^(?![^\"“”]*[\"“”])"
 # "why is it a dry run?", "did that go out?": the dry run, said plainly.
 DRY_RUN_ASKED = re.compile(
-    UNQUOTED + r"(.*\b(why|what|how|is|are|does|do|can|will|when|turn|switch)\b.*\bdry[ -]?run\b|"
+    UNQUOTED + r"(\W*(why|what|how|is|are|does|do|can|will|when|turn|switch)\b.*\bdry[ -]?run\b|"
     r"\W*(did|has|have|was|were|is)\s+(that|it|this|my post|the post|my like)\s+"
     r"(go|gone|sent|out|posted|published|live|really)\b)", re.I)
 # "stop posting", "where is the kill switch": only the owner flips it, never the agent.
 STOP_ASKED = re.compile(
     UNQUOTED + r"(\W*(please\s+)?(stop|pause|halt|disable|freeze)\s+(all\s+)?"
     r"(posting|posts|publishing|everything)\b|"
-    r".*\bkill[ -]?switch\b|.*\bstop (yourself|the agent|the bot)\b)", re.I)
+    r"\W*(where|what|how|is|turn|flip|use|can)\b.*\bkill[ -]?switch\b|"
+    r"\W*(please\s+)?stop (yourself|the agent|the bot)\b)", re.I)
 # "is anything waiting for my approval?": what /approvals is for.
-APPROVALS_ASKED = re.compile(UNQUOTED + r".*\b(approv\w*|waiting for me|pending)\b", re.I)
+APPROVALS_ASKED = re.compile(
+    UNQUOTED + r"\W*(is|are|does|do|what|which|anything|any|show|list|how|where)\b.*"
+    r"\b(approv\w*|waiting for me|pending)\b", re.I)
 # "show me what you posted": where what was done is kept.
 DONE_ASKED = re.compile(
     UNQUOTED + r"(\W*(please\s+)?(show|list|tell)( me)? (what|everything) (you|i) "
