@@ -7,6 +7,12 @@ CONNECT) — reaches the proxy first, which checks its host and port with the UR
 connects to the very address it checked (no second DNS lookup, so no rebinding). A refused
 request gets 403 and never leaves the machine; every refusal is recorded.
 
+With `allow_private` (browser.allow_private_addresses: the owner may open a local page by its
+address), a page's requests may reach a loopback, private or own address only on the host the owner
+opened (`local_page`): a public page, or a redirect from one, reaches no service on this machine or
+its network, as Chromium's Private Network Access would have it (Chromium cannot tell the address
+space of a request it sends through a proxy).
+
 Tests map a test-only host name to a loopback port (`test_hosts`), so attacker pages can be
 served from 127.0.0.1 while the guard still refuses every other loopback address.
 """
@@ -24,7 +30,7 @@ from urllib.parse import urlsplit
 
 from agent.actions.context import ActionError
 from agent.actions.proxy_wire import Refused, pipe_both_ways, rewritten_head, split_absolute, split_host_port
-from agent.actions.url_guard import CheckedURL, check_url
+from agent.actions.url_guard import CheckedURL, check_url, local_addresses
 from agent.flow.sinks import PageSinks
 
 log = logging.getLogger("safeclaw.agent.browser.proxy")
@@ -73,6 +79,7 @@ class GuardProxy:
         sinks: PageSinks | None = None,
     ) -> None:
         self.allow_private = allow_private
+        self.local_page: CheckedURL | None = None  # the local page the owner opened (allow_private)
         self.sinks = sinks  # what owner-only data a request may carry (agent.flow.sinks)
         self.test_hosts = {name.lower(): target for name, target in (test_hosts or {}).items()}
         self.bind = bind
@@ -117,7 +124,21 @@ class GuardProxy:
                 if (parts.port or (443 if parts.scheme == "https" else 80)) != mapped[1]:
                     raise ActionError(f"refused: {parts.hostname} is for tests on port {mapped[1]} only")
                 return CheckedURL(url.strip(), str(parts.hostname), (mapped[0],))
-        return check_url(url, self.allow_private)
+        checked = check_url(url, self.allow_private)
+        if self.allow_private and local_addresses(checked.addresses):
+            self.local_page = checked  # else a public page: its requests reach no local address
+        return checked
+
+    def _local_refusal(self, host: str, checked: CheckedURL) -> str | None:
+        """Why a page's request may not go to these checked addresses, when `allow_private` let them
+        pass: they are local and not on the host of the local page the owner opened."""
+        local = local_addresses(checked.addresses)
+        page = self.local_page
+        if not local or (page is not None and (host.lower().rstrip(".") == page.host.lower()
+                                               or set(checked.addresses) <= set(page.addresses))):
+            return None
+        return (f"{host} is a local address ({', '.join(local)}) and this page is not the local page "
+                "you opened: a page may not reach the services of this machine or its network")
 
     def refused_summary(self) -> list[str]:
         """The page's requests refused during the visit (host:port), each once, at most 20; the
@@ -206,6 +227,9 @@ class GuardProxy:
             checked = await asyncio.to_thread(check_url, f"{scheme}://{shown}:{port}/", self.allow_private)
         except ActionError as exc:
             self._refuse(where, str(exc))
+        local = await asyncio.to_thread(self._local_refusal, host, checked) if self.allow_private else None
+        if local is not None:
+            self._refuse(where, local)
         self.log.allowed.append(where)
         return checked.addresses[0]
 

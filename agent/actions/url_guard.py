@@ -136,6 +136,14 @@ def _unmapped(address: IPAddress) -> IPAddress:
     return address
 
 
+def local_addresses(addresses: tuple[str, ...]) -> list[str]:
+    """Those of `addresses` a page from outside may not reach: loopback, private, reserved, or this
+    machine's own (the checked addresses themselves, never looked up again)."""
+    own = own_addresses()
+    found = [ipaddress.ip_address(a) for a in addresses]
+    return [str(a) for a in found if not is_public_address(a) or a in own or _unmapped(a) in own]
+
+
 def check_url(url: object, allow_private: bool = False) -> CheckedURL:
     """The URL if the browser may open it; else ActionError saying why not."""
     if not isinstance(url, str) or not url.strip():

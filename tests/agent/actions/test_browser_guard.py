@@ -427,3 +427,50 @@ def test_a_remote_browser_elsewhere_needs_the_guard_reachable():
     assert (settings.proxy_listen, settings.proxy_address) == ("0.0.0.0", "agent")
     local = browser_settings(env={"REMOTE_BROWSER_SERVER": "http://127.0.0.1:4444"})
     assert (local.proxy_listen, local.proxy_address) == ("127.0.0.1", "127.0.0.1")
+
+
+def own_lan_addresses() -> list[str]:
+    from agent.actions.url_guard import own_addresses
+
+    return sorted(str(a) for a in own_addresses() if a.version == 4 and not a.is_loopback)
+
+
+class EverywhereServer(ProtectedServer):
+    """A service listening on every address of the machine (0.0.0.0), as many do."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("0.0.0.0", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sock.settimeout(0.05)
+        self.connections = 0
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+
+@pytest.mark.skipif(not own_lan_addresses(), reason="this machine has no address but loopback")
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_a_page_reaches_no_service_on_the_machines_own_other_addresses(chromium, make_ctx, workspace,
+                                                                       allow_private):
+    """Issue 29: behind the guard, a page still connected to a service on the machine's own public
+    address twice (an image and a fetch; its content was not saved, but a blind request is a sink).
+    With browser.allow_private_addresses (the owner opens local pages), a page from outside made 3
+    connections to this machine's own address: only the local page the owner opened is local."""
+    protected = EverywhereServer().start()
+    targets = [f"http://{address}:{protected.port}" for address in own_lan_addresses()]
+    body = "".join(f'<img src="{t}/i.png"><iframe src="{t}/f"></iframe>' for t in targets)
+    body += "<script>" + "".join(f"fetch('{t}/x', {{mode: 'no-cors'}}).catch(() => {{}});" for t in targets)
+    body += "</script>"
+    page = f"<!doctype html><html><body><p>Attacker page</p>{body}<img src='/slow.png'></body></html>"
+    attacker = AttackerServer({"/own": (200, {}, page)})
+    attacker._thread.start()
+    try:
+        env = {"SAFECLAW_TEST_HOOKS": "1", "SAFECLAW_TEST_BROWSER_HOSTS": f"attacker.test=127.0.0.1:{attacker.port}"}
+        ctx = make_ctx(browser={**GUARDED, "allow_private_addresses": allow_private}, env=env)
+        result = browser_vision({"url": f"http://attacker.test:{attacker.port}/own"}, ctx)
+        time.sleep(0.3)  # anything the page started late would have connected by now
+        assert protected.connections == 0, (targets, result.get("blocked_requests"))
+        assert all(t.removeprefix("http://") in result["blocked_requests"] for t in targets), result
+    finally:
+        attacker.shutdown()
+        attacker.server_close()
+        protected.stop()
