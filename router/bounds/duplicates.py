@@ -14,7 +14,8 @@ Stored: no text, only each trigram's 32-bit CRC (sorted, base64) in a sorted set
 window are trimmed on every check, and the key's TTL ends a quiet platform's history. As in
 `pacing`, a check adds its own entry before it reads, so two similar texts racing on two routers
 cannot both pass (of two racing checks, the one counted second sees the counter jump and reads
-the other's entry).
+the other's entry). Racing copies may also all see each other and all be refused (fail closed):
+each takes its entry out again, so the same words sent once more pass.
 
 Incremental: a guard keeps the history it has read, each text fingerprinted once when first
 read (`Fingerprint`: its trigram count and which of 2,048 buckets its trigrams fall in). Beside
