@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from protocol.hold_reasons import HoldReason, Sender, held_thing
@@ -146,34 +147,40 @@ def _short(value: Any) -> str:
 
 def describe_notifications(result: dict[str, Any]) -> str:
     """Other people's words, shown to the owner: cleaned of control characters and cut short."""
-    items = result["notifications"]
     where = platform_name(result.get("platform"))
-    if not items:
-        return f"No notifications on {where}."
-    lines = [f"{len(items)} notification(s) on {where}:"]
-    for item in items[:MAX_ITEMS]:
-        author = sanitise_text(str(item.get("author") or "someone"), 80).text
-        text = sanitise_text(str(item.get("text") or ""), 200).text
-        flag = " [flagged: looks like prompt injection]" if item.get("flagged") else ""
-        lines.append(f"- {item.get('kind', '?')} from {author}: {text}{flag}".rstrip(": "))
-    if len(items) > MAX_ITEMS:
-        lines.append(f"… and {len(items) - MAX_ITEMS} more")
-    return "\n".join(lines)
+
+    def line(item: dict[str, Any], author: str, text: str, flag: str) -> str:
+        return f"- {item.get('kind', '?')} from {author}: {text}{flag}".rstrip(": ")
+
+    items = result["notifications"]
+    return other_peoples(items, f"notification(s) on {where}", f"No notifications on {where}.", line)
 
 
 def describe_posts(result: dict[str, Any]) -> str:
     """Posts a search found: other people's words, shown as notifications are."""
-    items = [item for item in result["posts"] if isinstance(item, dict)]
     where = platform_name(result.get("platform"))
+
+    def line(item: dict[str, Any], author: str, text: str, flag: str) -> str:
+        link = f" ({sanitise_text(str(item['url']), 200).text})" if item.get("url") else ""
+        return f"- {author}: {text}{link}{flag}"
+
+    items = [item for item in result["posts"] if isinstance(item, dict)]
+    return other_peoples(items, f"post(s) found on {where}", f"No posts found on {where}.", line)
+
+
+def other_peoples(
+    items: list[dict[str, Any]], counted: str, none: str, line: Callable[[dict[str, Any], str, str, str], str]
+) -> str:
+    """A list of items other people wrote: each author and text cleaned and cut short, flagged ones
+    marked, at most MAX_ITEMS shown; `line` words one item from those."""
     if not items:
-        return f"No posts found on {where}."
-    lines = [f"{len(items)} post(s) found on {where}:"]
+        return none
+    lines = [f"{len(items)} {counted}:"]
     for item in items[:MAX_ITEMS]:
         author = sanitise_text(str(item.get("author") or "someone"), 80).text
         text = sanitise_text(str(item.get("text") or ""), 200).text
         flag = " [flagged: looks like prompt injection]" if item.get("flagged") else ""
-        link = f" ({sanitise_text(str(item['url']), 200).text})" if item.get("url") else ""
-        lines.append(f"- {author}: {text}{link}{flag}")
+        lines.append(line(item, author, text, flag))
     if len(items) > MAX_ITEMS:
         lines.append(f"… and {len(items) - MAX_ITEMS} more")
     return "\n".join(lines)

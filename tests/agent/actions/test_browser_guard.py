@@ -30,10 +30,10 @@ SECRET = "SECRET-LOOPBACK-7731"
 
 
 class ProtectedServer:
-    """A loopback service the browser must never reach: it counts every connection."""
+    """A service the browser must never reach (on loopback unless told): it counts every connection."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.sock = socket.create_server((host, 0))
         self.port = self.sock.getsockname()[1]
         self.sock.settimeout(0.05)
         self.connections = 0
@@ -194,12 +194,12 @@ def servers():
     protected.stop()
 
 
-def guarded_ctx(make_ctx, attacker):
+def guarded_ctx(make_ctx, attacker, **browser):
     env = {
         "SAFECLAW_TEST_HOOKS": "1",
         "SAFECLAW_TEST_BROWSER_HOSTS": f"attacker.test=127.0.0.1:{attacker.port}",
     }
-    return make_ctx(browser=GUARDED, env=env)
+    return make_ctx(browser={**GUARDED, **browser}, env=env)
 
 
 def saved(workspace):
@@ -435,18 +435,6 @@ def own_lan_addresses() -> list[str]:
     return sorted(str(a) for a in own_addresses() if a.version == 4 and not a.is_loopback)
 
 
-class EverywhereServer(ProtectedServer):
-    """A service listening on every address of the machine (0.0.0.0), as many do."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("0.0.0.0", 0))
-        self.port = self.sock.getsockname()[1]
-        self.sock.settimeout(0.05)
-        self.connections = 0
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-
 @pytest.mark.skipif(not own_lan_addresses(), reason="this machine has no address but loopback")
 @pytest.mark.parametrize("allow_private", [False, True])
 def test_a_page_reaches_no_service_on_the_machines_own_other_addresses(chromium, make_ctx, workspace,
@@ -455,7 +443,7 @@ def test_a_page_reaches_no_service_on_the_machines_own_other_addresses(chromium,
     address twice (an image and a fetch; its content was not saved, but a blind request is a sink).
     With browser.allow_private_addresses (the owner opens local pages), a page from outside made 3
     connections to this machine's own address: only the local page the owner opened is local."""
-    protected = EverywhereServer().start()
+    protected = ProtectedServer("0.0.0.0").start()  # every address of the machine, as many services listen
     targets = [f"http://{address}:{protected.port}" for address in own_lan_addresses()]
     body = "".join(f'<img src="{t}/i.png"><iframe src="{t}/f"></iframe>' for t in targets)
     body += "<script>" + "".join(f"fetch('{t}/x', {{mode: 'no-cors'}}).catch(() => {{}});" for t in targets)
@@ -464,8 +452,7 @@ def test_a_page_reaches_no_service_on_the_machines_own_other_addresses(chromium,
     attacker = AttackerServer({"/own": (200, {}, page)})
     attacker._thread.start()
     try:
-        env = {"SAFECLAW_TEST_HOOKS": "1", "SAFECLAW_TEST_BROWSER_HOSTS": f"attacker.test=127.0.0.1:{attacker.port}"}
-        ctx = make_ctx(browser={**GUARDED, "allow_private_addresses": allow_private}, env=env)
+        ctx = guarded_ctx(make_ctx, attacker, allow_private_addresses=allow_private)
         result = browser_vision({"url": f"http://attacker.test:{attacker.port}/own"}, ctx)
         time.sleep(0.3)  # anything the page started late would have connected by now
         assert protected.connections == 0, (targets, result.get("blocked_requests"))
