@@ -86,10 +86,13 @@ class PendingCommands:
                 raise
 
     def remove(self, command_id: str) -> None:
+        """Forget an answered command. Not synced: a power cut that undoes it leaves a record whose
+        reply was taken, and the collector tells the owner its outcome is unknown, which is true of
+        what the agent then knows (the owner saw the outcome before)."""
         with self._locked():
             data = self.entries()
             if data.pop(command_id, None) is not None:
-                self.workspace.pending.write(self.path, data)
+                self.workspace.pending.write(self.path, data, durable=False)
 
 
 class ReplySource(Protocol):

@@ -163,6 +163,7 @@ class RouterClient:
         once, and answers a copy from its record) once Redis answers, so its real reply comes back
         rather than an `unknown` at the deadline."""
         key = self.keys.response(envelope.id)
+        pushed_twice = push_again  # only then can a second reply (the stored one, again) follow
         while (left := deadline - time.monotonic()) > 0:
             try:
                 if push_again:
@@ -182,13 +183,15 @@ class RouterClient:
                 continue
             if popped is None:
                 continue  # this slice of the wait ended; the loop sees whether time is left
-            self._discard(key)
+            if pushed_twice:
+                self._discard(key)
             return observation(envelope, str(popped[1]))
         return {"status": "unknown", "message": f"no answer from the router within {self.timeout:g}s yet; "
                 "outcome unknown — it may still happen"}
 
     def _discard(self, key: str) -> None:
-        """Drop a duplicate reply (a re-sent stored reply) so nothing lingers for its TTL."""
+        """Drop a duplicate reply (the stored reply, sent again to a copy pushed twice) so nothing
+        lingers for its TTL. A command pushed once has one reply: no round trip for that."""
         with contextlib.suppress(*REDIS_DOWN):  # else it expires on its own
             self.conn.delete(key)
 

@@ -7,6 +7,7 @@ section; action results (which carry outside text) are sanitised again and fence
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import logging
@@ -46,6 +47,7 @@ PLACEHOLDERS = (
 )
 
 
+@functools.lru_cache(maxsize=2048)  # a pure function; every step renders the same history again
 def escape_text(text: str) -> str:
     """Make owner-side text inert inside the prompt: no tags, no placeholders, no template tokens."""
     text = neutralise(text)

@@ -40,8 +40,24 @@ def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:
     write_bytes_atomic(path, text.encode("utf-8", errors="replace"), durable)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+def write_json_atomic(path: Path, data: Any, durable: bool = True) -> None:
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n", durable)
+
+
+def overwrite_in_place(path: Path, text: str) -> None:
+    """A file only a person reads (the last prompt): its bytes written over the old ones, then cut
+    to length. No temp file, rename or truncation to zero: on ext4 each of those pushes the data
+    to disk at once (auto_da_alloc), a cost paid every step. The price: a reader at the wrong
+    moment may see the start of one prompt and the end of the one before."""
+    data = text.encode("utf-8", errors="replace")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
 
 
 def read_json(path: Path, default: Any, unique_keys: bool = False) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from agent.errors import StateFileError
 from agent.workspace.bounds import history_entry
-from agent.workspace.files import check_writable, parse_json, remove_stale_temp_files
+from agent.workspace.files import check_writable, overwrite_in_place, parse_json, remove_stale_temp_files
 from agent.workspace.files import read_json as read_json
 from agent.workspace.files import write_bytes_atomic as write_bytes_atomic
 from agent.workspace.files import write_json_atomic as write_json_atomic
@@ -225,9 +225,10 @@ class Workspace:
 
     def write_prompt_cache(self, prompt: str) -> None:
         """The last prompt, for a person to read; a disk that refuses it does not stop a turn, and a
-        crash may lose it (no fsync: it is a cache, written each step)."""
+        crash may lose it (a cache written each step: in place, no fsync)."""
         with contextlib.suppress(OSError):
-            write_text_atomic(self.prompt_cache_path, prompt, durable=False)
+            self.prompt_cache_path.parent.mkdir(parents=True, exist_ok=True)
+            overwrite_in_place(self.prompt_cache_path, prompt)
 
     def clear(self) -> list[str]:
         """Remove artifact, every history and the log; nothing else. Returns what was removed."""

@@ -40,11 +40,12 @@ class PendingWrites:
         with self._lock:
             return list(self._content)
 
-    def write(self, path: Path, data: Any) -> None:
-        """Write `data` to `path` atomically; if that fails, keep it and raise NotSavedError."""
+    def write(self, path: Path, data: Any, durable: bool = True) -> None:
+        """Write `data` to `path` atomically; if that fails, keep it and raise NotSavedError.
+        `durable=False`: no fsync, for a change a power cut may undo harmlessly."""
         with self._lock:
             self._content[path] = copy.deepcopy(data)
-            self._write_locked(path)
+            self._write_locked(path, durable)
 
     def forget(self, path: Path) -> None:
         with self._lock:
@@ -71,9 +72,9 @@ class PendingWrites:
             )
         return written
 
-    def _write_locked(self, path: Path) -> None:
+    def _write_locked(self, path: Path, durable: bool = True) -> None:
         try:
-            write_json_atomic(path, self._content[path])
+            write_json_atomic(path, self._content[path], durable)
         except OSError as exc:
             reason = write_failure_reason(exc)
             log.error("cannot write %s (%s); kept in memory until it can be written", path, reason)

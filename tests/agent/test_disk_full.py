@@ -80,10 +80,10 @@ def test_enospc_at_the_write_layer_is_told_honestly_and_nothing_is_lost(tmp_path
     full = {"on": False}
     real_write = pending_writes.write_json_atomic
 
-    def write(path, data):
+    def write(path, data, durable=True):
         if full["on"]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data)
+        real_write(path, data, durable)
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", write)
     llm = ScriptedLLM(["Hi.", "Room again."])
@@ -95,10 +95,10 @@ def test_the_service_writes_what_was_kept_as_soon_as_there_is_room(tmp_path, mon
     full = {"on": True}
     real_write = pending_writes.write_json_atomic
 
-    def write(path, data):
+    def write(path, data, durable=True):
         if full["on"]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data)
+        real_write(path, data, durable)
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", write)
     monkeypatch.setattr("agent.service.FLUSH_EVERY", 0.05)
@@ -163,10 +163,10 @@ def test_a_memory_write_on_a_full_disk_says_it_is_kept_and_not_on_disk_yet(tmp_p
     real_write = pending_writes.write_json_atomic
     full = {"on": True}
 
-    def write(path, data):  # the disk fills between the message and the memory write
+    def write(path, data, durable=True):  # the disk fills between the message and the memory write
         if full["on"] and path.name == "memory.json":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data)
+        real_write(path, data, durable)
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", write)
     remember = '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"cat": "Miso"}}}]</tool_code>'
@@ -188,11 +188,11 @@ def test_a_command_whose_reply_cannot_be_saved_says_what_it_did_and_that_it_is_k
     real_write = pending_writes.write_json_atomic
     history = {"path": None}
 
-    def write(path, data):  # the disk fills between the command's message and its reply
+    def write(path, data, durable=True):  # the disk fills between the command's message and its reply
         turns = data.get("turns") if isinstance(data, dict) else None
         if path == history["path"] and turns and turns[-1].get("response") is not None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data)
+        real_write(path, data, durable)
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", write)
     service = service_on(tmp_path / "workspace", tmp_path, ScriptedLLM([]))

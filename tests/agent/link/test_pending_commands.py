@@ -51,7 +51,7 @@ def test_the_command_is_on_disk_before_it_is_pushed_and_gone_once_answered(
 
 
 def test_a_command_that_cannot_be_recorded_is_not_sent(redis_urls, client, monkeypatch):
-    def full(path, data):
+    def full(path, data, durable=True):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", full)
@@ -69,7 +69,7 @@ def test_a_command_not_recorded_is_rolled_back_and_never_reported_unknown_later(
     """Issue 19, item 3: the owner was told "not sent", then later "outcome unknown (check the
     platform)" for the same command, which was never sent: the unsaved record stayed in memory."""
 
-    def full(path, data):
+    def full(path, data, durable=True):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", full)
@@ -169,7 +169,7 @@ def test_a_full_disk_while_collecting_never_loses_the_outcome(redis_urls, client
 
     collector = ReplyCollector(outbox, client, tell)
 
-    def full(path, data):
+    def full(path, data, durable=True):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(pending_writes, "write_json_atomic", full)
