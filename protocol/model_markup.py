@@ -48,6 +48,9 @@ _CHEROKEE = str.maketrans(
     "drtyajewmhgzirwvslcpkgb",
 )
 _ANGLE_LIKE = {ch: "&lt;" for ch in _OPENING_ANGLES} | {ch: "&gt;" for ch in _CLOSING_ANGLES}
+_ANGLE_LIKE_CHAR = re.compile("[" + re.escape(_OPENING_ANGLES + _CLOSING_ANGLES) + "]")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
+_NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _FOLD_ANGLES = str.maketrans(
     {ch: "<" for ch in _OPENING_ANGLES + "«≪"} | {ch: ">" for ch in _CLOSING_ANGLES + "»≫"}
 )
@@ -88,13 +91,11 @@ def neutralise(text: str) -> str:
         return text
     folded, origin = _folded(text)
     found: list[tuple[int, int, str]] = []
-    for pattern, inert in ((TEMPLATE_TOKENS, _token), (_BRACKET_TOKENS, _token), (_TOOL_CODE_TAG, _tag),
-                           (_LOOSE_FENCE_MARKER, lambda _m: "[fence marker]")):
+    for pattern, inert in ((TEMPLATE_TOKENS, _token), (_BRACKET_TOKENS, _token), (_TOOL_CODE_TAG, _tag)):
         for match in pattern.finditer(folded):
             if match.end() > match.start():
                 found.append((origin[match.start()], origin[match.end() - 1] + 1, inert(match.group(0))))
-    found += [(start, end, "[fence marker]") for start, end in _spaced_fence_words(folded, origin)]
-    return _replace_spans(text, found)
+    return _replace_spans(text, found + _fence_markers(folded, origin))
 
 
 def _token(marker: str) -> str:
@@ -133,7 +134,19 @@ def _folded(text: str) -> tuple[str, list[int]]:
         return text.lower(), list(range(len(text)))
     chars: list[str] = []
     origin: list[int] = []
-    for index, ch in enumerate(text):
+    last = 0
+    for run in _ASCII_RUN.finditer(text):  # an ASCII letter folds to its lower case alone
+        _fold_each(text, last, run.start(), chars, origin)
+        chars.append(run.group().lower())
+        origin.extend(range(run.start(), run.end()))
+        last = run.end()
+    _fold_each(text, last, len(text), chars, origin)
+    return "".join(chars), origin
+
+
+def _fold_each(text: str, start: int, end: int, chars: list[str], origin: list[int]) -> None:
+    for index in range(start, end):
+        ch = text[index]
         if unicodedata.category(ch) in ("Cf", "Mn", "Me") or ch in INVISIBLE:
             continue
         for part in unicodedata.normalize("NFKC", ch.translate(_CHEROKEE)).translate(_FOLD_ANGLES).casefold():
@@ -141,21 +154,28 @@ def _folded(text: str) -> tuple[str, list[int]]:
             for folded in (part if part.isascii() else fold_char(part).lower() or part):
                 chars.append(folded)
                 origin.append(index)
-    return "".join(chars), origin
 
 
 def defuse_fence_markers(text: str) -> str:
     """Every spelling of a fence marker (case, spacing, full-width, look-alike letters) made inert."""
     if not text:
         return text
-    folded, origin = _folded(text)
-    found = [(origin[m.start()], origin[m.end() - 1] + 1, "[fence marker]")
-             for m in _LOOSE_FENCE_MARKER.finditer(folded) if m.end() > m.start()]
-    found += [(start, end, "[fence marker]") for start, end in _spaced_fence_words(folded, origin)]
-    return _replace_spans(text, found)
+    return _replace_spans(text, _fence_markers(*_folded(text)))
+
+
+def _fence_markers(folded: str, origin: list[int]) -> list[tuple[int, int, str]]:
+    """The fence markers of a folded text, however spelled or spaced out. Both searches are costly
+    at every position of a long text; each match holds a literal, looked for first (in C)."""
+    found = []
+    if "untrusted" in folded:  # every loose marker spells it out
+        found = [(origin[m.start()], origin[m.end() - 1] + 1, "[fence marker]")
+                 for m in _LOOSE_FENCE_MARKER.finditer(folded) if m.end() > m.start()]
+    if "untrusteddata" in _NOT_ASCII_ALNUM.sub("", folded):  # its letters alone, as the spaced search
+        found += [(start, end, "[fence marker]") for start, end in _spaced_fence_words(folded, origin)]
+    return found
 
 
 
 def inert_angles(text: str) -> str:
     """Brackets that read as < or > (full-width, small, single guillemets, math) as &lt; / &gt;."""
-    return "".join(_ANGLE_LIKE.get(ch, ch) for ch in text)
+    return _ANGLE_LIKE_CHAR.sub(lambda match: _ANGLE_LIKE[match.group()], text)
