@@ -88,11 +88,21 @@ class PendingCommands:
     def remove(self, command_id: str) -> None:
         """Forget an answered command. Not synced: a power cut that undoes it leaves a record whose
         reply was taken, and the collector tells the owner its outcome is unknown, which is true of
-        what the agent then knows (the owner saw the outcome before)."""
+        what the agent then knows (the owner saw the outcome before). The last one is forgotten by
+        deleting the file: a rename over it would push its blocks to the disk (ext4's
+        auto_da_alloc), the costliest step of a turn not meant to be durable."""
         with self._locked():
             data = self.entries()
-            if data.pop(command_id, None) is not None:
-                self.workspace.pending.write(self.path, data, durable=False)
+            if data.pop(command_id, None) is None:
+                return
+            if not data:
+                self.workspace.pending.forget(self.path)  # nothing left to write, whatever waited
+                try:
+                    self.path.unlink(missing_ok=True)
+                    return
+                except OSError:  # a read-only workspace: the write below says so, and keeps it
+                    pass
+            self.workspace.pending.write(self.path, data, durable=False)
 
 
 class ReplySource(Protocol):

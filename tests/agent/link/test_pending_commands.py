@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from agent.errors import NotSavedError
 from agent.link.pending_commands import PendingCommands, ReplyCollector, outcome, process_start
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
@@ -232,3 +233,28 @@ def test_a_live_process_that_only_reuses_the_senders_pid_does_not_hold_the_reply
         other.kill()
         other.wait()
     assert told == ["The post you asked for before the restart: sent, https://x.test/1."]
+
+
+def test_the_last_answered_command_is_forgotten_by_deleting_the_file(outbox, monkeypatch):
+    from protocol.commands import CommandEnvelope
+
+    first, second = (CommandEnvelope.new("LIKE", {"uri": f"at://x/{n}"}, "console", ttl_seconds=60) for n in (1, 2))
+    outbox.add(first)
+    outbox.add(second)
+    outbox.remove(first.id)
+    assert list(json.loads(outbox.path.read_text())) == [second.id]  # one left: the file rewritten
+    outbox.remove(second.id)
+    assert not outbox.path.exists() and outbox.entries() == {}
+    outbox.add(first)
+    assert list(json.loads(outbox.path.read_text())) == [first.id]
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", full)
+    with pytest.raises(NotSavedError):
+        outbox.add(second)  # kept in memory, waiting for the disk
+    outbox.remove(second.id)
+    outbox.remove(first.id)
+    assert outbox.entries() == {} and not outbox.workspace.pending.has(outbox.path)
+    assert not outbox.path.exists()  # nothing in flight, on disk or waiting to be written
