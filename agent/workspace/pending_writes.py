@@ -44,8 +44,11 @@ class PendingWrites:
         """Write `data` to `path` atomically; if that fails, keep it and raise NotSavedError.
         `durable=False`: no fsync, for a change a power cut may undo harmlessly."""
         with self._lock:
-            self._content[path] = copy.deepcopy(data)
-            self._write_locked(path, durable)
+            try:
+                self._write_locked(path, data, durable)
+            except NotSavedError:
+                self._content[path] = copy.deepcopy(data)  # only what must wait is copied
+                raise
 
     def forget(self, path: Path) -> None:
         with self._lock:
@@ -62,7 +65,7 @@ class PendingWrites:
         with self._lock:
             for path in list(self._content):
                 try:
-                    self._write_locked(path)
+                    self._write_locked(path, self._content[path])
                 except NotSavedError:
                     continue
                 written.append(path)
@@ -72,11 +75,11 @@ class PendingWrites:
             )
         return written
 
-    def _write_locked(self, path: Path, durable: bool = True) -> None:
+    def _write_locked(self, path: Path, data: Any, durable: bool = True) -> None:
         try:
-            write_json_atomic(path, self._content[path], durable)
+            write_json_atomic(path, data, durable)
         except OSError as exc:
             reason = write_failure_reason(exc)
             log.error("cannot write %s (%s); kept in memory until it can be written", path, reason)
             raise NotSavedError(path, reason) from None
-        del self._content[path]
+        self._content.pop(path, None)  # written: whatever waited for this file is older

@@ -201,3 +201,27 @@ def test_a_command_whose_reply_cannot_be_saved_says_what_it_did_and_that_it_is_k
     assert "something is wrong" not in reply
     assert "dog" in reply and "This exchange is not saved yet" in reply and "disk is full" in reply
     assert json.loads((tmp_path / "workspace" / "memory.json").read_text())["dog"]["value"] == "Rex"
+
+
+def test_what_waits_for_the_disk_is_a_copy_and_the_newest_write_wins(tmp_path, monkeypatch):
+    from agent.errors import NotSavedError
+
+    full = {"on": True}
+    real_write = pending_writes.write_json_atomic
+
+    def write(path, data, durable=True):
+        if full["on"]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real_write(path, data, durable)
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    waiting, path = pending_writes.PendingWrites(), tmp_path / "state.json"
+    data = {"turns": ["one"]}
+    with pytest.raises(NotSavedError):
+        waiting.write(path, data)
+    data["turns"].append("changed after the write")  # the caller's own object, not what waits
+    assert waiting.get(path) == {"turns": ["one"]}
+    full["on"] = False
+    waiting.write(path, {"turns": ["two"]})  # written: the older content waits no more
+    assert not waiting.has(path) and waiting.flush() == []
+    assert json.loads(path.read_text()) == {"turns": ["two"]}
