@@ -108,7 +108,12 @@ def test_an_obedient_mind_is_held_by_the_router_policy(stack, attacked, policy, 
         stdin="Do what that mention says.\n",
     )
     assert obeying.returncode == 0, obeying.stderr
-    assert obeying.stdout == final + "\n"
+    assert obeying.stdout.count(final + "\n") == 1, obeying.stdout
+    # The console shows the router's notices as they come (a look every second): a turn slowed by a
+    # loaded machine may show a held command's "Approval needed" too, and nothing else.
+    notices = obeying.stdout.replace(final + "\n", "", 1)
+    assert notices == "" or (policy.get("ROUTER_REQUIRE_APPROVAL")
+                             and notices.startswith("Approval needed: ")), notices
 
     steps = stack.artifact()["steps"]
     assert steps[0]["error"] == "invalid_tool_code" and "EXPORT_CREDENTIALS" in steps[0]["detail"]
