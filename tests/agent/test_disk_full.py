@@ -37,6 +37,21 @@ def service_on(workspace_root, tmp_path, llm):
     return AgentService(settings, build_loop(settings, llm=llm, router=NoRouter()))
 
 
+def disk_full_switch(monkeypatch, on, only=lambda path: True):
+    """State writes fail with ENOSPC while `switch["on"]` (for the paths `only` picks): a disk that
+    fills and empties at the write layer."""
+    switch = {"on": on}
+    real_write = pending_writes.write_json_atomic
+
+    def write(path, data, durable=True):
+        if switch["on"] and only(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real_write(path, data, durable)
+
+    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    return switch
+
+
 def say(service, text):
     return asyncio.run(service.handle(IncomingMessage("console", "console", "owner", text)))
 
@@ -77,30 +92,14 @@ def test_a_really_full_disk_is_told_honestly_and_nothing_is_lost(tmp_path):
 
 
 def test_enospc_at_the_write_layer_is_told_honestly_and_nothing_is_lost(tmp_path, monkeypatch):
-    full = {"on": False}
-    real_write = pending_writes.write_json_atomic
-
-    def write(path, data, durable=True):
-        if full["on"]:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data, durable)
-
-    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    full = disk_full_switch(monkeypatch, on=False)
     llm = ScriptedLLM(["Hi.", "Room again."])
     service = service_on(tmp_path / "workspace", tmp_path, llm)
     check_full_disk_flow(service, llm, lambda: full.update(on=True), lambda: full.update(on=False))
 
 
 def test_the_service_writes_what_was_kept_as_soon_as_there_is_room(tmp_path, monkeypatch):
-    full = {"on": True}
-    real_write = pending_writes.write_json_atomic
-
-    def write(path, data, durable=True):
-        if full["on"]:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data, durable)
-
-    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    full = disk_full_switch(monkeypatch, on=True)
     monkeypatch.setattr("agent.service.FLUSH_EVERY", 0.05)
     service = service_on(tmp_path / "workspace", tmp_path, ScriptedLLM([]))
     assert "NOT saved" in say(service, "keep me")
@@ -160,15 +159,8 @@ def test_a_read_only_workspace_is_one_clear_line_at_start(tmp_path, monkeypatch)
 
 
 def test_a_memory_write_on_a_full_disk_says_it_is_kept_and_not_on_disk_yet(tmp_path, monkeypatch):
-    real_write = pending_writes.write_json_atomic
-    full = {"on": True}
-
-    def write(path, data, durable=True):  # the disk fills between the message and the memory write
-        if full["on"] and path.name == "memory.json":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data, durable)
-
-    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    # the disk fills between the message and the memory write
+    full = disk_full_switch(monkeypatch, on=True, only=lambda path: path.name == "memory.json")
     remember = '<tool_code>[{"name": "_MEMORY_WRITE", "params": {"new_memory": {"cat": "Miso"}}}]</tool_code>'
     llm = ScriptedLLM([remember, "Noted.", "Your cat is Miso."])
     service = service_on(tmp_path / "workspace", tmp_path, llm)
@@ -206,15 +198,7 @@ def test_a_command_whose_reply_cannot_be_saved_says_what_it_did_and_that_it_is_k
 def test_what_waits_for_the_disk_is_a_copy_and_the_newest_write_wins(tmp_path, monkeypatch):
     from agent.errors import NotSavedError
 
-    full = {"on": True}
-    real_write = pending_writes.write_json_atomic
-
-    def write(path, data, durable=True):
-        if full["on"]:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real_write(path, data, durable)
-
-    monkeypatch.setattr(pending_writes, "write_json_atomic", write)
+    full = disk_full_switch(monkeypatch, on=True)
     waiting, path = pending_writes.PendingWrites(), tmp_path / "state.json"
     data = {"turns": ["one"]}
     with pytest.raises(NotSavedError):
