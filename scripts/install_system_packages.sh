@@ -4,12 +4,8 @@
 # Debian/Ubuntu (apt).
 set -euo pipefail
 
-need=()
-command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
-# docker-compose: the stack tests check docker-compose.yml with `docker-compose config` (offline).
-command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+source "$(dirname "$0")/system_programs.sh"
+missing_system_packages
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then
