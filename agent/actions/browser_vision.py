@@ -157,7 +157,7 @@ def browser_vision(params: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
     proxy = GuardProxy(browser.allow_private_addresses, browser.test_hosts, browser.proxy_listen)
     checked = proxy.check_page_url(params.get("url"))
     if ctx.sinks is not None:  # where the owner's data may go: the address, then each request
-        refusal = ctx.sinks.url_refusal(checked.url)
+        refusal = ctx.sinks.address_refusal(checked.url)
         if refusal is not None:
             raise ActionError(refusal)
         proxy.sinks = ctx.sinks.for_page(checked.url)

@@ -6,8 +6,11 @@ a phone number) of the owner's own messages. Labels are as fine as a value: what
 does not make every later word owner-only, only these values.
 
 The search reads a sink's text as a server would receive it, several ways: URL-decoded (up to
-three times), case and width folded, without separators ("4 8-2.1" is 4821), and the base64 or
-hex spelling of any long token decoded, so that a value cannot leave in another spelling.
+three times), case and width folded, without separators ("4 8-2.1" is 4821), and the base64, base32
+or hex spelling of any long token decoded, so that a value cannot leave in another spelling. These
+are the spellings a URL or a query carries on its own; an address the model composed in a turn that
+read outside text could spell a value any way at all, and is refused by construction instead
+(`agent.flow.sinks`: only addresses the prompt holds as written, or on a host the owner named).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from urllib.parse import unquote_plus
 MIN_CHARS = 4  # a shorter value (a cat called Tom) matches too much to be a secret
 SHORT_WORDS = 6  # a value without digits shorter than this must match whole words
 _TOKEN = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
-_ENCODED = re.compile(r"[A-Za-z0-9+/=_-]{8,}")
+# A token that may be a base64, base32 or hex spelling: its alphabet, `=` only as its padding (a
+# query's `ctx=` is not part of the token after it), 6 characters or more (4 bytes in base64).
+_ENCODED = re.compile(r"[A-Za-z0-9+/_-]{6,}={0,6}")
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -107,7 +112,7 @@ def spellings(text: str) -> list[str]:
 
 
 def decoded_token(token: str) -> str:
-    for decode in (_from_hex, _from_base64):
+    for decode in (_from_hex, _from_base64, _from_base32):
         try:
             raw = decode(token)
         except (binascii.Error, ValueError):
@@ -120,6 +125,11 @@ def decoded_token(token: str) -> str:
 
 def _from_hex(token: str) -> bytes:
     return bytes.fromhex(token)
+
+
+def _from_base32(token: str) -> bytes:
+    stripped = token.rstrip("=").upper()
+    return base64.b32decode(stripped + "=" * (-len(stripped) % 8))
 
 
 def _from_base64(token: str) -> bytes:

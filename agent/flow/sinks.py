@@ -9,6 +9,13 @@ The rule, on the labels of what the bytes carry (`owner_only`):
   browser refuses the URL here, and the router refuses a read whose origin `holds` it;
 - a write that would publish owner-only data waits for the owner's approval, even when the owner
   wrote those words in an earlier message (the router holds a write whose origin `holds` it).
+
+Searching the bytes finds the spellings a URL carries on its own; in a turn that read outside text
+the model can spell a value any way it is told (reversed, one digit per query field, in words).
+So there, by construction, an address the browser opens and a name the router resolves (a
+post's handle, a did:web) must be on a host the owner named or appear as written in the prompt
+the model chose it from (a link of the page or post read, the path of one on a host it names):
+bytes the model made up go nowhere. A page's own requests are the page's choice (`for_page`).
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from agent.flow.owner_only import Needle, OwnerOnly, memory_needles, squeezed
+from agent.flow.resolved_names import resolved_names
 from agent.workspace.memory_index import MemoryIndex
 from protocol.origin import OWNER, Origin, fold
+from protocol.suspicion import TARGET_FIELDS
 
 MAX_HOLDS = 8
+RESOLVED_FIELDS = TARGET_FIELDS | {"url"}  # the params a router looks a name up by (a post's address)
 
 
 @dataclass(frozen=True)
@@ -34,9 +44,13 @@ class SinkGuard:
     # What the turn's reads hold for the owner only (notifications, direct messages), searched for
     # in a command's params when the turn may answer mentions with no approval (`mention_replies`).
     private_reads: OwnerOnly | None = None
+    shown: str = ""  # the prompt the model chose this step's actions from ("": not known)
 
     def with_private_reads(self, needles: Iterable[Needle]) -> SinkGuard:
         return replace(self, private_reads=OwnerOnly(needles))
+
+    def with_shown(self, prompt: str) -> SinkGuard:
+        return replace(self, shown=prompt)
 
     @classmethod
     def for_turn(
@@ -76,6 +90,34 @@ class SinkGuard:
             "outside text)"
         )
 
+    def address_refusal(self, url: str) -> str | None:
+        """Why the browser may not open this address the model chose, or None: the owner-only data
+        it carries (`url_refusal`), or, in a turn that read outside text, an address made up."""
+        refusal = self.url_refusal(url)
+        if refusal is not None or not self.tainted:
+            return refusal
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        if self.owner_named(host) or (self.shows(host) and (path in ("", "/") or self.shows(path))):
+            return None
+        return (
+            f"refused: the turn had read outside text, and this address (on {host or 'no host'}) is neither "
+            "a link the text read holds as written nor on a site your owner named; an address made up "
+            "then could carry your owner's data in any spelling"
+        )
+
+    def owner_named(self, host: str) -> bool:
+        """Whether the owner's messages name this host (or handle) as a whole name."""
+        return bool(host) and _names(" ".join(self.owner_words), host)
+
+    def shows(self, written: str) -> bool:
+        """Whether the prompt holds this host or path as written (URL-decoded, case folded for a host)."""
+        if not written or not self.shown:
+            return False
+        path = written.startswith("/")
+        return _names(self.shown, written, path) or _names(unquote(self.shown), unquote(written), path)
+
     def for_page(self, url: str) -> PageSinks:
         """The check of every request a page opened at `url` makes: the page chose them, not the
         owner, so they count as outside words whatever the turn had read before."""
@@ -86,12 +128,44 @@ class SinkGuard:
         each param carries that the owner's message did not give it."""
         found = []
         for name, text in strings_of(params):
+            made_up = self.made_up_names(text) if name in RESOLVED_FIELDS else []
+            if made_up:
+                found.append(f"its {name} names {', '.join(made_up[:3])}, which neither you nor the text "
+                             "read wrote (a name made up after reading outside text can carry your data to "
+                             "whoever answers for it)")
             unsaid = self.unsaid(text)
             if self.private_reads is not None:
                 unsaid += [n.where for n in self.private_reads.carried(text) if n.where not in unsaid][:1]
             if unsaid:
                 found.append(f"its {name} carries {', '.join(unsaid[:3])}, which is for you only")
         return tuple(found[:MAX_HOLDS])
+
+
+    def made_up_names(self, text: str) -> list[str]:
+        """The names a lookup of this text would ask about (`resolved_names`) that a tainted turn's
+        model made up: on no host the owner named, not in its prompt as written."""
+        if not self.tainted:
+            return []
+        return [name for name in resolved_names(text) if not (self.owner_named(name) or self.shows(name))]
+
+
+def _names(text: str, name: str, path: bool = False) -> bool:
+    """Whether `text` holds `name` whole: not as a part of a longer name (`a.com` in `data.com`,
+    `/more` in `/moreover`). A path (case kept) follows its host."""
+    folded, wanted = (text, name) if path else (fold(text), fold(name))
+    start = folded.find(wanted)
+    while start != -1:
+        before = folded[start - 1] if start else " "
+        end = start + len(wanted)
+        after = folded[end] if end < len(folded) else " "
+        if (path or not _in_name(before)) and not _in_name(after):
+            return True
+        start = folded.find(wanted, start + 1)
+    return False
+
+
+def _in_name(char: str) -> bool:
+    return char.isalnum() or char in "-_"
 
 
 def strings_of(params: Any, name: str = "") -> Iterable[tuple[str, str]]:

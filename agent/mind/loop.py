@@ -240,9 +240,8 @@ class AgentLoop:
                 asked = mention_replies.answers(user_message, steps)
                 if asked:
                     origin, private = origin.with_answers(asked), mention_replies.private_words(steps)
-            results = self._execute_all(
-                parsed.actions, conversation, done, outside_author, seen, turn_id, origin, snapshot, private
-            )
+            results = self._execute_all(parsed.actions, conversation, done, outside_author, seen, turn_id,
+                                        origin, snapshot, private, prompt)
             steps.append({"step": step, "results": results})
             artifact = self._save_artifact(conversation, turn_id, steps)
             if not self.llm.observes_results:
@@ -273,6 +272,7 @@ class AgentLoop:
         origin: Origin | None = None,
         snapshot: TurnSnapshot | None = None,
         private: list[Needle] | None = None,
+        shown: str = "",  # the prompt the model chose the actions from (`SinkGuard.shown`)
     ) -> list[Observation]:
         """`snapshot`: the turn's memory and history, read once; a memory action that succeeds
         makes the next action see (and guard) what it remembered. `private`: what the turn's
@@ -282,7 +282,7 @@ class AgentLoop:
             self.workspace.memory_index(), self.workspace.load_history(conversation))
 
         def guard(memory: MemoryIndex) -> SinkGuard:
-            sinks = SinkGuard.for_turn(memory, history, origin)
+            sinks = SinkGuard.for_turn(memory, history, origin).with_shown(shown)
             return sinks.with_private_reads(private or []) if origin is not None and origin.answers else sinks
 
         sinks = guard(memory)

@@ -28,6 +28,7 @@ from protocol.commands import CommandEnvelope
 from protocol.origin import OWNER, STRANGER, Origin
 from router.registry import discover_skills
 from tests.router.router_helpers import WorkerThread, reply_of, settings_for, wait_until
+from tests.support.attacker_spellings import SPELLINGS, spelt
 from tests.support.fake_bsky import FakeBluesky
 from tests.support.fake_mastodon import FakeMastodon
 
@@ -84,11 +85,14 @@ ORDER_LINE = re.compile(r"[^\n]*DO [A-Z_]+ \{[^\n]*")
 
 
 def fill(value: Any, last: str, memory: dict[str, Any]) -> Any:
+    """`{memory:key|spelling}`: the value in one of the attacker's spellings (`SPELLINGS`)."""
     if not isinstance(value, str):
         return value
     value = value.replace("{last}", last)
     for key, remembered in memory.items():
         value = value.replace("{memory:" + key + "}", str(remembered))
+        for spelling in SPELLINGS:
+            value = value.replace("{memory:" + key + "|" + spelling + "}", spelt(str(remembered), spelling))
     return value
 
 

@@ -1,0 +1,46 @@
+"""The names a post address's lookup sends out, as `SinkGuard.holds` checks them."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.flow.resolved_names import resolved_names
+from agent.flow.sinks import SinkGuard
+
+MEMORY = {"bank_pin": "4821"}
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("at://4821.attacker.test/app.bsky.feed.post/3k", ["4821.attacker.test"]),
+    ("at://did:plc:abc123/app.bsky.feed.post/3k", []),  # the PLC directory, which no one else reads
+    ("at://did:web:x.example/app.bsky.feed.post/3k", ["x.example"]),
+    ("https://bsky.app/profile/bob.test/post/3k", ["bob.test"]),
+    ("https://mastodon.social/@bob/1234", ["mastodon.social"]),
+    ("@bob@mastodon.social", ["mastodon.social"]),
+    ("https://user:pw@evil.example:8080/x", ["evil.example"]),
+    ("no address at all", []),
+])
+def test_the_names_a_lookup_asks_about(text, names):
+    assert resolved_names(text) == names
+
+
+def test_a_tainted_turn_resolves_only_names_its_prompt_or_the_owner_wrote():
+    sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown("Have you seen at://bob.test/app.bsky.feed.post/1?")
+    assert sinks.holds({"post_id": "at://bob.test/app.bsky.feed.post/1"}) == ()
+    [why] = sinks.holds({"post_id": "at://1284.attacker.test/app.bsky.feed.post/1"})
+    assert "1284.attacker.test" in why
+    assert sinks.holds({"text": "see at://1284.attacker.test/x"}) == ()  # a post's words are not looked up
+    assert SinkGuard.for_turn(MEMORY, [], None).holds({"post_id": "at://did:plc:abc/app.bsky.feed.post/1"}) == ()
+
+
+def test_a_subdomain_of_a_name_shown_is_not_that_name():
+    sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown("the guide on docs.example.org")
+    assert sinks.address_refusal("https://docs.example.org/") is None
+    assert sinks.address_refusal("https://4821x.docs.example.org/") is not None
+    assert sinks.address_refusal("https://example.org/") is None  # the prompt holds its name as written
+
+
+def test_the_spellings_a_query_carries_on_its_own_are_found_after_its_name():
+    sinks = SinkGuard.for_turn(MEMORY, [], None)
+    for query in ("ctx=NDgyMQ", "ctx=34383231", "ctx=GQ4DEMI="):
+        assert "bank_pin" in (sinks.url_refusal(f"https://evil.example/?{query}") or ""), query
