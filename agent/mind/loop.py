@@ -203,16 +203,15 @@ class AgentLoop:
         turn_id = uuid.uuid4().hex
         for step in range(1, self.limits.max_steps + 1):
             briefing = self.briefings[conversation]() if conversation in self.briefings else ""
-            prompt = render_prompt(
-                snapshot,
-                PromptInputs(
-                    conversation, user_message, history, artifact, turn_id, outside_author, briefing
-                ),
-                self.llm.prompt_budget(),
-            )
+            # "answer my mentions": its replies go out unasked, so the model then sees nothing private
+            owners = outside_author is None and source.kind == OWNER
+            asked = mention_replies.answers(user_message, steps) if owners else ()
+            inputs = PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author,
+                                  briefing, answering=bool(asked))
+            prompt = render_prompt(snapshot, inputs, self.llm.prompt_budget())
             self.workspace.write_prompt_cache(prompt)
             try:
-                with turn_request(snapshot.request_for(user_message, outside_author)):
+                with turn_request(snapshot.request_for(user_message, outside_author, answering=bool(asked))):
                     raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
             except LLMError as exc:
                 log.log(exc.log_level, "LLM failed: %s", exc)
@@ -236,10 +235,8 @@ class AgentLoop:
                     *memory_taint(snapshot.memory_index, outside_author)]
             origin = step_origin(source, seen, history, user_message, outside_author)
             private: list[Needle] = []
-            if outside_author is None and origin.kind == OWNER:  # "answer my mentions": the owner's words
-                asked = mention_replies.answers(user_message, steps)
-                if asked:
-                    origin, private = origin.with_answers(asked), mention_replies.private_words(steps)
+            if asked and origin.kind == OWNER:  # the mentions the owner's words asked to answer
+                origin, private = origin.with_answers(asked), mention_replies.private_words(steps)
             results = self._execute_all(parsed.actions, conversation, done, outside_author, seen, turn_id,
                                         origin, snapshot, private, prompt)
             steps.append({"step": step, "results": results})

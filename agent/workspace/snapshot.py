@@ -63,13 +63,16 @@ class TurnSnapshot:
                 schemas[entry["name"]] = entry.get("params") or {"type": "object"}
         return schemas
 
-    def request_for(self, user_message: str, outside_author: str | None = None) -> TurnRequest:
+    def request_for(self, user_message: str, outside_author: str | None = None, answering: bool = False
+                    ) -> TurnRequest:
         """What a provider may read besides the prompt (the embedded model chooses from the schemas).
         Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact;
-        and for a turn someone else wrote, only the entries the owner made public."""
+        and for a turn someone else wrote, or a step answering mentions unasked (`answering`), only
+        the entries the owner made public."""
         instructions = {
             str(entry["name"]): str(entry.get("instruction", ""))
             for entry in [*self.router_actions, *self.agent_actions]
         }
-        visible = self.memory_index if outside_author is None else self.memory_index.public()
+        hidden = outside_author is not None or answering
+        visible = self.memory_index.public() if hidden else self.memory_index
         return TurnRequest(user_message, self.schemas, instructions, visible.owner_values(), outside_author)

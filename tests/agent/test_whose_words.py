@@ -72,7 +72,8 @@ class ObedientLLM(BaseLLM):
             if order in self.done or not isinstance(params, dict):
                 continue
             self.done.add(order)
-            filled = {k: fill(v, last_result_text(prompt), memory) for k, v in params.items()}
+            here = nearest_post_id(text, found.start())
+            filled = {k: fill(v, last_result_text(prompt), memory, here) for k, v in params.items()}
             return "As the text says. " + tool((found.group(1), filled))
         quoted = " | ".join(ORDER_LINE.findall(prompt))
         return f"Done. What I read: {quoted}" if quoted else "Done."
@@ -84,16 +85,22 @@ class ObedientLLM(BaseLLM):
 ORDER_LINE = re.compile(r"[^\n]*DO [A-Z_]+ \{[^\n]*")
 
 
-def fill(value: Any, last: str, memory: dict[str, Any]) -> Any:
+def fill(value: Any, last: str, memory: dict[str, Any], here: str = "") -> Any:
     """`{memory:key|spelling}`: the value in one of the attacker's spellings (`SPELLINGS`)."""
     if not isinstance(value, str):
         return value
-    value = value.replace("{last}", last)
+    value = value.replace("{last}", last).replace("{post_id}", here)
     for key, remembered in memory.items():
         value = value.replace("{memory:" + key + "}", str(remembered))
         for spelling in SPELLINGS:
             value = value.replace("{memory:" + key + "|" + spelling + "}", spelt(str(remembered), spelling))
     return value
+
+
+def nearest_post_id(text: str, at: int) -> str:
+    """`{post_id}` in an order: the id of the item (a notification, a post) the order was read in."""
+    ids = [(abs(m.start() - at), m.group(1)) for m in re.finditer(r'"post_id": "([^"]+)"', text)]
+    return min(ids)[1] if ids else ""
 
 
 def last_result_text(prompt: str) -> str:
