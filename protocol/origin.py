@@ -33,7 +33,6 @@ MCP server's login may send only its own origin, the agent's any but another log
 from __future__ import annotations
 
 import re
-import string
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -215,8 +214,10 @@ def fold(text: str) -> str:
 
 def links_and_handles(text: str) -> list[str]:
     """Every URL, domain and @handle in the text, folded, without trailing punctuation."""
-    found = []
-    for match in _LINK.finditer(fold(text)):
+    folded, found = fold(text), []
+    if "." not in folded and "@" not in folded and "://" not in folded:
+        return found  # every alternative of `_LINK` needs one of them
+    for match in _LINK.finditer(folded):
         value = match.group(0).rstrip(_TRAILING)
         if value and value not in found:
             found.append(value)
@@ -227,8 +228,8 @@ def said_by(value: str, messages: Iterable[str]) -> bool:
     """True when `value` is already in one of the messages: its words, in order and next to each
     other, each of its links and handles as written, and its emoji, symbols and invisible
     characters (`_beyond_words`). Empty words say nothing: False."""
-    wanted = cased_words(value)
-    if not wanted:
+    wanted, messages = cased_words(value), tuple(messages)
+    if not wanted or not messages:
         return False
     links = links_and_handles(value)
     extra, marks = Counter(_beyond_words(value)), Counter(_marks(value))
@@ -246,7 +247,10 @@ def cased_words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text))
 
 
-_PLAIN_PUNCTUATION = frozenset(string.punctuation)
+_PUNCTUATION_MARK = re.compile(r"[!-/:-@\[-`{-~]")  # string.punctuation: the ASCII marks
+# Neither a word character, a space nor plain punctuation (on every code point, the same test as
+# `str.isspace`, `string.punctuation` and `\w` make it character by character).
+_BEYOND_WORDS = re.compile(r"[^\w\s!-/:-@\[-`{-~]")
 FREE_MARKS = 2  # punctuation a write may add to the owner's words: "Hello, world!" for "hello world"
 _SPACE_RUN = re.compile(r"[ \n]{2,}|[^\S \n]")
 
@@ -256,13 +260,12 @@ def _beyond_words(text: str) -> list[str]:
     invisible characters, spaces of other widths and runs of spaces, which a write may carry only as
     the owner wrote them (coloured squares, tag characters or the widths of the spaces after the
     owner's "hello" could spell anything)."""
-    folded = fold(text)
-    odd = [c for c in folded if not (c.isspace() or c in _PLAIN_PUNCTUATION or _WORD.fullmatch(c))]
+    odd = _BEYOND_WORDS.findall(fold(text))
     return odd + [f"space run {m.group()!r}" for m in _SPACE_RUN.finditer(text)]  # before NFKC folds them
 
 
 def _marks(text: str) -> list[str]:
-    return [c for c in text if c in _PLAIN_PUNCTUATION]
+    return _PUNCTUATION_MARK.findall(text)
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:
