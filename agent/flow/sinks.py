@@ -12,10 +12,11 @@ The rule, on the labels of what the bytes carry (`owner_only`):
 
 Searching the bytes finds the spellings a URL carries on its own; in a turn that read outside text
 the model can spell a value any way it is told (reversed, one digit per query field, in words).
-So there, by construction, an address the browser opens and a name the router resolves (a
-post's handle, a did:web) must be on a host the owner named or appear as written in the prompt
-the model chose it from (a link of the page or post read, the path of one on a host it names):
-bytes the model made up go nowhere. A page's own requests are the page's choice (`for_page`).
+So there, by construction, an address the browser opens must be as the owner or the prompt the
+model chose it from wrote it (a link of the page or post read, the path of one on a host it names;
+on a host the owner named too: the owner chose to visit it, not what the model sends it), and a
+name the router resolves (a post's handle, a did:web) one the owner or the prompt wrote: bytes the
+model made up go nowhere. A page's own requests are the page's choice (`for_page`).
 """
 
 from __future__ import annotations
@@ -92,19 +93,21 @@ class SinkGuard:
 
     def address_refusal(self, url: str) -> str | None:
         """Why the browser may not open this address the model chose, or None: the owner-only data
-        it carries (`url_refusal`), or, in a turn that read outside text, an address made up."""
+        it carries (`url_refusal`), or, in a turn that read outside text, an address made up: its
+        host is not one the owner or the prompt names, or its path and query are not as written."""
         refusal = self.url_refusal(url)
         if refusal is not None or not self.tainted:
             return refusal
         parts = urlsplit(url.strip())
         host = parts.hostname or ""
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        if self.owner_named(host) or (self.shows(host) and (path in ("", "/") or self.shows(path))):
+        named, owners = self.owner_named(host) or self.shows(host), " ".join(self.owner_words)
+        if named and (path in ("", "/") or self.shows(path) or _names(owners, path, True)):
             return None
         return (
-            f"refused: the turn had read outside text, and this address (on {host or 'no host'}) is neither "
-            "a link the text read holds as written nor on a site your owner named; an address made up "
-            "then could carry your owner's data in any spelling"
+            f"refused: the turn had read outside text, and this address (on {host or 'no host'}) is not one "
+            "your owner or the text read wrote: its path and query were made up, and could carry your "
+            "owner's data in any spelling, even to a site your owner named"
         )
 
     def owner_named(self, host: str) -> bool:

@@ -212,7 +212,7 @@ def test_a_link_and_a_path_the_page_read_holds_are_still_opened(chromium, attack
     owners_secrets(workspace)
     llm = ScriptedLLM([
         vision({"url": f"{attacker.url}/page"}),
-        "A setup guide.",
+        "A setup guide; it goes on at /more.",  # the page's summary: what the model then sees of it
         vision({"url": f"{attacker.url}/more"}),  # the page's own path, on its host
         "Loaded.", "Done.", "Done.",
     ])

@@ -1,9 +1,11 @@
-"""The names a post address's lookup sends out, as `SinkGuard.holds` checks them."""
+"""Addresses and names a tainted turn's model made up (`SinkGuard.address_refusal`, `holds`), and the
+names a post address's lookup sends out (`resolved_names`)."""
 
 from __future__ import annotations
 
 import pytest
 
+from agent.flow.owner_only import OwnerOnly
 from agent.flow.resolved_names import resolved_names
 from agent.flow.sinks import SinkGuard
 
@@ -44,3 +46,13 @@ def test_the_spellings_a_query_carries_on_its_own_are_found_after_its_name():
     sinks = SinkGuard.for_turn(MEMORY, [], None)
     for query in ("ctx=NDgyMQ", "ctx=34383231", "ctx=GQ4DEMI="):
         assert "bank_pin" in (sinks.url_refusal(f"https://evil.example/?{query}") or ""), query
+
+
+def test_a_site_the_owner_named_gets_only_the_addresses_the_owner_or_the_text_wrote():
+    words = ("summarise https://evil.example/page for me",)
+    sinks = SinkGuard(OwnerOnly.of(MEMORY, words), words[0], words, True,
+                      shown=f"{words[0]}\n<page>see /more for the rest</page>")
+    assert sinks.address_refusal("https://evil.example/page") is None  # as the owner wrote it
+    assert sinks.address_refusal("https://evil.example/more") is None  # the page's own path
+    assert sinks.address_refusal("https://evil.example/") is None
+    assert "made up" in (sinks.address_refusal("https://evil.example/c?d=1284") or "")  # the PIN reversed
