@@ -100,7 +100,8 @@ class SinkGuard:
             return refusal
         parts = urlsplit(url.strip())
         host = parts.hostname or ""
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        # path, query and fragment: the page's script reads the fragment, and may send it anywhere
+        path = parts._replace(scheme="", netloc="").geturl()
         named, owners = self.owner_named(host) or self.shows(host), " ".join(self.owner_words)
         if named and (path in ("", "/") or self.shows(path) or _names(owners, path, True)):
             return None

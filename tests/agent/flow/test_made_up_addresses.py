@@ -56,3 +56,4 @@ def test_a_site_the_owner_named_gets_only_the_addresses_the_owner_or_the_text_wr
     assert sinks.address_refusal("https://evil.example/more") is None  # the page's own path
     assert sinks.address_refusal("https://evil.example/") is None
     assert "made up" in (sinks.address_refusal("https://evil.example/c?d=1284") or "")  # the PIN reversed
+    assert "made up" in (sinks.address_refusal("https://evil.example/page#1284") or "")  # for the page's script
