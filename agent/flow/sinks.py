@@ -144,7 +144,6 @@ class SinkGuard:
                 found.append(f"its {name} carries {', '.join(unsaid[:3])}, which is for you only")
         return tuple(found[:MAX_HOLDS])
 
-
     def made_up_names(self, text: str) -> list[str]:
         """The names a lookup of this text would ask about (`resolved_names`) that a tainted turn's
         model made up: on no host the owner named, not in its prompt as written."""
