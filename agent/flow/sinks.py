@@ -33,7 +33,8 @@ from protocol.origin import OWNER, Origin, fold
 from protocol.suspicion import TARGET_FIELDS
 
 MAX_HOLDS = 8
-RESOLVED_FIELDS = TARGET_FIELDS | {"url"}  # the params a router looks a name up by (a post's address)
+# The params a router looks a name up by: a post's address, and a search's query (`from:handle`)
+RESOLVED_FIELDS = TARGET_FIELDS | {"url", "query"}
 
 
 @dataclass(frozen=True)

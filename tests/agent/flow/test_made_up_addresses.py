@@ -20,6 +20,9 @@ MEMORY = {"bank_pin": "4821"}
     ("https://mastodon.social/@bob/1234", ["mastodon.social"]),
     ("@bob@mastodon.social", ["mastodon.social"]),
     ("https://user:pw@evil.example:8080/x", ["evil.example"]),
+    ("from:4821.attacker.test garden club", ["4821.attacker.test"]),  # a search resolves the author
+    ("mentions:@bob.test OR to:alice.test", ["bob.test", "alice.test"]),
+    ("the ratio 4:3 and time 10:30", []),
     ("no address at all", []),
 ])
 def test_the_names_a_lookup_asks_about(text, names):
