@@ -21,6 +21,7 @@ model made up go nowhere. A page's own requests are the page's choice (`for_page
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -121,7 +122,8 @@ class SinkGuard:
         if not written or not self.shown:
             return False
         path = written.startswith("/")
-        return _names(self.shown, written, path) or _names(unquote(self.shown), unquote(written), path)
+        shown = html.unescape(self.shown)  # the prompt escapes `&` in a result's link as `&amp;`
+        return _names(shown, written, path) or _names(unquote(shown), unquote(written), path)
 
     def for_page(self, url: str) -> PageSinks:
         """The check of every request a page opened at `url` makes: the page chose them, not the

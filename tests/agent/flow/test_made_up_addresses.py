@@ -8,6 +8,7 @@ import pytest
 from agent.flow.owner_only import OwnerOnly
 from agent.flow.resolved_names import resolved_names
 from agent.flow.sinks import SinkGuard
+from agent.mind.prompt import render_artifact
 
 MEMORY = {"bank_pin": "4821"}
 
@@ -60,3 +61,14 @@ def test_a_site_the_owner_named_gets_only_the_addresses_the_owner_or_the_text_wr
     assert sinks.address_refusal("https://evil.example/") is None
     assert "made up" in (sinks.address_refusal("https://evil.example/c?d=1284") or "")  # the PIN reversed
     assert "made up" in (sinks.address_refusal("https://evil.example/page#1284") or "")  # for the page's script
+
+
+def test_a_link_with_a_query_is_found_in_the_prompt_that_escapes_it():
+    link = "https://news.example/a?b=1&c=2"
+    artifact = {"conversation": "console", "turn": "t", "steps": [
+        {"step": 1, "results": [{"action": "FETCH_POST", "status": "ok", "result": {"text": f"read {link}"}}]}]}
+    shown = render_artifact(artifact, "console", "t")
+    assert "&amp;" in shown  # as the model sees it
+    sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown(shown)
+    assert sinks.address_refusal(link) is None
+    assert sinks.address_refusal("https://news.example/a?b=1&c=4821") is not None
