@@ -214,7 +214,8 @@ def fold(text: str) -> str:
 
 def links_and_handles(text: str) -> list[str]:
     """Every URL, domain and @handle in the text, folded, without trailing punctuation."""
-    folded, found = fold(text), list[str]()
+    folded = fold(text)
+    found: list[str] = []
     if "." not in folded and "@" not in folded and "://" not in folded:
         return found  # every alternative of `_LINK` needs one of them
     for match in _LINK.finditer(folded):

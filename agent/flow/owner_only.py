@@ -10,7 +10,7 @@ three times), case and width folded, without separators ("4 8-2.1" is 4821), and
 or hex spelling of any long token decoded, so that a value cannot leave in another spelling. These
 are the spellings a URL or a query carries on its own; an address the model composed in a turn that
 read outside text could spell a value any way at all, and is refused by construction instead
-(`agent.flow.sinks`: only addresses the prompt holds as written, or on a host the owner named).
+(`agent.flow.sinks`: only addresses and names the owner or the prompt wrote as they are).
 """
 
 from __future__ import annotations

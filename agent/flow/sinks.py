@@ -21,6 +21,7 @@ model made up go nowhere. A page's own requests are the page's choice (`for_page
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -76,7 +77,7 @@ class SinkGuard:
         if not carried:
             return []
         said = squeezed(self.owner_said)
-        chosen = not destination or fold(destination) in fold(" ".join(self.owner_words))
+        chosen = not destination or self.owner_wrote(destination)
         return list(dict.fromkeys(n.where for n in carried if not (chosen and n.value in said)))
 
     def url_refusal(self, url: str) -> str | None:
@@ -104,26 +105,35 @@ class SinkGuard:
         host = parts.hostname or ""
         # path, query and fragment: the page's script reads the fragment, and may send it anywhere
         path = parts._replace(scheme="", netloc="").geturl()
-        named, owners = self.owner_named(host) or self.shows(host), " ".join(self.owner_words)
-        if named and (path in ("", "/") or self.shows(path) or _names(owners, path, True)):
+        if not (self.owner_wrote(host) or self.shows(host)):
+            made_up = "its host"
+        elif path in ("", "/") or self.shows(path) or self.owner_wrote(path):
             return None
+        else:
+            made_up = "its path and query (even on a site your owner named)"
         return (
             f"refused: the turn had read outside text, and this address (on {host or 'no host'}) is not one "
-            "your owner or the text read wrote: its path and query were made up, and could carry your "
-            "owner's data in any spelling, even to a site your owner named"
+            f"your owner or the text read wrote: {made_up} was made up, and could carry your owner's data "
+            "in any spelling"
         )
 
-    def owner_named(self, host: str) -> bool:
-        """Whether the owner's messages name this host (or handle) as a whole name."""
-        return bool(host) and _names(" ".join(self.owner_words), host)
+    def owner_wrote(self, written: str) -> bool:
+        """Whether the owner's messages hold this host, handle or path whole."""
+        return bool(written) and _names(" ".join(self.owner_words), written, written.startswith("/"))
 
     def shows(self, written: str) -> bool:
         """Whether the prompt holds this host or path as written (URL-decoded, case folded for a host)."""
         if not written or not self.shown:
             return False
         path = written.startswith("/")
-        shown = html.unescape(self.shown)  # the prompt escapes `&` in a result's link as `&amp;`
-        return _names(shown, written, path) or _names(unquote(shown), unquote(written), path)
+        shown, decoded = self._shown_readings
+        return _names(shown, written, path) or _names(decoded, unquote(written), path)
+
+    @functools.cached_property
+    def _shown_readings(self) -> tuple[str, str]:
+        """The prompt unescaped (it shows `&` in a result's link as `&amp;`), and URL-decoded too."""
+        shown = html.unescape(self.shown)
+        return shown, unquote(shown)
 
     def for_page(self, url: str) -> PageSinks:
         """The check of every request a page opened at `url` makes: the page chose them, not the
@@ -152,7 +162,7 @@ class SinkGuard:
         model made up: on no host the owner named, not in its prompt as written."""
         if not self.tainted:
             return []
-        return [name for name in resolved_names(text) if not (self.owner_named(name) or self.shows(name))]
+        return [name for name in resolved_names(text) if not (self.owner_wrote(name) or self.shows(name))]
 
 
 def _names(text: str, name: str, path: bool = False) -> bool:
