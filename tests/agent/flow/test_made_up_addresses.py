@@ -72,3 +72,11 @@ def test_a_link_with_a_query_is_found_in_the_prompt_that_escapes_it():
     sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown(shown)
     assert sinks.address_refusal(link) is None
     assert sinks.address_refusal("https://news.example/a?b=1&c=4821") is not None
+
+
+def test_a_value_the_owner_sends_to_a_site_goes_to_that_site_only_not_one_its_name_ends_with():
+    words = ("my code is 4821, send it to data.example",)
+    sinks = SinkGuard(OwnerOnly.of({}, words), words[0], words, True)
+    assert sinks.url_refusal("https://data.example/?c=4821") is None
+    assert "your own messages" in (sinks.url_refusal("https://a.example/?c=4821") or "")
+    assert "your own messages" in (sinks.url_refusal("https://ta.example/?c=4821") or "")
