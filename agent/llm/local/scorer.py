@@ -52,6 +52,11 @@ class LlamaTokenModel:
         self.llama = llama
         self.fed = 0  # tokens evaluated through this model (for usage counts)
         self._stale = False  # llama.cpp's logits belong to a token rewound past
+        # The row after the last token of each batch still in the cache, with the tokens before it:
+        # a rewind to a batch's end (a ranking's context) reads it again instead of evaluating that
+        # token alone, which is both a decode saved and the same numbers (a batch of one is computed
+        # by other kernels, a few percent apart on some CPUs, and would rewrite its cache entry).
+        self._batch_ends: dict[int, tuple[Any, Sequence[float]]] = {}
 
     def position(self) -> int:
         return int(self.llama.n_tokens)
@@ -70,6 +75,9 @@ class LlamaTokenModel:
             position = self.position()
             if position == 0:
                 raise ValueError("no context to predict from")
+            saved = self._batch_ends.get(position)
+            if saved is not None and bool((saved[0] == self.llama.input_ids[:position]).all()):
+                return saved[1]
             last = int(self.llama.input_ids[position - 1])
             self.llama.n_tokens = position - 1
             return self.feed([last])[-1]
@@ -118,4 +126,7 @@ class LlamaTokenModel:
         llama.n_tokens = start + count
         self.fed += count
         self._stale = False
-        return list(logprobs)
+        result: list[Sequence[float]] = list(logprobs)
+        self._batch_ends = {at: saved for at, saved in self._batch_ends.items() if at <= start}
+        self._batch_ends[start + count] = (llama.input_ids[: start + count].copy(), result[-1])
+        return result
