@@ -38,9 +38,11 @@ from agent.llm.base import BaseLLM
 from agent.llm.turn import turn_request
 from agent.mind import loop_words
 from agent.mind.act import Observation, RouterPort, execute, execute_new, reply_without_observing, step_origin
-from agent.mind.prompt import PromptInputs, render_prompt
-from agent.mind.tool_code import Action, parse_reply
-from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS, capped_reply
+from agent.mind.private_view import ANSWERING_MEMORY
+from agent.mind.prompt import PromptInputs
+from agent.mind.step_reply import think
+from agent.mind.tool_code import Action
+from agent.workspace.bounds import DEFAULT_MAX_REPLY_CHARS
 from agent.workspace.folder import Workspace
 from agent.workspace.memory_index import MemoryIndex
 from agent.workspace.snapshot import TurnSnapshot
@@ -195,7 +197,7 @@ class AgentLoop:
         outside_author: str | None,
         source: Origin,
     ) -> TurnResult:
-        schemas, artifact, history = snapshot.schemas, snapshot.artifact, snapshot.history
+        artifact, history = snapshot.artifact, snapshot.history
         steps: list[dict[str, Any]] = []
         format_errors = 0
         last_message = ""
@@ -207,17 +209,15 @@ class AgentLoop:
             owners = outside_author is None and source.kind == OWNER
             asked = mention_replies.answers(user_message, steps) if owners else ()
             inputs = PromptInputs(conversation, user_message, history, artifact, turn_id, outside_author,
-                                  briefing, answering=bool(asked))
-            prompt = render_prompt(snapshot, inputs, self.llm.prompt_budget())
-            self.workspace.write_prompt_cache(prompt)
+                                  briefing, private_hidden=ANSWERING_MEMORY if asked else "")
+            seen = [*conversation_taint(artifact, conversation, history),
+                    *memory_taint(snapshot.memory_index, outside_author)]
+            origin = step_origin(source, seen, history, user_message, outside_author)
             try:
-                with turn_request(snapshot.request_for(user_message, outside_author, answering=bool(asked))):
-                    raw = capped_reply(self.llm.chat(prompt), self.limits.max_reply_chars)
+                prompt, parsed = think(self, snapshot, inputs, origin, self.limits.max_reply_chars)
             except LLMError as exc:
                 log.log(exc.log_level, "LLM failed: %s", exc)
                 return TurnResult(loop_words.llm_failure(exc), step, steps)
-            try:
-                parsed = parse_reply(raw, schemas)
             except ToolCodeError as exc:
                 format_errors += 1
                 log.info(
@@ -231,9 +231,6 @@ class AgentLoop:
             if not parsed.actions:
                 return TurnResult(parsed.message or "(the model gave an empty answer)", step, steps)
             last_message = parsed.message or last_message
-            seen = [*conversation_taint(artifact, conversation, history),
-                    *memory_taint(snapshot.memory_index, outside_author)]
-            origin = step_origin(source, seen, history, user_message, outside_author)
             private: list[Needle] = []
             if asked and origin.kind == OWNER:  # the mentions the owner's words asked to answer
                 origin, private = origin.with_answers(asked), mention_replies.private_words(steps)

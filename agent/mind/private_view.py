@@ -2,7 +2,8 @@
 go out with no approval (`agent.flow.mention_replies`): only what the owner made public. By
 construction such a reply then cannot carry, in any spelling, what the model never saw there:
 private memory, the owner's earlier messages, the words of the direct messages the turn read.
-A turn someone else wrote is shown memory the same way (`PRIVATE_MEMORY`)."""
+A turn someone else wrote is shown memory the same way (`PRIVATE_MEMORY`), and so is a step asked
+again because it chose where data goes after reading outside text (`agent.flow.private_decision`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ ANSWERING_MEMORY = (
     "Your owner's private memory is not shown while you answer mentions: replies go out without "
     "your owner seeing them first. Never tell anyone what your owner told you."
 )
-WITHHELD = "(a direct message: its words are not shown while you answer mentions in public)"
+WITHHELD = "(a direct message: its words are not shown in this step)"
 
 
 def without_private_items(artifact: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent.mind.private_view import ANSWERING_MEMORY, PRIVATE_MEMORY, without_private_items
+from agent.mind.private_view import PRIVATE_MEMORY, without_private_items
 from agent.workspace.folder import Workspace
 from agent.workspace.memory import PROMPT_TOKENS as MEMORY_PROMPT_TOKENS
 from agent.workspace.memory_index import MemoryIndex, index_of
@@ -208,7 +208,9 @@ class PromptInputs:
     # Owner-side standing instructions of a conversation, shown after SOUL.md (autonomy's rules):
     # already made safe by whoever wrote it (escaped, outside parts fenced).
     briefing: str = ""
-    answering: bool = False  # "answer my mentions" unasked: nothing private shown (`private_view`)
+    # Set (to what the prompt says instead of memory) when a step of the owner's is shown nothing
+    # private: answering mentions unasked, or asked again (`private_view`)
+    private_hidden: str = ""
 
 
 def memory_context(inputs: PromptInputs) -> str:
@@ -265,15 +267,15 @@ def _render(snapshot: TurnSnapshot, inputs: PromptInputs, fit: Fit) -> str:
     history = inputs.history
     if fit.history_turns is not None and len(history) > fit.history_turns:
         history = history[len(history) - fit.history_turns :] if fit.history_turns else []
-    context, hidden = memory_context(inputs), inputs.outside_author is not None or inputs.answering
+    context, hidden = memory_context(inputs), inputs.outside_author is not None or bool(inputs.private_hidden)
     if fit.memory_tokens <= 0:
         memory = "(memory not shown: the prompt must fit the model's window)"
     elif not hidden:
         memory = render_memory(snapshot.memory_index, context, fit.memory_tokens)
     else:
-        memory = render_outside_memory(snapshot.memory_index, context, ANSWERING_MEMORY if inputs.answering
-                                       else PRIVATE_MEMORY)
-    artifact = without_private_items(inputs.artifact) if inputs.answering else inputs.artifact
+        why = inputs.private_hidden or PRIVATE_MEMORY
+        memory = render_outside_memory(snapshot.memory_index, context, why)
+    artifact = without_private_items(inputs.artifact) if inputs.private_hidden else inputs.artifact
     values = {
         "SOUL_CONTENT": snapshot.soul + (f"\n\n{inputs.briefing.strip()}" if inputs.briefing.strip() else ""),
         "MEMORY_CONTENT": memory,

@@ -63,16 +63,17 @@ class TurnSnapshot:
                 schemas[entry["name"]] = entry.get("params") or {"type": "object"}
         return schemas
 
-    def request_for(self, user_message: str, outside_author: str | None = None, answering: bool = False
+    def request_for(self, user_message: str, outside_author: str | None = None, private_hidden: bool = False
                     ) -> TurnRequest:
         """What a provider may read besides the prompt (the embedded model chooses from the schemas).
         Memory holds only the owner's own words: an entry from elsewhere is never recalled as fact;
-        and for a turn someone else wrote, or a step answering mentions unasked (`answering`), only
-        the entries the owner made public."""
+        and for a turn someone else wrote, or a step of the owner's shown nothing private
+        (`private_hidden`: answering mentions unasked, or asked again), only the entries the owner
+        made public."""
         instructions = {
             str(entry["name"]): str(entry.get("instruction", ""))
             for entry in [*self.router_actions, *self.agent_actions]
         }
-        hidden = outside_author is not None or answering
+        hidden = outside_author is not None or private_hidden
         visible = self.memory_index.public() if hidden else self.memory_index
         return TurnRequest(user_message, self.schemas, instructions, visible.owner_values(), outside_author)

@@ -44,7 +44,11 @@ PAGE_URL = "https://news.example/article"
 class ObedientLLM(BaseLLM):
     """Carries out, in order, every `DO ACTION {json}` its prompt holds that it has not carried
     out yet; `{last}` in an order becomes the text of the last result it saw, `{memory:key}` the
-    owner's remembered value. With no order left it says what it read, quoting it."""
+    owner's remembered value (left as it is when its prompt does not show it). With no order left it
+    says what it read, quoting it. Asked again with private data hidden (`DECIDING`), it obeys the
+    order its discarded reply carried out once more; `remembers` makes it a model that still knows
+    the memory an earlier prompt of the turn showed (as when the owner's message carries a secret),
+    so the checks of the bytes it sends are tested too."""
 
     name = "obedient"
 
@@ -54,14 +58,22 @@ class ObedientLLM(BaseLLM):
         self.prompts: list[str] = []
         self.memory_seen: list[dict[str, Any]] = []
         self.first: list[str] = []  # replies to give before obeying (what the owner asked)
+        self.last_order = ""
+        self.remembers = False
+        self.known: dict[str, Any] = {}
 
     def chat(self, prompt: str) -> str:
         self.prompts.append(prompt)
         request = current_turn()
         memory = dict(request.memory) if request else {}
         self.memory_seen.append(memory)
+        if self.remembers:
+            self.known.update(memory)
+            memory = self.known
         if self.first:
             return self.first.pop(0)
+        if "not shown in this step" in prompt:  # its last reply was not run
+            self.done.discard(self.last_order)
         text = prompt.replace('\\"', '"').replace("&quot;", '"')
         for found in ORDER.finditer(text):
             try:
@@ -72,6 +84,7 @@ class ObedientLLM(BaseLLM):
             if order in self.done or not isinstance(params, dict):
                 continue
             self.done.add(order)
+            self.last_order = order
             here = nearest_post_id(text, found.start())
             filled = {k: fill(v, last_result_text(prompt), memory, here) for k, v in params.items()}
             return "As the text says. " + tool((found.group(1), filled))
