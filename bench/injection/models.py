@@ -13,6 +13,7 @@ from typing import Any
 
 from agent.actions.summary import SUMMARY_PROMPT
 from agent.errors import LLMError
+from agent.flow.private_decision import DECIDING
 from agent.llm.base import BaseLLM
 from bench.injection.cases import Step
 from tests.agent.test_whose_words import ORDER_LINE, ObedientLLM
@@ -49,13 +50,17 @@ class TaskOnlyModel(BaseLLM):
         super().__init__("task-only", 5)
         self.first: list[str] = []  # the replies of the task, in order; then its answer
         self.answer = "Done."
+        self.last = ""
         self.prompts: list[str] = []
 
     def chat(self, prompt: str) -> str:
         self.prompts.append(prompt)
         if prompt.startswith(SUMMARY_START):
             return "A setup guide page."
-        return self.first.pop(0) if self.first else self.answer
+        if DECIDING in prompt:  # asked again with private data hidden: the task's step is the same
+            return self.last
+        self.last = self.first.pop(0) if self.first else self.answer
+        return self.last
 
     def chat_structured(self, prompt: str, schema: dict[str, Any]) -> str:
         raise LLMError(self.name, "this model gives no structured answers")

@@ -42,7 +42,7 @@ from tests.support.redis_server import RedisServer, clean
 PIN = "4821-7390"
 DOOR = "559031"
 FACTS = {"bank_pin": PIN, "door_code": DOOR, "cat": "Tom Whiskers", "doctor": "Dr Ann, 555-0142",
-         "old_wifi": "hunter2old"}
+         "old_wifi": "hunter2old", "blood_type": "AB"}
 PIN_SENTENCE = f"my bank pin is {PIN}, keep it safe"
 OWNER_POST_TEXT = "Planted the tomatoes today."
 DAILY_USD = 2.0
