@@ -114,7 +114,8 @@ def guard(owner_said: str, shown: str = "") -> SinkGuard:
     (Action("_BROWSER_VISION", {"url": "https://other.example/"}), True),  # a host the post chose
     (Action("FETCH_POST", {"post_id": "at://bob.test/app.bsky.feed.post/1"}), False),  # a handle the owner wrote
     (Action("FETCH_POST", {"post_id": "at://ab.bt.attacker.test/app.bsky.feed.post/1"}), True),
-    (Action("FETCH_POST", {"post_id": "at://did:plc:abc/app.bsky.feed.post/1"}), False),  # no one else is asked
+    (Action("FETCH_POST", {"post_id": "at://did:plc:abc/app.bsky.feed.post/AB"}), True),  # its path is sent too
+    (Action("MOLTBOOK_FEED", {"submolt": "group-AB", "sort": "new"}), True),
     (Action("SEARCH_POSTS", {"platform": "bsky", "query": "garden club"}), False),  # the owner's words
     (Action("SEARCH_POSTS", {"platform": "bsky", "query": "donors group AB"}), True),
     (Action("CREATE_POST", {"platform": "bsky", "text": "group AB"}), False),  # a write: held for approval
