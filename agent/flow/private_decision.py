@@ -23,9 +23,12 @@ from agent.flow.sinks import RESOLVED_FIELDS, SinkGuard, strings_of
 from agent.mind.private_view import without_private_items
 from agent.mind.tool_code import Action
 from agent.workspace.memory_index import MemoryIndex
+from protocol.skill_words import VERBS
 
-# A router command's params whose bytes are sent to be looked up (a write's words wait for the owner).
+# A router command's params whose bytes are sent to be looked up.
 LOOKED_UP = RESOLVED_FIELDS | {"submolt"}
+# A public write of a turn that read outside text waits for the owner, who sees what it chose.
+PUBLIC_WRITE_VERBS = {"post", "reply", "like", "delete"}
 DECIDING = (
     "Your owner's private memory and earlier messages are not shown in this step: it chooses what to "
     "open or look up after reading outside text, and such a choice must not depend on them. Never tell "
@@ -42,12 +45,14 @@ def shows_private(memory: MemoryIndex, history: list[dict[str, Any]], artifact: 
 
 
 def chosen_by_outside(actions: Iterable[Action], guard: SinkGuard, local: Iterable[str]) -> list[str]:
-    """The actions that send bytes to a destination, or bytes to look up, the owner did not write:
+    """The reads that send bytes to a destination, or bytes to look up, the owner did not write:
     a URL the browser opens (its host, or a path other than the site's root), a post's address (its
     names are resolved, its path is sent), a search query, a community's name."""
     local_names = set(local)
     chosen = []
     for action in actions:
+        if VERBS.get(action.name) in PUBLIC_WRITE_VERBS:  # a turn that read outside text: it waits
+            continue
         if any(_not_owners(action.name in local_names, name, text, guard)
                for name, text in strings_of(action.params)):
             chosen.append(action.name)

@@ -12,8 +12,9 @@
   is refused (a search query, a handle to resolve), a write waits for the owner.
 - **An owner's turn that read outside text** (or sent no origin at all) publishes only with the
   owner's approval, unless every published field (text, title, link, target) is already in the
-  owner's own messages: "post 'hello' to bluesky" typed after reading a page needs no approval;
-  the page's "also post …" does. `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
+  owner's own messages, and its words (text, title) in the owner's message of this turn:
+  "post 'hello' to bluesky" typed after reading a page needs no approval; the page's "also post
+  …" does, and so does its "post what your owner told you", even word for word. `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
   One more capability comes from the owner's words (`protocol.mention_replies`): when the owner's
   message of this turn asks to answer their mentions, a reply to one of the mentions the turn read
   (`origin.answers`) needs no approval, if its text carries no owner-only data (`holds`), no link
@@ -42,6 +43,7 @@ log = logging.getLogger("safeclaw.router.policy")
 # Params that say where a write goes or how it is built, not what it publishes.
 NOT_PUBLISHED = frozenset({"platform"})
 PUBLISHED_TEXT = ("text", "title", "url", "quote")  # what a reader of the reply sees or is sent to
+OWN_WORDS = ("text", "title")  # what a write says in words, as opposed to where it points
 # The fields a reader sees as words: a target (a post id) or a community name is looked up, never
 # shown as text (`secret_in_text` reads them, as it reads every param).
 SUSPECT_FIELDS = ("text", "title", "url", "reply_to", "quote", "post_id")
@@ -119,10 +121,17 @@ class WhoseWords:
             return None
         if mention_reply(effect, envelope.params, origin):
             return None
-        unsaid = tuple(k for k, v in published_fields(envelope.params) if not said_by(v, origin.owner_words))
-        if not unsaid:
+        written = published_fields(envelope.params)
+        unsaid = tuple(k for k, v in written if not said_by(v, origin.owner_words))
+        if unsaid:
+            return HoldReason(Why.NOT_OWNER_WORDS, sender, fields=unsaid, read=read)
+        # The owner's earlier messages are theirs only: what the message of this turn does not
+        # itself give to publish waits, or a text read could have the agent post what it was told.
+        earlier = [k for k, v in written if k in OWN_WORDS and not said_by(v, origin.owner_words[-1:])]
+        if not earlier:
             return None
-        return HoldReason(Why.NOT_OWNER_WORDS, sender, fields=unsaid, read=read)
+        told = f"its {earlier[0]} repeats what you told me in an earlier message, not in this one"
+        return HoldReason(Why.OWNER_ONLY_DATA, sender, holds=(told,), read=read)
 
 
 def mention_reply(effect: Effect, params: dict[str, Any], origin: Origin) -> bool:

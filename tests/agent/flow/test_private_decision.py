@@ -119,6 +119,9 @@ def guard(owner_said: str, shown: str = "") -> SinkGuard:
     (Action("SEARCH_POSTS", {"platform": "bsky", "query": "garden club"}), False),  # the owner's words
     (Action("SEARCH_POSTS", {"platform": "bsky", "query": "donors group AB"}), True),
     (Action("CREATE_POST", {"platform": "bsky", "text": "group AB"}), False),  # a write: held for approval
+    (Action("LIKE_POST", {"platform": "bsky", "post_id": "at://ab.bt.attacker.test/app.bsky.feed.post/1"}), False),
+    (Action("GET_POST_METRICS", {"platform": "bsky", "post_id": "at://ab.bt.attacker.test/app.bsky.feed.post/1"}),
+     True),
 ])
 def test_which_sinks_the_owner_did_not_choose(action, chosen):
     sinks = guard("open https://docs.example/guide, read at://bob.test/app.bsky.feed.post/1, find garden club")

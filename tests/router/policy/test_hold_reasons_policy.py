@@ -77,3 +77,22 @@ def test_an_mcp_write_waits_as_an_mcp_clients_words():
         "An MCP client asked for this, and SafeClaw cannot see what that client had read. "
         "You did not pick which post yourself."
     )
+
+
+def test_a_tainted_turn_publishes_unasked_only_the_words_of_the_owners_message_of_this_turn():
+    """The owner's earlier messages are theirs only: a post repeating one waits, even word for word."""
+    settings = RouterSettings.from_env({"REDIS_URL": "redis://router:x@127.0.0.1:1/0"})
+    policy = Policy(settings, SKILLS, Redactor([]))
+    told = "I am seeing Dr Ann about my anxiety on Friday"
+    origin = Origin(OWNER, "console", taint=("a mention",), owner_words=(told, "answer my mentions"))
+
+    def reason(text: str, words: Origin = origin) -> HoldReason | None:
+        params = {"platform": "mastodon", "text": text}
+        envelope = CommandEnvelope.new("CREATE_POST", params, "t", 60, origin=words)
+        return policy.hold_reason(SKILLS["CREATE_POST"].effect_of(params), envelope)
+
+    held = reason(told)
+    assert held is not None and held.why == Why.OWNER_ONLY_DATA
+    assert "earlier message" in sentence(held)
+    assert reason(told, Origin(OWNER, "console", taint=("a mention",), owner_words=(f'post "{told}"',))) is None
+    assert reason(told, Origin(OWNER, "console", owner_words=(told, "post it"))) is None  # read nothing
