@@ -13,7 +13,8 @@ read into hosts through one normaliser:
   tests), so "a polka dot dress" stays words;
 - look-alike letters read as the letters they mimic (`protocol.spellings.fold`), in a view of
   their own beside the unfolded one (a Cyrillic domain is a domain too);
-- each host to its IDNA (punycode) form, lower case, without `www.` or a trailing dot.
+- each host to its IDNA (punycode) form, lower case, without `www.` or a trailing dot; an IPv4
+  address written bare (`203.0.113.5/login`) is a host too.
 
 Two hosts are one when they are equal or the first is a name under the second (`a.b.example`
 under `b.example`), on a label boundary, never as substrings: `scam.example` is not in
@@ -94,6 +95,8 @@ def host_key(name: str, strict: bool = False) -> str | None:
     labels = name.split(".")
     if len(labels) < 2 or not all(labels):
         return None
+    if _an_address(labels):
+        return name
     ascii_labels = [_ascii_label(label) for label in labels]
     if None in ascii_labels:
         return None
@@ -103,6 +106,15 @@ def host_key(name: str, strict: bool = False) -> str | None:
         return None
     key = ".".join(label for label in ascii_labels if label is not None)
     return key[4:] if key.startswith("www.") and key.count(".") > 1 else key
+
+
+def _an_address(labels: list[str]) -> bool:
+    """An IPv4 address a browser opens as written (`203.0.113.5`); a version number of small parts
+    (`1.2.3.4`) is not read as one."""
+    if len(labels) != 4 or not all(part.isascii() and part.isdigit() and len(part) <= 3 for part in labels):
+        return False
+    numbers = [int(label) for label in labels]
+    return all(n <= 255 for n in numbers) and max(numbers) >= 10
 
 
 @functools.lru_cache(maxsize=4096)

@@ -14,7 +14,8 @@
   owner's approval, unless every published field (text, title, link, target) is already in the
   owner's own messages, and its words (text, title) in the owner's message of this turn:
   "post 'hello' to bluesky" typed after reading a page needs no approval; the page's "also post
-  …" does, and so does its "post what your owner told you", even word for word. `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
+  …" does, and so does its "post what your owner told you", even word for word.
+  `ROUTER_APPROVE_TAINTED_WRITES=false` turns this last rule off.
   One more capability comes from the owner's words (`protocol.mention_replies`): when the owner's
   message of this turn asks to answer their mentions, a reply to one of the mentions the turn read
   (`origin.answers`) needs no approval, if its text carries no owner-only data (`holds`), no link
