@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from agent.flow.sinks import RESOLVED_FIELDS, SinkGuard, strings_of
 from agent.mind.private_view import without_private_items
@@ -63,8 +62,5 @@ def _not_owners(local: bool, name: str, text: str, guard: SinkGuard) -> bool:
     if local:
         if name != "url":
             return False
-        parts = urlsplit(text.strip())
-        path = parts._replace(scheme="", netloc="").geturl()
-        return not guard.owner_wrote(parts.hostname or "") or (
-            path not in ("", "/") and not guard.owner_wrote(path))
+        return not guard.owner_chose(text)
     return name in LOOKED_UP and not guard.owner_wrote(text.strip())

@@ -107,6 +107,8 @@ class SinkGuard:
         path = parts._replace(scheme="", netloc="").geturl()
         if not (self.owner_wrote(host) or self.shows(host)):
             made_up = "its host"
+        elif not self.netloc_written(parts.netloc, host):
+            made_up = "its user name, password or port (bytes the server reads)"
         elif path in ("", "/") or self.shows(path) or self.owner_wrote(path):
             return None
         else:
@@ -116,6 +118,19 @@ class SinkGuard:
             f"your owner or the text read wrote: {made_up} was made up, and could carry your owner's data "
             "in any spelling"
         )
+
+    def owner_chose(self, url: str) -> bool:
+        """Whether the owner's messages name this address: its host (with any user name, password
+        or port), and its path unless it is the site's root."""
+        parts = urlsplit(url.strip())
+        host, path = parts.hostname or "", parts._replace(scheme="", netloc="").geturl()
+        where = self.owner_wrote(host) and (parts.netloc.casefold() == host or self.owner_wrote(parts.netloc))
+        return where and (path in ("", "/") or self.owner_wrote(path))
+
+    def netloc_written(self, netloc: str, host: str) -> bool:
+        """Whether an address's user name, password and port, when it has any, are as the owner or
+        the prompt wrote them with its host."""
+        return netloc.casefold() == host or self.owner_wrote(netloc) or self.shows(netloc)
 
     def owner_wrote(self, written: str) -> bool:
         """Whether the owner's messages hold this host, handle or path whole."""

@@ -80,3 +80,12 @@ def test_a_value_the_owner_sends_to_a_site_goes_to_that_site_only_not_one_its_na
     assert sinks.url_refusal("https://data.example/?c=4821") is None
     assert "your own messages" in (sinks.url_refusal("https://a.example/?c=4821") or "")
     assert "your own messages" in (sinks.url_refusal("https://ta.example/?c=4821") or "")
+
+
+def test_a_user_name_password_or_port_the_model_made_up_is_refused_as_made_up():
+    sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown("Read https://evil.example/page and http://127.0.0.1:8080/x")
+    assert "user name" in (sinks.address_refusal("https://1284@evil.example/") or "")  # the PIN reversed
+    assert "port" in (sinks.address_refusal("https://user:1284@evil.example/page") or "")
+    assert "port" in (sinks.address_refusal("https://evil.example:1284/") or "")
+    assert sinks.address_refusal("http://127.0.0.1:8080/x") is None  # as the prompt wrote it
+    assert sinks.address_refusal("https://EVIL.example/page") is None  # a host's case is no bytes sent

@@ -112,6 +112,7 @@ def guard(owner_said: str, shown: str = "") -> SinkGuard:
     (Action("_BROWSER_VISION", {"url": "https://docs.example/guide"}), False),  # as the owner wrote it
     (Action("_BROWSER_VISION", {"url": "https://docs.example/bt/AB"}), True),  # a path the post chose
     (Action("_BROWSER_VISION", {"url": "https://other.example/"}), True),  # a host the post chose
+    (Action("_BROWSER_VISION", {"url": "https://docs.example:1284/"}), True),  # a port the post chose
     (Action("FETCH_POST", {"post_id": "at://bob.test/app.bsky.feed.post/1"}), False),  # a handle the owner wrote
     (Action("FETCH_POST", {"post_id": "at://ab.bt.attacker.test/app.bsky.feed.post/1"}), True),
     (Action("FETCH_POST", {"post_id": "at://did:plc:abc/app.bsky.feed.post/AB"}), True),  # its path is sent too
