@@ -5,12 +5,13 @@ A page or a post can list many addresses, one for each value a secret may take (
 (`SinkGuard.address_refusal`) lets any of them through, and a model that saw the owner's memory can
 pick the one that spells the secret. No check of the bytes can tell that choice from an ordinary
 one: the bytes are the page's own. So when a step that read outside text was shown private data
-and chose such a sink (a URL, a name a read resolves, a search query) that the owner did not name
-in their own words, the loop asks the model again with the private data hidden (`DECIDING`) and
+and chose such a read (a URL, a post's address, a search query, a community's name) that the
+owner did not name in their own words, the loop asks the model again with the private data hidden (`DECIDING`) and
 runs only what that answer chose: a choice made without the secret cannot carry it. The owner's
 message of this turn stays shown (what the owner writes to the agent now is what it works on);
 a secret written in it is the residual `docs/whose_words.md` names. It costs one more model call,
-in such a step only.
+in such a step only. A public write is not asked again: in such a turn it waits for the owner,
+who sees what it chose.
 """
 
 from __future__ import annotations
