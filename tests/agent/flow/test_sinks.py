@@ -233,6 +233,8 @@ def test_a_post_a_post_links_to_is_still_fetched_after_reading(stack, workspace)
     fetched = stack.outcome("FETCH_POST")
     assert fetched["status"] == "ok", fetched
     assert "original announcement" in json.dumps(fetched["result"])
+    # chosen after reading, with memory shown: decided again without it, one more model call
+    assert sum("not shown in this step" in prompt for prompt in stack.llm.prompts) == 1
 
 
 @pytest.mark.slow
