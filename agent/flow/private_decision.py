@@ -6,12 +6,12 @@ A page or a post can list many addresses, one for each value a secret may take (
 pick the one that spells the secret. No check of the bytes can tell that choice from an ordinary
 one: the bytes are the page's own. So when a step that read outside text was shown private data
 and chose such a read (a URL, a post's address, a search query, a community's name) that the
-owner did not name in their own words, the loop asks the model again with the private data hidden (`DECIDING`) and
-runs only what that answer chose: a choice made without the secret cannot carry it. The owner's
-message of this turn stays shown (what the owner writes to the agent now is what it works on);
-a secret written in it is the residual `docs/whose_words.md` names. It costs one more model call,
-in such a step only. A public write is not asked again: in such a turn it waits for the owner,
-who sees what it chose.
+owner did not name in their own words, the loop asks the model again with the private data
+hidden (`DECIDING`) and runs only what that answer chose: a choice made without the secret
+cannot carry it. The owner's message of this turn stays shown (what the owner writes to the agent
+now is what it works on); a secret written in it is the residual `docs/whose_words.md` names. It
+costs one more model call, in such a step only. A public write is not asked again: in such a
+turn it waits for the owner, who sees what it chose.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent.flow.sinks import RESOLVED_FIELDS, SinkGuard, strings_of
+from agent.flow.sinks import NAMED_WHOLE, RESOLVED_FIELDS, SinkGuard, strings_of
 from agent.mind.private_view import without_private_items
 from agent.mind.tool_code import Action
 from agent.workspace.memory_index import MemoryIndex
 from protocol.skill_words import VERBS
 
 # A router command's params whose bytes are sent to be looked up.
-LOOKED_UP = RESOLVED_FIELDS | {"submolt"}
+LOOKED_UP = RESOLVED_FIELDS | NAMED_WHOLE
 # A public write of a turn that read outside text waits for the owner, who sees what it chose.
 PUBLIC_WRITE_VERBS = {"post", "reply", "like", "delete"}
 DECIDING = (

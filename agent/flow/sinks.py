@@ -37,6 +37,7 @@ from protocol.suspicion import TARGET_FIELDS
 MAX_HOLDS = 8
 # The params a router looks a name up by: a post's address, and a search's query (`from:handle`)
 RESOLVED_FIELDS = TARGET_FIELDS | {"url", "query"}
+NAMED_WHOLE = frozenset({"submolt"})  # a community, asked for by its name: as someone wrote it
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,8 @@ class SinkGuard:
         found = []
         for name, text in strings_of(params):
             made_up = self.made_up_names(text) if name in RESOLVED_FIELDS else []
+            if name in NAMED_WHOLE and self.tainted and not (self.owner_wrote(text) or self.shows(text)):
+                made_up = [text[:64]]
             if made_up:
                 found.append(f"its {name} names {', '.join(made_up[:3])}, which neither you nor the text "
                              "read wrote (a name made up after reading outside text can carry your data to "

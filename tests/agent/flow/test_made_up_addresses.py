@@ -89,3 +89,11 @@ def test_a_user_name_password_or_port_the_model_made_up_is_refused_as_made_up():
     assert "port" in (sinks.address_refusal("https://evil.example:1284/") or "")
     assert sinks.address_refusal("http://127.0.0.1:8080/x") is None  # as the prompt wrote it
     assert sinks.address_refusal("https://EVIL.example/page") is None  # a host's case is no bytes sent
+
+
+def test_a_community_a_tainted_turn_asks_for_is_one_someone_wrote():
+    sinks = SinkGuard.for_turn(MEMORY, [], None).with_shown("Posts from m/gardening and m/birds today")
+    assert sinks.holds({"submolt": "gardening", "sort": "new"}) == ()
+    [why] = sinks.holds({"submolt": "onetwoeightfour"})  # the PIN reversed, in words
+    assert "onetwoeightfour" in why
+    assert SinkGuard.for_turn(MEMORY, [], None).with_shown("").holds({"submolt": "general"}) != ()
