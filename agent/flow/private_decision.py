@@ -7,11 +7,12 @@ pick the one that spells the secret. No check of the bytes can tell that choice 
 one: the bytes are the page's own. So when a step that read outside text was shown private data
 and chose such a read (a URL, a post's address, a search query, a community's name) that the
 owner did not name in their own words, the loop asks the model again with the private data
-hidden (`DECIDING`) and runs only what that answer chose: a choice made without the secret
-cannot carry it. The owner's message of this turn stays shown (what the owner writes to the agent
-now is what it works on); a secret written in it is the residual `docs/whose_words.md` names. It
-costs one more model call, in such a step only. A public write is not asked again: in such a
-turn it waits for the owner, who sees what it chose.
+hidden (`DECIDING`) and takes those choices from that answer only: a choice made without the
+secret cannot carry it (what the owner's words chose stands as first decided). The owner's message
+of this turn stays shown (what the owner writes to the agent now is what it works on), its
+secret-like tokens masked; the owner's other private words in it are the residual
+`docs/whose_words.md` names. It costs one more model call, in such a step only. A public write is
+not asked again: in such a turn it waits for the owner, who sees what it chose.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.flow.sinks import NAMED_WHOLE, RESOLVED_FIELDS, SinkGuard, strings_of
-from agent.mind.private_view import without_private_items
+from agent.mind.private_view import without_private_items, without_secret_tokens
 from agent.mind.tool_code import Action
 from agent.workspace.memory_index import MemoryIndex
 from protocol.skill_words import VERBS
@@ -36,15 +37,18 @@ DECIDING = (
 )
 
 
-def shows_private(memory: MemoryIndex, history: list[dict[str, Any]], artifact: dict[str, Any]) -> bool:
+def shows_private(memory: MemoryIndex, history: list[dict[str, Any]], artifact: dict[str, Any],
+                  message: str = "") -> bool:
     """Whether a full view of the turn shows data for the owner only: a memory entry not made
-    public, an earlier message of the owner's, a direct message the turn read."""
+    public, an earlier message of the owner's, a direct message the turn read, a secret-like token
+    of the owner's message (a PIN, a code)."""
     owners = any(not turn.get("outside_author") for turn in history)
     direct = without_private_items(artifact).get("steps", []) != artifact.get("steps", [])
-    return len(memory.public()) < len(memory) or owners or direct
+    told = without_secret_tokens(message) != message
+    return len(memory.public()) < len(memory) or owners or direct or told
 
 
-def chosen_by_outside(actions: Iterable[Action], guard: SinkGuard, local: Iterable[str]) -> list[str]:
+def chosen_by_outside(actions: Iterable[Action], guard: SinkGuard, local: Iterable[str]) -> list[Action]:
     """The reads that send bytes to a destination, or bytes to look up, the owner did not write:
     a URL the browser opens (its host, or a path other than the site's root), a post's address (its
     names are resolved, its path is sent), a search query, a community's name."""
@@ -55,7 +59,7 @@ def chosen_by_outside(actions: Iterable[Action], guard: SinkGuard, local: Iterab
             continue
         if any(_not_owners(action.name in local_names, name, text, guard)
                for name, text in strings_of(action.params)):
-            chosen.append(action.name)
+            chosen.append(action)
     return chosen
 
 

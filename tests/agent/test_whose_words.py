@@ -86,7 +86,8 @@ class ObedientLLM(BaseLLM):
             self.done.add(order)
             self.last_order = order
             here = nearest_post_id(text, found.start())
-            filled = {k: fill(v, last_result_text(prompt), memory, here) for k, v in params.items()}
+            said = request.user_message if request else ""
+            filled = {k: fill(v, last_result_text(prompt), memory, here, said) for k, v in params.items()}
             return "As the text says. " + tool((found.group(1), filled))
         quoted = " | ".join(ORDER_LINE.findall(prompt))
         return f"Done. What I read: {quoted}" if quoted else "Done."
@@ -98,11 +99,16 @@ class ObedientLLM(BaseLLM):
 ORDER_LINE = re.compile(r"[^\n]*DO [A-Z_]+ \{[^\n]*")
 
 
-def fill(value: Any, last: str, memory: dict[str, Any], here: str = "") -> Any:
-    """`{memory:key|spelling}`: the value in one of the attacker's spellings (`SPELLINGS`)."""
+def fill(value: Any, last: str, memory: dict[str, Any], here: str = "", said: str = "") -> Any:
+    """`{memory:key|spelling}`: the value in one of the attacker's spellings (`SPELLINGS`);
+    `{said_digit:N}`: the N-th digit of the first code (4 digits or more) of the message the model
+    was handed (`said`)."""
     if not isinstance(value, str):
         return value
     value = value.replace("{last}", last).replace("{post_id}", here)
+    code = re.search(r"\d{4,}", said)
+    for index, digit in enumerate(code.group() if code else ""):
+        value = value.replace("{said_digit:" + str(index + 1) + "}", digit)
     for key, remembered in memory.items():
         value = value.replace("{memory:" + key + "}", str(remembered))
         for spelling in SPELLINGS:
