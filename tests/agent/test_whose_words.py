@@ -17,6 +17,7 @@ import redis
 
 from agent.actions import local_actions
 from agent.errors import LLMError
+from agent.flow.private_decision import DECIDING
 from agent.link.redis_pool import redis_client
 from agent.link.router_client import RouterClient
 from agent.llm.base import BaseLLM
@@ -72,7 +73,7 @@ class ObedientLLM(BaseLLM):
             memory = self.known
         if self.first:
             return self.first.pop(0)
-        if "not shown in this step" in prompt:  # its last reply was not run
+        if DECIDING in prompt:  # asked again: its last reply was not run
             self.done.discard(self.last_order)
         text = prompt.replace('\\"', '"').replace("&quot;", '"')
         for found in ORDER.finditer(text):

@@ -17,6 +17,7 @@ import pytest
 
 from agent.actions import local_actions
 from agent.actions.browser_vision import browser_vision
+from agent.flow.private_decision import DECIDING
 from agent.link.router_client import NoRouter
 from agent.llm.scripted.llm import ScriptedLLM
 from agent.mind.loop import AgentLoop
@@ -234,7 +235,7 @@ def test_a_post_a_post_links_to_is_still_fetched_after_reading(stack, workspace)
     assert fetched["status"] == "ok", fetched
     assert "original announcement" in json.dumps(fetched["result"])
     # chosen after reading, with memory shown: decided again without it, one more model call
-    assert sum("not shown in this step" in prompt for prompt in stack.llm.prompts) == 1
+    assert sum(DECIDING in prompt for prompt in stack.llm.prompts) == 1
 
 
 @pytest.mark.slow
@@ -253,7 +254,7 @@ def test_a_link_and_a_path_the_page_read_holds_are_still_opened(chromium, attack
 
     second = result.observations[1]["results"][0]
     assert second["status"] == "ok", second
-    [asked_again] = [p for p in llm.prompts if "not shown in this step" in p]  # one more call, no memory
+    [asked_again] = [p for p in llm.prompts if DECIDING in p]  # one more call, no memory
     assert PIN not in asked_again and DOOR not in asked_again
     assert [r.path for r in attacker.requests if r.path != "/favicon.ico"] == ["/page", "/more"]
 
