@@ -27,7 +27,7 @@ from urllib.parse import unquote_plus
 
 MIN_CHARS = 4  # a shorter value (a cat called Tom) matches too much to be a secret
 SHORT_WORDS = 6  # a value without digits shorter than this must match whole words
-_TOKEN = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
+TOKEN = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")  # a run of letters and digits, `.` and `-` inside
 # A token that may be a base64, base32 or hex spelling: its alphabet, `=` only as its padding (a
 # query's `ctx=` is not part of the token after it), 6 characters or more (4 bytes in base64).
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{6,}={0,6}")
@@ -46,13 +46,18 @@ class Needle:
     digits: bool
 
 
+def secret_like(token: str) -> bool:
+    """A PIN, a code, a phone number: 4 or more letters and digits, holding a digit."""
+    value = squeezed(token)
+    return len(value) >= MIN_CHARS and any(c.isdigit() for c in value)
+
+
 def needles_of(text: str, where: str, whole: bool) -> list[Needle]:
     """The parts of `text` that are owner-only: each secret-like token, and the whole value."""
     found = []
-    for token in _TOKEN.findall(text):
-        value = squeezed(token)
-        if len(value) >= MIN_CHARS and any(c.isdigit() for c in value):
-            found.append(Needle(value, where, True))
+    for token in TOKEN.findall(text):
+        if secret_like(token):
+            found.append(Needle(squeezed(token), where, True))
     value = squeezed(text)
     if whole and len(value) >= MIN_CHARS:
         found.append(Needle(value, where, any(c.isdigit() for c in value)))

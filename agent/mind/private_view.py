@@ -3,14 +3,15 @@ go out with no approval (`agent.flow.mention_replies`): only what the owner made
 construction such a reply then cannot carry, in any spelling, what the model never saw there:
 private memory, the owner's earlier messages, the words of the direct messages the turn read.
 A turn someone else wrote is shown memory the same way (`PRIVATE_MEMORY`), and so is a step asked
-again because it chose where data goes after reading outside text (`agent.flow.private_decision`)."""
+again because it chose where data goes after reading outside text (`agent.flow.private_decision`),
+which also sees the owner's message with its codes masked (`without_secret_tokens`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from agent.flow.owner_only import MIN_CHARS, squeezed
+from agent.flow.owner_only import TOKEN, secret_like
 from protocol.link_hosts import link_keys
 
 PRIVATE_MEMORY = (
@@ -23,7 +24,6 @@ ANSWERING_MEMORY = (
 )
 WITHHELD = "(a direct message: its words are not shown in this step)"
 MASKED = "[a private value]"
-_SECRET_LIKE = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")  # as `owner_only` reads a token
 _ADDRESS = ("://", "@", "did:")
 
 
@@ -34,14 +34,9 @@ def without_secret_tokens(message: str) -> str:
     def masked(word: str) -> str:
         if any(mark in word for mark in _ADDRESS) or link_keys(word):
             return word
-        return _SECRET_LIKE.sub(lambda m: MASKED if _secret_like(m.group()) else m.group(), word)
+        return TOKEN.sub(lambda m: MASKED if secret_like(m.group()) else m.group(), word)
 
     return re.sub(r"\S+", lambda m: masked(m.group()), message)
-
-
-def _secret_like(token: str) -> bool:
-    value = squeezed(token)
-    return len(value) >= MIN_CHARS and any(c.isdigit() for c in value)
 
 
 def without_private_items(artifact: dict[str, Any]) -> dict[str, Any]:
