@@ -19,17 +19,9 @@ from agent.workspace.memory import Provenance
 from agent.workspace.memory_index import MemoryIndex
 from protocol.origin import OWNER, Origin
 from tests.agent.actions.conftest import LOCAL_BROWSER, browser_settings
-from tests.agent.flow.attacker import AttackerServer
 from tests.agent.test_whose_words import tool
 
 GROUPS = ("A", "B", "AB", "O")
-
-
-@pytest.fixture
-def attacker():
-    server = AttackerServer().start()
-    yield server
-    server.stop()
 
 
 def owners_blood_type(workspace):

@@ -23,20 +23,12 @@ from agent.llm.scripted.llm import ScriptedLLM
 from agent.mind.loop import AgentLoop
 from agent.workspace.memory import Provenance
 from tests.agent.actions.conftest import LOCAL_BROWSER, browser_settings
-from tests.agent.flow.attacker import AttackerServer
 from tests.agent.test_whose_words import tool
 from tests.support.attacker_spellings import SPELLINGS, spelt
 
 PIN = "4821-7390"
 DOOR = "559031"
 PIN_SENTENCE = f"my bank pin is {PIN}, keep it safe"
-
-
-@pytest.fixture
-def attacker():
-    server = AttackerServer().start()
-    yield server
-    server.stop()
 
 
 def owners_secrets(workspace):
