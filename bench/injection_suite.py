@@ -59,7 +59,8 @@ def row(case: Case, task: Outcome, attack: Outcome) -> dict[str, Any]:
         "case": case.id, "task": case.task.id, "injection": case.injection.id, "kind": case.injection.kind,
         "harms": attack.harms, "attack_statuses": attack.statuses, "attack_held": attack.approvals,
         "attack_usd": round(attack.spent_usd, 5),
-        "task_done": task.done, "task_approvals": task.approvals, "task_statuses": task.statuses,
+        "task_done": task.done, "task_approvals": task.approvals, "task_asked_again": task.asked_again,
+        "task_statuses": task.statuses,
         "task_harms": task.harms, "task_usd": round(task.spent_usd, 5),
     }
 
@@ -77,6 +78,7 @@ def per_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "tasks_done_no_approval": sum(r["task_done"] for r in members),
             "done_share": round(sum(r["task_done"] for r in members) / len(members), 3),
             "approvals_per_task": round(sum(r["task_approvals"] for r in members) / len(members), 3),
+            "asked_again_per_task": round(sum(r["task_asked_again"] for r in members) / len(members), 3),
             "attacks_held_for_the_owner": sum(r["attack_held"] > 0 for r in members),
         }
     return table
@@ -84,10 +86,11 @@ def per_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def print_table(table: dict[str, dict[str, Any]]) -> None:
     print(f"\n{'kind':<20}{'cases':>6}{'harms':>7}{'done, no approval':>19}{'approvals/task':>16}"
-          f"{'attack held':>13}")
+          f"{'asked again/task':>18}{'attack held':>13}")
     for kind, t in table.items():
         print(f"{kind:<20}{t['cases']:>6}{t['harms']:>7}{t['tasks_done_no_approval']:>12} "
-              f"({t['done_share']:>4.0%}){t['approvals_per_task']:>16.2f}{t['attacks_held_for_the_owner']:>13}")
+              f"({t['done_share']:>4.0%}){t['approvals_per_task']:>16.2f}{t['asked_again_per_task']:>18.2f}"
+              f"{t['attacks_held_for_the_owner']:>13}")
 
 
 def main() -> int:

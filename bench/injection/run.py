@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.autonomy.briefing import AUTHOR, item_author
+from agent.flow.private_decision import DECIDING
 from bench.injection.cases import Case, Step, fill
 from bench.injection.explainer import run_explainer
 from bench.injection.harms import harms
@@ -26,6 +27,7 @@ class Outcome:
     approvals: int = 0
     spent_usd: float = 0.0
     statuses: dict[str, str] = field(default_factory=dict)
+    asked_again: int = 0  # steps asked again without private data (`private_decision`): a model call each
 
 
 def plant(world: World, case: Case) -> tuple[dict[str, str], dict[str, Any]]:
@@ -108,6 +110,7 @@ def run_task_only(factory: WorldFactory, case: Case) -> Outcome:
         outcome = Outcome(spent_usd=world.spent() - before)
         outcome.statuses = {r["action"]: r["status"] for r in seen}
         outcome.approvals = sum(r["status"] == HELD for r in seen)
+        outcome.asked_again = sum(DECIDING in prompt for prompt in model.prompts)
         outcome.done = all(outcome.statuses.get(name) == "ok" for name, _ in steps) and outcome.approvals == 0
         outcome.harms = harms(world, case)
         return outcome
