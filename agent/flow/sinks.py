@@ -125,13 +125,13 @@ class SinkGuard:
         or port), and its path unless it is the site's root."""
         parts = urlsplit(url.strip())
         host, path = parts.hostname or "", parts._replace(scheme="", netloc="").geturl()
-        where = self.owner_wrote(host) and (parts.netloc.casefold() == host or self.owner_wrote(parts.netloc))
+        where = self.owner_wrote(host) and (_host_only(parts.netloc, host) or self.owner_wrote(parts.netloc))
         return where and (path in ("", "/") or self.owner_wrote(path))
 
     def netloc_written(self, netloc: str, host: str) -> bool:
         """Whether an address's user name, password and port, when it has any, are as the owner or
         the prompt wrote them with its host."""
-        return netloc.casefold() == host or self.owner_wrote(netloc) or self.shows(netloc)
+        return _host_only(netloc, host) or self.owner_wrote(netloc) or self.shows(netloc)
 
     def owner_wrote(self, written: str) -> bool:
         """Whether the owner's messages hold this host, handle or path whole."""
@@ -181,6 +181,11 @@ class SinkGuard:
         if not self.tainted:
             return []
         return [name for name in resolved_names(text) if not (self.owner_wrote(name) or self.shows(name))]
+
+
+def _host_only(netloc: str, host: str) -> bool:
+    """An address's netloc is its host alone: no user name, password or port."""
+    return netloc.casefold() == host
 
 
 def _names(text: str, name: str, path: bool = False) -> bool:
